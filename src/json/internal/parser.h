@@ -1,0 +1,433 @@
+// The strict JSON reader shared by Parse (builds a Value) and CanonicalizeText (builds a
+// compact tree for RFC 8785). It validates everything the bytes can be wrong about
+// (grammar, UTF-8, escapes, surrogates, number range, depth, trailing bytes) and leaves
+// structural questions, like duplicate member names, to the handler.
+//
+// Handler contract (each returns false to stop; then handler.failure() names why):
+//   bool OnBeginObject();  bool OnKey(std::string_view decoded_name);
+//   bool OnEndObject();    bool OnBeginArray();  bool OnEndArray();
+//   bool OnString(std::string_view decoded);     bool OnNumber(const NumberToken&);
+//   bool OnBool(bool);     bool OnNull();
+//   std::pair<const char*, const char*> failure() const;  // {code, message}
+// Decoded strings are valid UTF-8 and are only valid during the call.
+#pragma once
+
+#include <charconv>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "json/json.h"
+#include "json/result.h"
+
+namespace udon::json::internal {
+
+struct NumberToken {
+  std::string_view text;  // the literal as written
+  bool is_integer;        // no fraction and no exponent
+  double value;           // nearest double; finite (overflow is refused)
+};
+
+// Length of the well-formed UTF-8 sequence at p (RFC 3629: no overlongs, no surrogates,
+// nothing above U+10FFFF), or 0 if it is not one.
+inline std::size_t Utf8SequenceLength(const unsigned char* p, const unsigned char* end) {
+  const unsigned char c = p[0];
+  if (c < 0x80) return 1;
+  auto cont = [&](std::size_t i) { return p + i < end && (p[i] & 0xC0) == 0x80; };
+  if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
+  if (c >= 0xE0 && c <= 0xEF) {
+    if (!cont(1) || !cont(2)) return 0;
+    if (c == 0xE0 && p[1] < 0xA0) return 0;  // overlong
+    if (c == 0xED && p[1] > 0x9F) return 0;  // UTF-16 surrogate
+    return 3;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    if (!cont(1) || !cont(2) || !cont(3)) return 0;
+    if (c == 0xF0 && p[1] < 0x90) return 0;  // overlong
+    if (c == 0xF4 && p[1] > 0x8F) return 0;  // above U+10FFFF
+    return 4;
+  }
+  return 0;
+}
+
+inline void AppendUtf8(std::string& out, std::uint32_t cp) {
+  if (cp < 0x80) {
+    out.push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else {
+    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  }
+}
+
+SourceLocation LocateOffset(std::string_view text, std::size_t offset);
+std::string EscapePointerToken(std::string_view token);
+
+template <class Handler>
+class Parser {
+ public:
+  Parser(std::string_view text, const ParseOptions& options, Handler& handler)
+      : text_(text),
+        p_(reinterpret_cast<const unsigned char*>(text.data())),
+        begin_(p_),
+        end_(p_ + text.size()),
+        options_(options),
+        handler_(handler) {}
+
+  Status Run() {
+    if (options_.max_bytes != 0 && text_.size() > options_.max_bytes) {
+      return Fail("json.too_large", "document exceeds the size limit");
+    }
+    if (end_ - p_ >= 3 && p_[0] == 0xEF && p_[1] == 0xBB && p_[2] == 0xBF) {
+      return Fail("json.syntax", "a byte order mark is not allowed");
+    }
+    SkipSpace();
+    if (!ParseValue()) return std::move(error_);
+    SkipSpace();
+    if (p_ != end_) return Fail("json.trailing_bytes", "unexpected bytes after the document");
+    return OkStatus();
+  }
+
+ private:
+  struct Frame {
+    bool is_object = false;
+    std::size_t index = 0;
+    bool has_key = false;
+    std::string key;
+  };
+
+  bool ParseValue() {
+    if (p_ == end_) return Stop("json.syntax", "unexpected end of input");
+    switch (*p_) {
+      case '{': return ParseObject();
+      case '[': return ParseArray();
+      case '"': {
+        if (!ParseString()) return false;
+        return Check(handler_.OnString(scratch_view_));
+      }
+      case 't': return ParseLiteral("true", 4) && Check(handler_.OnBool(true));
+      case 'f': return ParseLiteral("false", 5) && Check(handler_.OnBool(false));
+      case 'n': return ParseLiteral("null", 4) && Check(handler_.OnNull());
+      default:
+        if (*p_ == '-' || (*p_ >= '0' && *p_ <= '9')) return ParseNumber();
+        if (*p_ >= 0x80 && Utf8SequenceLength(p_, end_) == 0) {
+          return Stop("json.invalid_utf8", "invalid UTF-8");
+        }
+        return Stop("json.syntax", "unexpected character");
+    }
+  }
+
+  bool Enter(bool is_object) {
+    if (stack_.size() >= options_.max_depth) {
+      return Stop("json.too_deep", "nesting exceeds the depth limit");
+    }
+    stack_.emplace_back();
+    stack_.back().is_object = is_object;
+    ++p_;
+    return true;
+  }
+
+  bool ParseObject() {
+    if (!Enter(true) || !Check(handler_.OnBeginObject())) return false;
+    SkipSpace();
+    if (p_ != end_ && *p_ == '}') {
+      ++p_;
+      stack_.pop_back();
+      return Check(handler_.OnEndObject());
+    }
+    for (;;) {
+      SkipSpace();
+      if (p_ == end_ || *p_ != '"') return Stop("json.syntax", "expected a member name");
+      if (!ParseString()) return false;
+      Frame& frame = stack_.back();
+      frame.key.assign(scratch_view_);
+      frame.has_key = true;
+      if (!Check(handler_.OnKey(scratch_view_))) return false;
+      SkipSpace();
+      if (p_ == end_ || *p_ != ':') return Stop("json.syntax", "expected ':' after a member name");
+      ++p_;
+      SkipSpace();
+      if (!ParseValue()) return false;
+      SkipSpace();
+      if (p_ == end_) return Stop("json.syntax", "unexpected end of input in an object");
+      if (*p_ == ',') {
+        ++p_;
+        stack_.back().has_key = false;
+        continue;
+      }
+      if (*p_ == '}') {
+        ++p_;
+        stack_.pop_back();
+        return Check(handler_.OnEndObject());
+      }
+      return Stop("json.syntax", "expected ',' or '}' in an object");
+    }
+  }
+
+  bool ParseArray() {
+    if (!Enter(false) || !Check(handler_.OnBeginArray())) return false;
+    SkipSpace();
+    if (p_ != end_ && *p_ == ']') {
+      ++p_;
+      stack_.pop_back();
+      return Check(handler_.OnEndArray());
+    }
+    for (;;) {
+      SkipSpace();
+      if (!ParseValue()) return false;
+      SkipSpace();
+      if (p_ == end_) return Stop("json.syntax", "unexpected end of input in an array");
+      if (*p_ == ',') {
+        ++p_;
+        ++stack_.back().index;
+        continue;
+      }
+      if (*p_ == ']') {
+        ++p_;
+        stack_.pop_back();
+        return Check(handler_.OnEndArray());
+      }
+      return Stop("json.syntax", "expected ',' or ']' in an array");
+    }
+  }
+
+  // Leaves the decoded string in scratch_view_ (pointing into the input when it has no
+  // escapes, into scratch_ otherwise).
+  bool ParseString() {
+    ++p_;  // opening quote
+    const unsigned char* start = p_;
+    // Fast path: plain bytes up to the closing quote.
+    while (p_ != end_ && *p_ != '"' && *p_ != '\\' && *p_ >= 0x20 && *p_ < 0x80) ++p_;
+    if (p_ != end_ && *p_ == '"') {
+      scratch_view_ = std::string_view(reinterpret_cast<const char*>(start), p_ - start);
+      ++p_;
+      return true;
+    }
+    scratch_.assign(reinterpret_cast<const char*>(start), p_ - start);
+    while (p_ != end_) {
+      const unsigned char c = *p_;
+      if (c == '"') {
+        ++p_;
+        scratch_view_ = scratch_;
+        return true;
+      }
+      if (c < 0x20) return Stop("json.syntax", "control character in a string must be escaped");
+      if (c == '\\') {
+        if (!ParseEscape()) return false;
+        continue;
+      }
+      if (c < 0x80) {
+        scratch_.push_back(static_cast<char>(c));
+        ++p_;
+        continue;
+      }
+      const std::size_t n = Utf8SequenceLength(p_, end_);
+      if (n == 0) return Stop("json.invalid_utf8", "invalid UTF-8 in a string");
+      scratch_.append(reinterpret_cast<const char*>(p_), n);
+      p_ += n;
+    }
+    return Stop("json.syntax", "unterminated string");
+  }
+
+  bool ReadHex4(std::uint32_t& out) {
+    if (end_ - p_ < 4) return Stop("json.syntax", "truncated \\u escape");
+    out = 0;
+    for (int i = 0; i < 4; ++i) {
+      const unsigned char c = p_[i];
+      std::uint32_t digit;
+      if (c >= '0' && c <= '9') digit = c - '0';
+      else if (c >= 'a' && c <= 'f') digit = c - 'a' + 10;
+      else if (c >= 'A' && c <= 'F') digit = c - 'A' + 10;
+      else return Stop("json.syntax", "invalid \\u escape");
+      out = (out << 4) | digit;
+    }
+    p_ += 4;
+    return true;
+  }
+
+  bool ParseEscape() {
+    ++p_;  // backslash
+    if (p_ == end_) return Stop("json.syntax", "unterminated escape");
+    const unsigned char c = *p_++;
+    switch (c) {
+      case '"': scratch_.push_back('"'); return true;
+      case '\\': scratch_.push_back('\\'); return true;
+      case '/': scratch_.push_back('/'); return true;
+      case 'b': scratch_.push_back('\b'); return true;
+      case 'f': scratch_.push_back('\f'); return true;
+      case 'n': scratch_.push_back('\n'); return true;
+      case 'r': scratch_.push_back('\r'); return true;
+      case 't': scratch_.push_back('\t'); return true;
+      case 'u': break;
+      default: --p_; return Stop("json.syntax", "invalid escape");
+    }
+    std::uint32_t cp;
+    if (!ReadHex4(cp)) return false;
+    if (cp >= 0xDC00 && cp <= 0xDFFF) {
+      return Stop("json.lone_surrogate", "unpaired low surrogate escape");
+    }
+    if (cp >= 0xD800 && cp <= 0xDBFF) {
+      if (end_ - p_ < 2 || p_[0] != '\\' || p_[1] != 'u') {
+        return Stop("json.lone_surrogate", "unpaired high surrogate escape");
+      }
+      p_ += 2;
+      std::uint32_t low;
+      if (!ReadHex4(low)) return false;
+      if (low < 0xDC00 || low > 0xDFFF) {
+        return Stop("json.lone_surrogate", "high surrogate escape not followed by a low one");
+      }
+      cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+    }
+    AppendUtf8(scratch_, cp);
+    return true;
+  }
+
+  bool ParseLiteral(const char* word, std::size_t length) {
+    if (static_cast<std::size_t>(end_ - p_) < length ||
+        std::string_view(reinterpret_cast<const char*>(p_), length) != word) {
+      return Stop("json.syntax", "invalid literal");
+    }
+    p_ += length;
+    return true;
+  }
+
+  static bool IsDigit(unsigned char c) { return c >= '0' && c <= '9'; }
+
+  bool ParseNumber() {
+    const unsigned char* start = p_;
+    if (*p_ == '-') ++p_;
+    if (p_ == end_ || !IsDigit(*p_)) return Stop("json.syntax", "invalid number");
+    if (*p_ == '0') {
+      ++p_;
+      if (p_ != end_ && IsDigit(*p_)) return Stop("json.syntax", "leading zeros are not allowed");
+    } else {
+      while (p_ != end_ && IsDigit(*p_)) ++p_;
+    }
+    bool is_integer = true;
+    if (p_ != end_ && *p_ == '.') {
+      is_integer = false;
+      ++p_;
+      if (p_ == end_ || !IsDigit(*p_)) return Stop("json.syntax", "invalid number fraction");
+      while (p_ != end_ && IsDigit(*p_)) ++p_;
+    }
+    if (p_ != end_ && (*p_ == 'e' || *p_ == 'E')) {
+      is_integer = false;
+      ++p_;
+      if (p_ != end_ && (*p_ == '+' || *p_ == '-')) ++p_;
+      if (p_ == end_ || !IsDigit(*p_)) return Stop("json.syntax", "invalid number exponent");
+      while (p_ != end_ && IsDigit(*p_)) ++p_;
+    }
+    NumberToken token;
+    token.text = std::string_view(reinterpret_cast<const char*>(start), p_ - start);
+    token.is_integer = is_integer;
+    const auto [ptr, ec] =
+        std::from_chars(token.text.data(), token.text.data() + token.text.size(), token.value);
+    if (ec == std::errc::result_out_of_range) {
+      if (Overflows(token.text)) {
+        p_ = start;
+        return Stop("json.number_overflow", "number is too large for a double");
+      }
+      token.value = token.text[0] == '-' ? -0.0 : 0.0;  // underflow rounds to zero, as ES does
+    } else if (ec != std::errc() || ptr != token.text.data() + token.text.size()) {
+      p_ = start;
+      return Stop("json.syntax", "invalid number");
+    }
+    return Check(handler_.OnNumber(token));
+  }
+
+  // Decides between overflow and underflow for an out-of-range literal from its decimal
+  // exponent: digits before the point (ignoring leading zeros) plus the written exponent.
+  static bool Overflows(std::string_view text) {
+    std::size_t i = text[0] == '-' ? 1 : 0;
+    long long magnitude = 0;
+    bool seen_nonzero = false;
+    long long leading_fraction_zeros = 0;
+    for (; i < text.size() && IsDigit(text[i]); ++i) {
+      if (text[i] != '0') seen_nonzero = true;
+      if (seen_nonzero) ++magnitude;
+    }
+    if (i < text.size() && text[i] == '.') {
+      for (++i; i < text.size() && IsDigit(text[i]); ++i) {
+        if (!seen_nonzero) {
+          if (text[i] != '0') seen_nonzero = true;
+          else ++leading_fraction_zeros;
+        }
+      }
+    }
+    if (!seen_nonzero) return false;
+    long long exponent = 0;
+    if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+      ++i;
+      bool negative = false;
+      if (text[i] == '+' || text[i] == '-') negative = text[i++] == '-';
+      for (; i < text.size(); ++i) {
+        if (exponent < 1'000'000'000) exponent = exponent * 10 + (text[i] - '0');
+      }
+      if (negative) exponent = -exponent;
+    }
+    const long long decimal_exponent =
+        (magnitude > 0 ? magnitude : -leading_fraction_zeros) + exponent;
+    return decimal_exponent > 0;
+  }
+
+  void SkipSpace() {
+    while (p_ != end_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t')) ++p_;
+  }
+
+  bool Check(bool handler_ok) {
+    if (handler_ok) return true;
+    const auto [code, message] = handler_.failure();
+    return Stop(code, message);
+  }
+
+  std::string CurrentPointer() const {
+    std::string pointer;
+    for (const Frame& frame : stack_) {
+      if (frame.is_object) {
+        if (!frame.has_key) break;
+        pointer += '/';
+        pointer += EscapePointerToken(frame.key);
+      } else {
+        pointer += '/';
+        pointer += std::to_string(frame.index);
+      }
+    }
+    return pointer;
+  }
+
+  bool Stop(const char* code, const char* message) {
+    Error error = MakeError(code, message, CurrentPointer());
+    error.location = LocateOffset(text_, static_cast<std::size_t>(p_ - begin_));
+    error_ = Status(std::move(error));
+    return false;
+  }
+
+  Status Fail(const char* code, const char* message) {
+    Stop(code, message);
+    return std::move(error_);
+  }
+
+  std::string_view text_;
+  const unsigned char* p_;
+  const unsigned char* begin_;
+  const unsigned char* end_;
+  const ParseOptions& options_;
+  Handler& handler_;
+  std::vector<Frame> stack_;
+  std::string scratch_;
+  std::string_view scratch_view_;
+  Status error_;
+};
+
+}  // namespace udon::json::internal

@@ -1,0 +1,109 @@
+#include "json/json.h"
+
+#include <gtest/gtest.h>
+
+namespace udon::json {
+namespace {
+
+Error ParseError(std::string_view text, ParseOptions options = {}) {
+  auto result = Parse(text, options);
+  EXPECT_FALSE(result.ok()) << "accepted: " << text;
+  return result.ok() ? Error{} : result.error();
+}
+
+TEST(ParseTest, ReadsEveryKindOfValue) {
+  auto result = Parse(R"({"a":[1,-2,3.5,true,false,null,"x\u00e9\ud83d\ude00"],"b":{}})");
+  ASSERT_TRUE(result.ok()) << result.error().Describe();
+  const Value& v = *result;
+  EXPECT_EQ(v["a"][0].get<int>(), 1);
+  EXPECT_EQ(v["a"][1].get<int>(), -2);
+  EXPECT_DOUBLE_EQ(v["a"][2].get<double>(), 3.5);
+  EXPECT_EQ(v["a"][6].get<std::string>(), "x\xC3\xA9\xF0\x9F\x98\x80");
+  EXPECT_TRUE(v["b"].is_object());
+}
+
+TEST(ParseTest, KeepsLargeIntegersExactWhereTheyFit) {
+  auto result = Parse("[18446744073709551615, -9223372036854775808, 18446744073709551616]");
+  ASSERT_TRUE(result.ok());
+  EXPECT_TRUE((*result)[0].is_number_unsigned());
+  EXPECT_TRUE((*result)[1].is_number_integer());
+  EXPECT_TRUE((*result)[2].is_number_float());
+}
+
+TEST(ParseTest, RefusesDuplicateMemberNamesAtAnyDepth) {
+  Error error = ParseError(R"({"a":{"b":1,"c":[{"d":1,"d":2}]}})");
+  EXPECT_EQ(error.code, "json.duplicate_key");
+  EXPECT_EQ(error.pointer, "/a/c/0/d");
+  // Names are compared after unescaping.
+  EXPECT_EQ(ParseError(R"({"a":1,"\u0061":2})").code, "json.duplicate_key");
+}
+
+TEST(ParseTest, RefusesInvalidUtf8) {
+  EXPECT_EQ(ParseError("\"\xC0\xAF\"").code, "json.invalid_utf8");      // overlong
+  EXPECT_EQ(ParseError("\"\xED\xA0\x80\"").code, "json.invalid_utf8");  // encoded surrogate
+  EXPECT_EQ(ParseError("\"\xF4\x90\x80\x80\"").code, "json.invalid_utf8");  // > U+10FFFF
+  EXPECT_EQ(ParseError("[\"\xE2\x82\"]").code, "json.invalid_utf8");   // truncated
+  EXPECT_EQ(ParseError("\xFF").code, "json.invalid_utf8");
+}
+
+TEST(ParseTest, RefusesLoneSurrogateEscapes) {
+  EXPECT_EQ(ParseError(R"("\ud800")").code, "json.lone_surrogate");
+  EXPECT_EQ(ParseError(R"("\udc00")").code, "json.lone_surrogate");
+  EXPECT_EQ(ParseError(R"("\ud800\u0041")").code, "json.lone_surrogate");
+}
+
+TEST(ParseTest, RefusesOverflowButAcceptsUnderflow) {
+  EXPECT_EQ(ParseError("1e400").code, "json.number_overflow");
+  EXPECT_EQ(ParseError("[-1.5e309]").code, "json.number_overflow");
+  auto tiny = Parse("1e-400");
+  ASSERT_TRUE(tiny.ok());
+  EXPECT_EQ(tiny->get<double>(), 0.0);
+  EXPECT_TRUE(Parse("0.000000000000000000000000000001e-290").ok());
+}
+
+TEST(ParseTest, RefusesNestingBeyondTheLimit) {
+  std::string deep(300, '[');
+  deep += std::string(300, ']');
+  EXPECT_EQ(ParseError(deep).code, "json.too_deep");
+  ParseOptions options;
+  options.max_depth = 3;
+  EXPECT_TRUE(Parse("[[[]]]", options).ok());
+  EXPECT_EQ(ParseError("[[[[]]]]", options).code, "json.too_deep");
+  // Far beyond any stack: refused, not crashed.
+  EXPECT_EQ(ParseError(std::string(1'000'000, '[')).code, "json.too_deep");
+}
+
+TEST(ParseTest, RefusesTrailingBytesAndReportsWhere) {
+  Error error = ParseError("{\"a\": 1}\n  x");
+  EXPECT_EQ(error.code, "json.trailing_bytes");
+  ASSERT_TRUE(error.location.has_value());
+  EXPECT_EQ(error.location->line, 2u);
+  EXPECT_EQ(error.location->column, 3u);
+  EXPECT_EQ(error.location->offset, 11u);
+}
+
+TEST(ParseTest, RefusesGrammarErrors) {
+  for (const char* text : {"", " ", "01", "1.", ".5", "+1", "1e", "[1,]", "{\"a\":1,}", "{a:1}",
+                           "'a'", "tru", "nul", "\"\t\"", "\"\\x\"", "[1 2]", "\"abc", "NaN",
+                           "Infinity", "\xEF\xBB\xBF{}"}) {
+    Error error = ParseError(text);
+    EXPECT_EQ(error.code, "json.syntax") << text;
+  }
+}
+
+TEST(ParseTest, ErrorNamesThePointerOfTheEnclosingValue) {
+  Error error = ParseError(R"({"tools":[{"name":"a"},{"name":tru}]})");
+  EXPECT_EQ(error.code, "json.syntax");
+  EXPECT_EQ(error.pointer, "/tools/1/name");
+  EXPECT_NE(error.Describe().find("/tools/1/name"), std::string::npos);
+  EXPECT_EQ(ParseError(R"({"a/b":{"~":[}]}})").pointer, "/a~1b/~0/0");
+}
+
+TEST(ParseTest, RefusesInputAboveTheSizeLimit) {
+  ParseOptions options;
+  options.max_bytes = 4;
+  EXPECT_EQ(ParseError("[1,2]", options).code, "json.too_large");
+}
+
+}  // namespace
+}  // namespace udon::json

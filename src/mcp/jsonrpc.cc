@@ -1,0 +1,141 @@
+#include "mcp/jsonrpc.h"
+
+#include <utility>
+
+namespace udon::mcp {
+namespace {
+
+Error Invalid(const char* message, std::string pointer = {}) {
+  return udon::MakeError("rpc.invalid", message, std::move(pointer));
+}
+
+bool IsValidId(const json::Value& id) { return id.is_string() || id.is_number_integer(); }
+
+}  // namespace
+
+Result<Message> ParseMessage(std::string_view frame, const MessageLimits& limits) {
+  if (frame.size() > limits.max_bytes) {
+    return udon::MakeError("rpc.too_large", "message exceeds the size limit");
+  }
+  json::ParseOptions options;
+  options.max_depth = limits.max_depth;
+  auto parsed = json::Parse(frame, options);
+  if (!parsed.ok()) {
+    Error error = parsed.error().WithCode("rpc.malformed");
+    error.details["jsonCode"] = parsed.error().code;
+    return error;
+  }
+  json::Value& value = *parsed;
+  if (value.is_array()) return udon::MakeError("rpc.batch", "JSON-RPC batches are not supported");
+  if (!value.is_object()) return Invalid("a JSON-RPC message must be an object");
+  for (const auto& [name, member] : value.items()) {
+    if (name != "jsonrpc" && name != "id" && name != "method" && name != "params" &&
+        name != "result" && name != "error") {
+      return Invalid("unknown member in a JSON-RPC message", "/" + name);
+    }
+  }
+  auto version = value.find("jsonrpc");
+  if (version == value.end() || *version != "2.0") return Invalid("jsonrpc must be \"2.0\"", "/jsonrpc");
+
+  Message message;
+  const bool has_id = value.contains("id");
+  if (has_id) {
+    message.id = value["id"];
+    if (!IsValidId(message.id)) return Invalid("id must be an integer or a string", "/id");
+  }
+  auto method = value.find("method");
+  if (method != value.end()) {
+    if (!method->is_string()) return Invalid("method must be a string", "/method");
+    if (value.contains("result") || value.contains("error")) {
+      return Invalid("a request cannot carry result or error");
+    }
+    message.method = method->get<std::string>();
+    if (auto params = value.find("params"); params != value.end()) {
+      if (!params->is_object() && !params->is_array()) {
+        return Invalid("params must be an object or an array", "/params");
+      }
+      message.params = std::move(*params);
+    }
+    message.kind = has_id ? MessageKind::kRequest : MessageKind::kNotification;
+    return message;
+  }
+  if (value.contains("params")) return Invalid("a response cannot carry params", "/params");
+  const bool has_result = value.contains("result");
+  const bool has_error = value.contains("error");
+  if (has_result == has_error) return Invalid("a response needs exactly one of result and error");
+  if (has_result) {
+    if (!has_id) return Invalid("a result needs an id");
+    message.kind = MessageKind::kResult;
+    message.result = std::move(value["result"]);
+    return message;
+  }
+  const json::Value& error = value["error"];
+  if (!error.is_object() || !error.contains("code") || !error["code"].is_number_integer() ||
+      !error.contains("message") || !error["message"].is_string()) {
+    return Invalid("error must be an object with an integer code and a string message", "/error");
+  }
+  message.kind = MessageKind::kError;
+  message.error = error;
+  return message;
+}
+
+std::string SerializeMessage(const Message& message) {
+  json::Value out = json::Value::object();
+  out["jsonrpc"] = "2.0";
+  switch (message.kind) {
+    case MessageKind::kRequest:
+      out["id"] = message.id;
+      [[fallthrough]];
+    case MessageKind::kNotification:
+      out["method"] = message.method;
+      if (!message.params.is_null()) out["params"] = message.params;
+      break;
+    case MessageKind::kResult:
+      out["id"] = message.id;
+      out["result"] = message.result;
+      break;
+    case MessageKind::kError:
+      if (!message.id.is_null()) out["id"] = message.id;
+      out["error"] = message.error;
+      break;
+  }
+  // Invalid UTF-8 cannot reach here through ParseMessage; replace defensively anyway so a
+  // frame is always valid JSON.
+  return out.dump(-1, ' ', false, json::Value::error_handler_t::replace);
+}
+
+Message MakeRequest(json::Value id, std::string method, json::Value params) {
+  Message m;
+  m.kind = MessageKind::kRequest;
+  m.id = std::move(id);
+  m.method = std::move(method);
+  m.params = std::move(params);
+  return m;
+}
+
+Message MakeNotification(std::string method, json::Value params) {
+  Message m;
+  m.kind = MessageKind::kNotification;
+  m.method = std::move(method);
+  m.params = std::move(params);
+  return m;
+}
+
+Message MakeResult(json::Value id, json::Value result) {
+  Message m;
+  m.kind = MessageKind::kResult;
+  m.id = std::move(id);
+  m.result = std::move(result);
+  return m;
+}
+
+Message MakeError(json::Value id, int code, std::string message, json::Value data) {
+  Message m;
+  m.kind = MessageKind::kError;
+  m.id = std::move(id);
+  m.error = {{"code", code}, {"message", std::move(message)}};
+  if (!data.is_null()) m.error["data"] = std::move(data);
+  return m;
+}
+
+}  // namespace udon::mcp

@@ -1,0 +1,56 @@
+// JSON-RPC 2.0 messages as MCP uses them: one message per frame (batches were removed in
+// 2025-06-18), ids are integers or strings, never null. Shared by client and server.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "json/json.h"
+#include "json/result.h"
+
+namespace udon::mcp {
+
+// Standard JSON-RPC error codes.
+inline constexpr int kParseError = -32700;
+inline constexpr int kInvalidRequest = -32600;
+inline constexpr int kMethodNotFound = -32601;
+inline constexpr int kInvalidParams = -32602;
+inline constexpr int kInternalError = -32603;
+
+// 16 MiB: the contract's default maxMessageBytes.
+inline constexpr std::size_t kDefaultMaxMessageBytes = 16u * 1024u * 1024u;
+
+enum class MessageKind { kRequest, kNotification, kResult, kError };
+
+struct Message {
+  MessageKind kind = MessageKind::kNotification;
+  json::Value id;       // requests and responses: integer or string
+  std::string method;   // requests and notifications
+  json::Value params;   // null when absent
+  json::Value result;   // kResult
+  json::Value error;    // kError: {code, message, data?}
+
+  bool IsResponse() const { return kind == MessageKind::kResult || kind == MessageKind::kError; }
+};
+
+struct MessageLimits {
+  std::size_t max_bytes = kDefaultMaxMessageBytes;
+  std::size_t max_depth = json::kDefaultMaxDepth;
+};
+
+// Strict parse of one frame. Error codes: rpc.too_large, rpc.malformed (not JSON, or the
+// JSON parser's reason in details.jsonCode), rpc.batch (an array), rpc.invalid (not a valid
+// JSON-RPC 2.0 message). Messages never quote the frame's content.
+Result<Message> ParseMessage(std::string_view frame, const MessageLimits& limits = {});
+
+// Compact single-line JSON (no raw newline can appear: strings are escaped).
+std::string SerializeMessage(const Message& message);
+
+Message MakeRequest(json::Value id, std::string method, json::Value params = nullptr);
+Message MakeNotification(std::string method, json::Value params = nullptr);
+Message MakeResult(json::Value id, json::Value result);
+Message MakeError(json::Value id, int code, std::string message, json::Value data = nullptr);
+
+}  // namespace udon::mcp
