@@ -1,0 +1,71 @@
+#include "mcp/jsonrpc.h"
+
+#include <gtest/gtest.h>
+
+namespace udon::mcp {
+namespace {
+
+TEST(JsonRpcTest, ClassifiesEachKind) {
+  auto request = ParseMessage(R"({"jsonrpc":"2.0","id":7,"method":"tools/list","params":{}})");
+  ASSERT_TRUE(request.ok());
+  EXPECT_EQ(request->kind, MessageKind::kRequest);
+  EXPECT_EQ(request->id, 7);
+  auto notification = ParseMessage(R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
+  ASSERT_TRUE(notification.ok());
+  EXPECT_EQ(notification->kind, MessageKind::kNotification);
+  EXPECT_TRUE(notification->params.is_null());
+  auto result = ParseMessage(R"({"jsonrpc":"2.0","id":"a","result":{}})");
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(result->kind, MessageKind::kResult);
+  auto error = ParseMessage(R"({"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"x"}})");
+  ASSERT_TRUE(error.ok());
+  EXPECT_EQ(error->kind, MessageKind::kError);
+  // An error whose id could not be read has none.
+  EXPECT_TRUE(ParseMessage(R"({"jsonrpc":"2.0","error":{"code":-32700,"message":"x"}})").ok());
+}
+
+TEST(JsonRpcTest, RefusesMalformedFrames) {
+  EXPECT_EQ(ParseMessage("not json").error().code, "rpc.malformed");
+  EXPECT_EQ(ParseMessage(R"({"jsonrpc":"2.0","id":1,"id":2,"result":{}})").error().code,
+            "rpc.malformed");
+  EXPECT_EQ(ParseMessage(R"([{"jsonrpc":"2.0","method":"ping","id":1}])").error().code,
+            "rpc.batch");
+  for (const char* frame : {
+           R"({"id":1,"result":{}})",                                  // no jsonrpc
+           R"({"jsonrpc":"1.0","id":1,"result":{}})",                  // wrong version
+           R"({"jsonrpc":"2.0","id":null,"result":{}})",               // null id
+           R"({"jsonrpc":"2.0","id":1.5,"result":{}})",                // fractional id
+           R"({"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":""}})",
+           R"({"jsonrpc":"2.0","result":{}})",                         // result without id
+           R"({"jsonrpc":"2.0","id":1,"method":5})",                   // method not a string
+           R"({"jsonrpc":"2.0","id":1,"method":"x","params":3})",      // scalar params
+           R"({"jsonrpc":"2.0","id":1,"error":{"code":"x","message":""}})",
+           R"({"jsonrpc":"2.0","id":1,"result":{},"extra":1})",        // unknown member
+           R"("just a string")"}) {
+    auto parsed = ParseMessage(frame);
+    ASSERT_FALSE(parsed.ok()) << frame;
+    EXPECT_EQ(parsed.error().code, "rpc.invalid") << frame;
+  }
+}
+
+TEST(JsonRpcTest, RefusesOversizedFramesBeforeParsing) {
+  MessageLimits limits;
+  limits.max_bytes = 10;
+  EXPECT_EQ(ParseMessage(R"({"jsonrpc":"2.0","method":"ping"})", limits).error().code,
+            "rpc.too_large");
+}
+
+TEST(JsonRpcTest, SerializesOnOneLineAndRoundTrips) {
+  Message request = MakeRequest(3, "tools/call", {{"name", "a"}, {"arguments", {{"t", "x\ny"}}}});
+  std::string line = SerializeMessage(request);
+  EXPECT_EQ(line.find('\n'), std::string::npos);
+  auto back = ParseMessage(line);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->method, "tools/call");
+  EXPECT_EQ(back->params["arguments"]["t"], "x\ny");
+  EXPECT_EQ(SerializeMessage(MakeError(nullptr, kParseError, "Parse error")),
+            R"({"error":{"code":-32700,"message":"Parse error"},"jsonrpc":"2.0"})");
+}
+
+}  // namespace
+}  // namespace udon::mcp
