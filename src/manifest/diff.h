@@ -1,0 +1,56 @@
+// Drift between two manifests, by server, tool and JSON pointer: what `udon-mcp diff`
+// reports to a reviewer (values included: a reviewer needs them), and what evidence
+// classifies (pointers only).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "json/diff.h"
+#include "json/json.h"
+#include "manifest/manifest.h"
+
+namespace udon::manifest {
+
+enum class ChangeStatus { kAdded, kRemoved, kChanged, kRenamed };
+
+struct ToolDiff {
+  std::string name;
+  ChangeStatus status = ChangeStatus::kChanged;
+  std::string renamed_from;                    // kRenamed: the old name
+  std::vector<json::Difference> differences;   // pointers relative to the Tool object
+};
+
+struct ServerDiff {
+  std::string key;
+  ChangeStatus status = ChangeStatus::kChanged;
+  std::vector<json::Difference> server_info;   // relative to serverInfo
+  std::vector<ToolDiff> tools;
+  bool reordered = false;                      // same names, other order or pagination
+  std::vector<std::string> reviews_changed;    // tool names whose review differs
+};
+
+struct ManifestDiff {
+  std::vector<json::Difference> top_level;     // profile, protocolVersion, instants, x-*
+  std::vector<ServerDiff> servers;
+  bool identical() const { return top_level.empty() && servers.empty(); }
+};
+
+ManifestDiff DiffManifests(const Manifest& before, const Manifest& after);
+
+// {"identical":bool,"topLevel":[...],"servers":[...]} with old/new values per pointer.
+json::Value DiffToJson(const ManifestDiff& diff, const Manifest& before, const Manifest& after);
+// For people: one line per change; description changes as a line diff.
+std::string DiffToText(const ManifestDiff& diff, const Manifest& before, const Manifest& after);
+
+// The area a Tool-object pointer falls in, for evidence: description, inputSchema,
+// outputSchema, annotations, execution, title, icons, _meta, name, or other.
+std::string ToolChangeArea(const std::string& pointer);
+
+// A readable line diff ("- old", "+ new", "  same") of two texts.
+std::string TextLineDiff(const std::string& before, const std::string& after);
+
+const char* ChangeStatusName(ChangeStatus status);
+
+}  // namespace udon::manifest

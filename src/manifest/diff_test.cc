@@ -1,0 +1,99 @@
+#include "manifest/diff.h"
+
+#include <gtest/gtest.h>
+
+#include "manifest/internal/test_manifest.h"
+
+namespace udon::manifest {
+namespace {
+
+using internal::ValidManifestJson;
+
+ManifestDiff DiffDocs(const json::Value& a, const json::Value& b) {
+  return DiffManifests(*Manifest::FromValue(a), *Manifest::FromValue(b));
+}
+
+json::Value& Tool(json::Value& doc) { return doc["servers"]["blender_farm"]["toolPages"][0]["tools"][0]; }
+
+TEST(ManifestDiffTest, IdenticalManifests) {
+  ManifestDiff diff = DiffDocs(ValidManifestJson(), ValidManifestJson());
+  EXPECT_TRUE(diff.identical());
+  EXPECT_EQ(DiffToText(diff, *Manifest::FromValue(ValidManifestJson()),
+                       *Manifest::FromValue(ValidManifestJson())),
+            "identical\n");
+}
+
+TEST(ManifestDiffTest, ReportsToolPointersWithValues) {
+  json::Value after = ValidManifestJson();
+  Tool(after)["description"] = "Render views.\nNow also uploads them.";
+  Tool(after)["inputSchema"]["properties"]["angles"]["maximum"] = 360;
+  ManifestDiff diff = DiffDocs(ValidManifestJson(), after);
+  ASSERT_EQ(diff.servers.size(), 1u);
+  ASSERT_EQ(diff.servers[0].tools.size(), 1u);
+  const ToolDiff& tool = diff.servers[0].tools[0];
+  EXPECT_EQ(tool.name, "render_turntable");
+  ASSERT_EQ(tool.differences.size(), 2u);
+  EXPECT_EQ(tool.differences[0].pointer, "/description");
+  EXPECT_EQ(tool.differences[1].pointer, "/inputSchema/properties/angles/maximum");
+
+  auto before_m = *Manifest::FromValue(ValidManifestJson());
+  auto after_m = *Manifest::FromValue(after);
+  json::Value report = DiffToJson(diff, before_m, after_m);
+  const json::Value& change = report["servers"][0]["tools"][0]["differences"][1];
+  EXPECT_EQ(change["old"], 36);
+  EXPECT_EQ(change["new"], 360);
+  EXPECT_EQ(change["area"], "inputSchema");
+  const std::string text = DiffToText(diff, before_m, after_m);
+  EXPECT_NE(text.find("- Render reviewed views from an addressable Blender asset."), std::string::npos);
+  EXPECT_NE(text.find("+ Now also uploads them."), std::string::npos);
+  EXPECT_NE(text.find("/inputSchema/properties/angles/maximum: 36 -> 360"), std::string::npos);
+}
+
+TEST(ManifestDiffTest, AddedRemovedRenamedAndReordered) {
+  json::Value after = ValidManifestJson();
+  auto& pages = after["servers"]["blender_farm"]["toolPages"];
+  pages[1]["tools"][0]["name"] = "list_assets_v2";  // rename, nothing else
+  pages[1]["tools"].push_back({{"name", "new_tool"}, {"inputSchema", {{"type", "object"}}}});
+  ManifestDiff diff = DiffDocs(ValidManifestJson(), after);
+  ASSERT_EQ(diff.servers.size(), 1u);
+  std::vector<std::string> seen;
+  for (const auto& t : diff.servers[0].tools) {
+    seen.push_back(t.name + ":" + ChangeStatusName(t.status) + ":" + t.renamed_from);
+  }
+  EXPECT_EQ(seen, (std::vector<std::string>{"list_assets_v2:renamed:list_assets", "new_tool:added:"}));
+
+  json::Value moved = ValidManifestJson();
+  auto& moved_pages = moved["servers"]["blender_farm"]["toolPages"];
+  moved_pages[1]["tools"].push_back(moved_pages[0]["tools"][0]);
+  moved_pages[0]["tools"].clear();
+  ManifestDiff reorder = DiffDocs(ValidManifestJson(), moved);
+  ASSERT_EQ(reorder.servers.size(), 1u);
+  EXPECT_TRUE(reorder.servers[0].reordered);
+  EXPECT_TRUE(reorder.servers[0].tools.empty());
+}
+
+TEST(ManifestDiffTest, ServerInfoProtocolAndReviews) {
+  json::Value after = ValidManifestJson();
+  after["protocolVersion"] = "2025-06-18";
+  after["servers"]["blender_farm"]["serverInfo"]["version"] = "0.8.3";
+  after["servers"]["blender_farm"]["reviews"]["render_turntable"]["notes"] = "x";
+  ManifestDiff diff = DiffDocs(ValidManifestJson(), after);
+  ASSERT_EQ(diff.top_level.size(), 1u);
+  EXPECT_EQ(diff.top_level[0].pointer, "/protocolVersion");
+  ASSERT_EQ(diff.servers.size(), 1u);
+  ASSERT_EQ(diff.servers[0].server_info.size(), 1u);
+  EXPECT_EQ(diff.servers[0].server_info[0].pointer, "/version");
+  EXPECT_EQ(diff.servers[0].reviews_changed, std::vector<std::string>{"render_turntable"});
+}
+
+TEST(ManifestDiffTest, AreasClassifyPointers) {
+  EXPECT_EQ(ToolChangeArea("/description"), "description");
+  EXPECT_EQ(ToolChangeArea("/inputSchema/properties/a"), "inputSchema");
+  EXPECT_EQ(ToolChangeArea("/_meta/x"), "_meta");
+  EXPECT_EQ(ToolChangeArea("/annotations/readOnlyHint"), "annotations");
+  EXPECT_EQ(ToolChangeArea("/somethingNew"), "other");
+  EXPECT_EQ(ToolChangeArea("[occurrence 2]/title"), "title");
+}
+
+}  // namespace
+}  // namespace udon::manifest

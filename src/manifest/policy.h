@@ -1,0 +1,34 @@
+// Local policy (contract 1.4): what this installation accepts beyond the Stage 1 rules.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "json/json.h"
+#include "json/result.h"
+
+namespace udon::manifest {
+
+enum class FindingsBlock { kNone, kHigh, kWarning };
+
+struct Policy {
+  int max_review_window_days = 30;
+  bool allow_model_backed = true;
+  std::optional<std::vector<std::string>> allowed_side_effects;  // nullopt: any reviewed list
+  FindingsBlock block_on_findings = FindingsBlock::kNone;
+  int call_timeout_seconds = 60;
+  std::size_t max_pages = 1000;
+  std::size_t max_message_bytes = 16u * 1024u * 1024u;
+  bool strict_list_changed = false;
+};
+
+// A policy document: a closed set of members, each optional (defaults above).
+// Errors: policy.invalid with the pointer of the offending member.
+Result<Policy> PolicyFromJson(const json::Value& document);
+// Reads FILE (JSON or YAML). Errors: policy.invalid, io.unreadable.
+Result<Policy> LoadPolicyFile(const std::string& path);
+json::Value PolicyToJson(const Policy& policy);
+
+}  // namespace udon::manifest

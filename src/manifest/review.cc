@@ -1,0 +1,367 @@
+#include "manifest/review.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <set>
+
+#include "json/internal/parser.h"
+#include "json/pointer.h"
+
+namespace udon::manifest {
+namespace {
+
+Error Incomplete(const char* message, std::string pointer) {
+  return MakeError("review.incomplete", message, std::move(pointer));
+}
+
+Error Rejected(const char* message, std::string pointer) {
+  return MakeError("review.rejected", message, std::move(pointer));
+}
+
+// headless, independentCalls and referenceBasedIO: present, boolean, and true.
+Status RequireTrue(const json::Value& assertions, const char* name) {
+  const std::string pointer = std::string("/assertions/") + name;
+  auto it = assertions.find(name);
+  if (it == assertions.end() || !it->is_boolean()) {
+    return Incomplete("assertion must be stated as true or false", pointer);
+  }
+  if (!it->get<bool>()) return Rejected("Stage 1 requires this assertion to be true", pointer);
+  return OkStatus();
+}
+
+Status ReadSideEffects(const json::Value& assertions, const Policy& policy, Review& review) {
+  auto it = assertions.find("sideEffects");
+  if (it == assertions.end() || !it->is_array()) {
+    return Incomplete("sideEffects must enumerate classes (an explicit [] for none)",
+                      "/assertions/sideEffects");
+  }
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < it->size(); ++i) {
+    const json::Value& item = (*it)[i];
+    const std::string pointer = "/assertions/sideEffects/" + std::to_string(i);
+    if (!item.is_string() || item.get<std::string>().empty()) {
+      return Incomplete("a side-effect class must be a non-empty string", pointer);
+    }
+    if (!seen.insert(item.get<std::string>()).second) {
+      return Rejected("a side-effect class is listed twice", pointer);
+    }
+    if (policy.allowed_side_effects &&
+        std::find(policy.allowed_side_effects->begin(), policy.allowed_side_effects->end(),
+                  item.get<std::string>()) == policy.allowed_side_effects->end()) {
+      return Rejected("local policy does not allow this side-effect class", pointer);
+    }
+    review.side_effects.push_back(item.get<std::string>());
+  }
+  return OkStatus();
+}
+
+Status ReadConcurrency(const json::Value& assertions, Review& review) {
+  auto it = assertions.find("concurrency");
+  if (it == assertions.end() || !it->is_string()) {
+    return Incomplete("concurrency must be \"safe\" or \"serialize\"", "/assertions/concurrency");
+  }
+  if (*it == "safe") review.concurrency = Concurrency::kSafe;
+  else if (*it == "serialize") review.concurrency = Concurrency::kSerialize;
+  else return Rejected("concurrency must be \"safe\" or \"serialize\"", "/assertions/concurrency");
+
+  auto scope = assertions.find("serializeScope");
+  if (scope == assertions.end()) return OkStatus();
+  if (review.concurrency != Concurrency::kSerialize) {
+    return Rejected("serializeScope applies only to concurrency \"serialize\"",
+                    "/assertions/serializeScope");
+  }
+  if (*scope == "tool") review.serialize_scope = SerializeScope::kTool;
+  else if (*scope == "server") review.serialize_scope = SerializeScope::kServer;
+  else return Rejected("serializeScope must be \"tool\" or \"server\"", "/assertions/serializeScope");
+  return OkStatus();
+}
+
+Status ReadChannels(const json::Value& review_json, Review& review) {
+  auto it = review_json.find("inputChannels");
+  if (it == review_json.end() || !it->is_object()) {
+    return Incomplete("inputChannels must map argument pointers to channel classes",
+                      "/inputChannels");
+  }
+  for (const auto& [pointer, value] : it->items()) {
+    const std::string where = "/inputChannels/" + json::Pointer::EscapeToken(pointer);
+    if (!json::Pointer::Parse(pointer).ok()) {
+      return Rejected("a channel key must be an RFC 6901 pointer", where);
+    }
+    if (!value.is_string()) return Incomplete("a channel class must be a string", where);
+    ChannelClass channel;
+    if (value == "data") channel = ChannelClass::kData;
+    else if (value == "instruction") channel = ChannelClass::kInstruction;
+    else if (value == "authority") channel = ChannelClass::kAuthority;
+    else return Rejected("a channel class must be data, instruction or authority", where);
+    review.input_channels.emplace_back(pointer, channel);
+  }
+  return OkStatus();
+}
+
+// Follows a local "$ref" ("#/..." only) a bounded number of times.
+const json::Value* Deref(const json::Value& root, const json::Value* node) {
+  for (int hops = 0; hops < 32 && node != nullptr && node->is_object(); ++hops) {
+    auto ref = node->find("$ref");
+    if (ref == node->end() || !ref->is_string()) return node;
+    const std::string target = ref->get<std::string>();
+    if (target.empty() || target[0] != '#') return nullptr;
+    auto pointer = json::Pointer::Parse(target.substr(1));
+    if (!pointer.ok()) return nullptr;
+    node = pointer->Resolve(root);
+  }
+  return node;
+}
+
+bool IsIndexToken(std::string_view token) {
+  if (token.empty() || (token.size() > 1 && token[0] == '0')) return false;
+  return std::all_of(token.begin(), token.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// Where an argument path token leads inside a schema node; nullptr when nowhere.
+const json::Value* StepInto(const json::Value& root, const json::Value* node,
+                            const std::string& token, int depth) {
+  node = Deref(root, node);
+  if (node == nullptr || !node->is_object() || depth > 16) return nullptr;
+  if (auto props = node->find("properties"); props != node->end() && props->contains(token)) {
+    return &(*props)[token];
+  }
+  if (IsIndexToken(token)) {
+    const std::size_t index = std::stoul(token);
+    if (auto prefix = node->find("prefixItems");
+        prefix != node->end() && prefix->is_array() && index < prefix->size()) {
+      return &(*prefix)[index];
+    }
+    if (auto items = node->find("items"); items != node->end()) {
+      if (items->is_object()) return &*items;
+      if (items->is_array() && index < items->size()) return &(*items)[index];  // draft-07
+    }
+  }
+  if (auto extra = node->find("additionalProperties"); extra != node->end() && extra->is_object()) {
+    return &*extra;
+  }
+  for (const char* combinator : {"allOf", "anyOf", "oneOf"}) {
+    auto branches = node->find(combinator);
+    if (branches == node->end() || !branches->is_array()) continue;
+    for (const json::Value& branch : *branches) {
+      if (const json::Value* found = StepInto(root, &branch, token, depth + 1)) return found;
+    }
+  }
+  return nullptr;
+}
+
+bool ResolvesInSchema(const json::Value& schema, const json::Pointer& pointer) {
+  const json::Value* node = &schema;
+  for (const std::string& token : pointer.tokens()) {
+    node = StepInto(schema, node, token, 0);
+    if (node == nullptr) return false;
+  }
+  return true;
+}
+
+// Code points a reviewer cannot see or that reorder what they see.
+bool IsHiddenCodePoint(std::uint32_t cp) {
+  if (cp < 0x20) return cp != '\n' && cp != '\t';
+  if (cp >= 0x7F && cp <= 0x9F) return true;
+  if (cp == 0x00AD || cp == 0x034F || cp == 0x061C || cp == 0x115F || cp == 0x1160 ||
+      cp == 0x17B4 || cp == 0x17B5 || cp == 0x3164 || cp == 0xFEFF || cp == 0xFFA0) {
+    return true;
+  }
+  return (cp >= 0x180B && cp <= 0x180F) || (cp >= 0x200B && cp <= 0x200F) ||
+         (cp >= 0x2028 && cp <= 0x202E) || (cp >= 0x2060 && cp <= 0x206F) ||
+         (cp >= 0xFE00 && cp <= 0xFE0F) || (cp >= 0xFFF0 && cp <= 0xFFFB) ||
+         (cp >= 0x1D173 && cp <= 0x1D17A) || (cp >= 0xE0000 && cp <= 0xE007F) ||
+         (cp >= 0xE0100 && cp <= 0xE01EF);
+}
+
+std::string EscapeText(std::string_view text, bool escape_backslash, std::size_t& flagged) {
+  std::string out;
+  out.reserve(text.size());
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  const auto* end = p + text.size();
+  while (p < end) {
+    const std::size_t n = json::internal::Utf8SequenceLength(p, end);
+    if (n == 0) {  // cannot happen for parsed JSON; show it rather than hide it
+      out += "\\x{" + std::to_string(*p) + "}";
+      ++flagged;
+      ++p;
+      continue;
+    }
+    std::uint32_t cp = n == 1 ? p[0] : p[0] & (0xFF >> (n + 1));
+    for (std::size_t i = 1; i < n; ++i) cp = (cp << 6) | (p[i] & 0x3F);
+    if (IsHiddenCodePoint(cp)) {
+      char buffer[16];
+      std::snprintf(buffer, sizeof buffer, "\\u{%04X}", static_cast<unsigned>(cp));
+      out += buffer;
+      ++flagged;
+    } else if (escape_backslash && cp == '\\') {
+      out += "\\\\";
+    } else {
+      out.append(reinterpret_cast<const char*>(p), n);
+    }
+    p += n;
+  }
+  return out;
+}
+
+}  // namespace
+
+const char* ChannelClassName(ChannelClass channel) {
+  switch (channel) {
+    case ChannelClass::kData: return "data";
+    case ChannelClass::kInstruction: return "instruction";
+    case ChannelClass::kAuthority: return "authority";
+  }
+  return "data";
+}
+
+Result<Review> ValidateReview(const json::Value& review_json, const Policy& policy) {
+  if (!review_json.is_object()) return Incomplete("a review must be an object", "");
+  Review review;
+  auto reviewer = review_json.find("reviewer");
+  if (reviewer == review_json.end() || !reviewer->is_string() ||
+      reviewer->get<std::string>().empty()) {
+    return Incomplete("reviewer identity is missing", "/reviewer");
+  }
+  review.reviewer = reviewer->get<std::string>();
+  auto reviewed_at = review_json.find("reviewedAt");
+  if (reviewed_at == review_json.end() || !reviewed_at->is_string() ||
+      !ParseInstant(reviewed_at->get<std::string>()).ok()) {
+    return Incomplete("reviewedAt must be YYYY-MM-DDTHH:MM:SSZ", "/reviewedAt");
+  }
+  review.reviewed_at = *ParseInstant(reviewed_at->get<std::string>());
+  if (auto notes = review_json.find("notes"); notes != review_json.end() && !notes->is_string()) {
+    return Incomplete("notes must be a string", "/notes");
+  }
+
+  auto assertions = review_json.find("assertions");
+  if (assertions == review_json.end() || !assertions->is_object()) {
+    return Incomplete("assertions are missing", "/assertions");
+  }
+  UDON_RETURN_IF_ERROR(RequireTrue(*assertions, "headless"));
+  UDON_RETURN_IF_ERROR(RequireTrue(*assertions, "independentCalls"));
+  auto model_backed = assertions->find("modelBacked");
+  if (model_backed == assertions->end() || !model_backed->is_boolean()) {
+    return Incomplete("modelBacked must be stated as true or false", "/assertions/modelBacked");
+  }
+  review.model_backed = model_backed->get<bool>();
+  if (review.model_backed && !policy.allow_model_backed) {
+    return Rejected("local policy does not allow model-backed tools", "/assertions/modelBacked");
+  }
+  UDON_RETURN_IF_ERROR(ReadSideEffects(*assertions, policy, review));
+  UDON_RETURN_IF_ERROR(ReadConcurrency(*assertions, review));
+  UDON_RETURN_IF_ERROR(RequireTrue(*assertions, "referenceBasedIO"));
+  UDON_RETURN_IF_ERROR(ReadChannels(review_json, review));
+  return review;
+}
+
+Status ValidateReviewAgainstTool(const Review& review, const json::Value& tool) {
+  if (auto execution = tool.find("execution"); execution != tool.end() && execution->is_object()) {
+    if (auto support = execution->find("taskSupport");
+        support != execution->end() && *support == "required") {
+      return MakeError("catalog.task_required",
+                       "the tool requires task-augmented calls, which Stage 1 excludes",
+                       "/execution/taskSupport");
+    }
+  }
+  auto schema = tool.find("inputSchema");
+  for (const auto& [pointer_text, channel] : review.input_channels) {
+    const std::string where = "/inputChannels/" + json::Pointer::EscapeToken(pointer_text);
+    auto pointer = json::Pointer::Parse(pointer_text);
+    if (!pointer.ok()) return Rejected("a channel key must be an RFC 6901 pointer", where);
+    if (schema == tool.end() || !ResolvesInSchema(*schema, *pointer)) {
+      return Rejected("a channel pointer does not resolve in the tool's inputSchema", where);
+    }
+  }
+  return OkStatus();
+}
+
+Result<ToolLocation> SelectTool(const Manifest& manifest, std::string_view server,
+                                std::string_view tool) {
+  if (!manifest.has_server(server)) {
+    return MakeError("manifest.server_unknown", "the server is not in the manifest", "/servers");
+  }
+  std::vector<ToolLocation> found = manifest.FindTool(server, tool);
+  if (found.empty()) {
+    return MakeError("catalog.tool_missing", "the selected tool is not in the captured catalog");
+  }
+  if (found.size() > 1) {
+    Error error = MakeError("catalog.tool_duplicate",
+                            "the selected tool name occurs more than once in the captured catalog",
+                            found[1].Pointer(server));
+    error.details["occurrences"] = found.size();
+    return error;
+  }
+  return found.front();
+}
+
+bool ChannelCovers(const Review& review, std::string_view argument_pointer) {
+  for (const auto& [pointer, channel] : review.input_channels) {
+    if (argument_pointer == pointer) return true;
+    if (argument_pointer.size() > pointer.size() && argument_pointer.substr(0, pointer.size()) == pointer &&
+        argument_pointer[pointer.size()] == '/') {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::vector<std::string> UnclassifiedTopLevelArguments(const Review& review,
+                                                       const json::Value& tool) {
+  std::vector<std::string> left;
+  auto schema = tool.find("inputSchema");
+  if (schema == tool.end() || !schema->is_object()) return left;
+  const json::Value* root = Deref(*schema, &*schema);
+  if (root == nullptr || !root->is_object()) return left;
+  auto props = root->find("properties");
+  if (props == root->end() || !props->is_object()) return left;
+  for (const auto& [name, value] : props->items()) {
+    if (!ChannelCovers(review, "/" + json::Pointer::EscapeToken(name))) left.push_back(name);
+  }
+  return left;
+}
+
+std::string EscapeForReview(std::string_view text, std::size_t& flagged) {
+  return EscapeText(text, true, flagged);
+}
+
+std::string RenderToolForReview(const json::Value& tool, std::size_t& flagged) {
+  std::string out;
+  auto text_field = [&](const char* label, const json::Value* value) {
+    if (value == nullptr) return;
+    out += label;
+    out += ": ";
+    out += value->is_string() ? EscapeText(value->get<std::string>(), true, flagged)
+                              : EscapeText(value->dump(), false, flagged);
+    out += "\n";
+  };
+  auto json_field = [&](const char* label, const char* member) {
+    auto it = tool.find(member);
+    if (it == tool.end()) return;
+    out += label;
+    out += ":\n";
+    out += EscapeText(it->dump(2, ' ', false), false, flagged);
+    out += "\n";
+  };
+  auto find = [&](const char* member) -> const json::Value* {
+    auto it = tool.find(member);
+    return it == tool.end() ? nullptr : &*it;
+  };
+  text_field("name", find("name"));
+  text_field("title", find("title"));
+  text_field("description", find("description"));
+  json_field("annotations", "annotations");
+  json_field("execution", "execution");
+  json_field("inputSchema", "inputSchema");
+  json_field("outputSchema", "outputSchema");
+  for (const auto& [member, value] : tool.items()) {
+    if (member == "name" || member == "title" || member == "description" ||
+        member == "annotations" || member == "execution" || member == "inputSchema" ||
+        member == "outputSchema") {
+      continue;
+    }
+    out += EscapeText(member, true, flagged) + ":\n" + EscapeText(value.dump(2, ' ', false), false, flagged) + "\n";
+  }
+  return out;
+}
+
+}  // namespace udon::manifest

@@ -1,0 +1,70 @@
+// Reviewer assertions (the proposal's "Reviewer assertions define the qualifying subset")
+// and input-channel classes: what a review must say, and what this installation accepts.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "json/json.h"
+#include "json/result.h"
+#include "manifest/manifest.h"
+#include "manifest/policy.h"
+
+namespace udon::manifest {
+
+enum class ChannelClass { kData, kInstruction, kAuthority };
+enum class Concurrency { kSafe, kSerialize };
+enum class SerializeScope { kTool, kServer };
+
+// A review that passed ValidateReview, in typed form.
+struct Review {
+  std::string reviewer;
+  Seconds reviewed_at = 0;
+  bool model_backed = false;
+  std::vector<std::string> side_effects;
+  Concurrency concurrency = Concurrency::kSafe;
+  SerializeScope serialize_scope = SerializeScope::kTool;
+  std::vector<std::pair<std::string, ChannelClass>> input_channels;  // pointer, class
+};
+
+const char* ChannelClassName(ChannelClass channel);
+
+// The Stage 1 rules, then local policy. Errors:
+//   review.incomplete  a required field or assertion is absent or malformed
+//   review.rejected    present but unacceptable (headless/independentCalls/
+//                      referenceBasedIO not true, concurrency not safe|serialize, a
+//                      channel class outside data|instruction|authority, model-backed or
+//                      side effects refused by policy)
+// Pointers are relative to the review object.
+Result<Review> ValidateReview(const json::Value& review, const Policy& policy);
+
+// Rules that need the reviewed Tool object: execution.taskSupport "required" is
+// catalog.task_required; every channel pointer must resolve in the inputSchema
+// (properties, items, prefixItems, additionalProperties, $ref to local $defs/definitions)
+// or the review is review.rejected.
+Status ValidateReviewAgainstTool(const Review& review, const json::Value& tool);
+
+// The selected tool, exactly once (catalog.tool_missing, catalog.tool_duplicate,
+// manifest.server_unknown).
+Result<ToolLocation> SelectTool(const Manifest& manifest, std::string_view server,
+                                std::string_view tool);
+
+// Top-level argument properties of the inputSchema that no channel covers (a channel
+// "" covers all of them).
+std::vector<std::string> UnclassifiedTopLevelArguments(const Review& review,
+                                                       const json::Value& tool);
+
+// True when the channel pointers cover `path` (the path itself or an ancestor).
+bool ChannelCovers(const Review& review, std::string_view argument_pointer);
+
+// For `review --show`: a string with invisible, bidi-control and tag code points (and
+// other format/control characters) replaced by visible \u{XXXX} escapes. `flagged`
+// counts replacements so the caller can warn.
+std::string EscapeForReview(std::string_view text, std::size_t& flagged);
+
+// The text a reviewer reads before approving: title, description, annotations, execution,
+// schemas (pretty JSON), with every string escaped by EscapeForReview.
+std::string RenderToolForReview(const json::Value& tool, std::size_t& flagged);
+
+}  // namespace udon::manifest
