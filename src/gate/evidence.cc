@@ -1,0 +1,57 @@
+#include "gate/evidence.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+
+namespace udon::gate {
+
+Result<std::unique_ptr<EvidenceWriter>> EvidenceWriter::Open(const std::string& path) {
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  if (fd < 0) return MakeError("evidence.write_failed", "cannot open the evidence file");
+  return std::unique_ptr<EvidenceWriter>(new EvidenceWriter(fd));
+}
+
+EvidenceWriter::~EvidenceWriter() { close(fd_); }
+
+Status EvidenceWriter::Append(const json::Value& record) {
+  const std::string line = record.dump(-1, ' ', false, json::Value::error_handler_t::replace) + "\n";
+  std::lock_guard<std::mutex> guard(mutex_);
+  while (flock(fd_, LOCK_EX) != 0) {
+    if (errno != EINTR) return MakeError("evidence.write_failed", "cannot lock the evidence file");
+  }
+  std::size_t written = 0;
+  bool failed = false;
+  while (written < line.size()) {
+    const ssize_t n = write(fd_, line.data() + written, line.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      failed = true;
+      break;
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  flock(fd_, LOCK_UN);
+  if (failed) return MakeError("evidence.write_failed", "cannot append to the evidence file");
+  return OkStatus();
+}
+
+std::string EvidenceTimestamp() {
+  const auto now = std::chrono::system_clock::now();
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
+  const std::time_t seconds = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  gmtime_r(&seconds, &tm);
+  char buffer[96];  // room for any int the format could print
+  std::snprintf(buffer, sizeof buffer, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                static_cast<int>(ms % 1000));
+  return buffer;
+}
+
+}  // namespace udon::gate

@@ -1,0 +1,123 @@
+// The gate: the proposal's "Freshness and drift" checks before every tools/call, and its
+// "Invocation and output semantics" after. Steps, in order, stopping at the first failure:
+//   1 digest     resolve and hash the manifest; compare with the pin (no connection yet)
+//   2 static     expiry, window, completeness, durable invalidation, review (Stage 1 +
+//                policy), taskSupport, outputs need an outputSchema, schema dialects
+//   3 connect    initialize with the recorded version; exact version and serverInfo
+//   4 list       exhaust tools/list (again if list_changed disturbed it); name once
+//   5 compare    canonical equality of the live and the reviewed Tool object
+//   6 arguments  validate against the reviewed inputSchema; list_changed since step 5?
+// then dispatch, with list_changed during the call making the outcome indeterminate.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gate/evidence.h"
+#include "json/json.h"
+#include "json/result.h"
+#include "manifest/instant.h"
+#include "manifest/policy.h"
+#include "mcp/client.h"
+#include "mcp/config.h"
+
+namespace udon::gate {
+
+// The four binding fields of x-openudon-mcp (manifest already resolved to a path).
+struct Binding {
+  std::string manifest_path;
+  std::string manifest_sha256;
+  std::string server;
+  std::string tool;
+};
+
+struct GateEnvironment {
+  const mcp::RuntimeConfig* config = nullptr;
+  manifest::Policy policy;
+  std::string state_dir;
+  EvidenceWriter* evidence = nullptr;  // optional
+  std::string command = "call";        // recorded in evidence
+  std::function<manifest::Seconds()> clock = manifest::NowSeconds;
+  // Contract 6: reuse a server's connection across calls in this process while it stays
+  // eligible. Off: a fresh connection per call.
+  bool reuse_connections = false;
+  // 0: policy.callTimeoutSeconds.
+  std::chrono::milliseconds call_timeout{0};
+  // How a connection is made; default: mcp::Client::Connect with the server's config.
+  // Tests substitute in-process transports.
+  std::function<Result<std::unique_ptr<mcp::Client>>(const mcp::ServerConfig&,
+                                                     const mcp::ClientOptions&)>
+      connect;
+  // Test seam: runs after each successful step, so a test can place an event exactly
+  // between two steps (e.g. list_changed after "compare", before dispatch).
+  std::function<void(const std::string& step, mcp::Connection& connection)> after_step;
+};
+
+struct CallOptions {
+  bool expect_output = false;
+  // Argument pointers bound from workflow expressions; each must be covered by a reviewed
+  // channel (review.unclassified_channel).
+  std::vector<std::string> bound_paths;
+};
+
+struct StepRecord {
+  std::string step;     // digest, static, connect, list, compare, arguments, dispatch
+  std::string outcome;  // "ok" or the refusal code
+  double milliseconds = 0;
+};
+
+struct GateResult {
+  std::optional<Error> error;  // nullopt: success
+  int exit_code = 0;
+  bool dispatched = false;
+  json::Value output;  // validated structuredContent when the call exposes one, else null
+  std::vector<StepRecord> steps;
+  json::Value evidence;  // the value-free record (also appended to the evidence file)
+
+  bool ok() const { return !error.has_value(); }
+};
+
+// The contract's exit status for a code (section 3 and 4).
+int ExitCodeFor(const std::string& code);
+
+class Gate {
+ public:
+  explicit Gate(GateEnvironment environment);
+  ~Gate();
+  Gate(const Gate&) = delete;
+  Gate& operator=(const Gate&) = delete;
+
+  // Every step live; calls nothing.
+  GateResult Verify(const Binding& binding);
+  // Every step, then tools/call.
+  GateResult Call(const Binding& binding, const json::Value& arguments, const CallOptions& options);
+
+ private:
+  struct Pooled;
+  struct Run;
+
+  GateResult Execute(const Binding& binding, const json::Value* arguments,
+                     const CallOptions& options);
+  Status StepDigest(Run& run);
+  Status StepStatic(Run& run);
+  Status StepConnect(Run& run);
+  Status StepList(Run& run);
+  Status StepCompare(Run& run);
+  Status StepArguments(Run& run);
+  Status Dispatch(Run& run);
+  Status CheckBindingEvents(Run& run, std::uint64_t after, bool during_call);
+  void Release(Run& run, bool keep);
+  void Finish(Run& run, GateResult& result);
+
+  GateEnvironment env_;
+  std::mutex pool_mutex_;
+  std::map<std::string, std::unique_ptr<Pooled>> pool_;
+};
+
+}  // namespace udon::gate
