@@ -1,0 +1,70 @@
+#include <unistd.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "cli/output.h"
+#include "cli/runtime.h"
+#include "json/file.h"
+#include "gate/gate.h"
+#include "manifest/capture.h"
+
+namespace udon::cli {
+namespace {
+
+struct CaptureCommandOptions {
+  std::vector<std::string> servers;
+  int expires_in_days = 7;
+  std::string output;
+  std::optional<std::string> protocol_version;
+  CommonOptions common;
+};
+
+int RunCapture(const CaptureCommandOptions& options) {
+  const bool json = options.common.json;
+  auto policy = LoadPolicy(options.common);
+  if (!policy.ok()) return ReportError(policy.error(), json, kExitInvalidInput);
+  auto config = LoadConfig(options.common);
+  if (!config.ok()) return ReportError(config.error(), json, kExitInvalidInput);
+
+  manifest::CaptureOptions capture;
+  capture.servers = options.servers;
+  capture.expires_in_days = options.expires_in_days;
+  capture.protocol_version = options.protocol_version;
+  if (isatty(STDERR_FILENO)) {
+    capture.on_progress = [](const std::string& server, std::size_t pages) {
+      if (pages > 1) std::fprintf(stderr, "captured %zu pages from %s\n", pages, server.c_str());
+    };
+  }
+  auto captured = manifest::Capture(*config, *policy, capture, manifest::NowSeconds());
+  if (!captured.ok()) return ReportError(captured.error(), json, gate::ExitCodeFor(captured.error().code));
+  Status written = json::WriteFileAtomic(options.output, captured->ToPrettyJson());
+  if (!written.ok()) return ReportError(written.error(), json, kExitInternal, options.output);
+  if (json) {
+    PrintJsonResult({{"manifest", options.output}, {"sha256", captured->sha256()},
+                     {"protocolVersion", *captured->protocol_version()}});
+  } else {
+    std::printf("%s %s\n", captured->sha256().c_str(), options.output.c_str());
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void RegisterCaptureCommand(CLI::App& app) {
+  auto options = std::make_shared<CaptureCommandOptions>();
+  CLI::App* command = app.add_subcommand(
+      "capture", "Initialize each server, exhaust tools/list, write a manifest (atomically)");
+  command->add_option("--server", options->servers, "Server key from the runtime configuration (repeatable)")
+      ->required();
+  command->add_option("--expires-in", options->expires_in_days, "Days until the review expires (default 7)");
+  command->add_option("--protocol-version", options->protocol_version,
+                      "Ask for this MCP protocol version (default: the newest supported)");
+  command->add_option("-o,--output", options->output, "Manifest file to write")->required();
+  AddCommonOptions(command, options->common);
+  SetAction(command, &options->common.json, [options] { return RunCapture(*options); });
+}
+
+}  // namespace udon::cli

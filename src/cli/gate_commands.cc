@@ -1,0 +1,129 @@
+// verify and call: the gate, live, from the command line.
+#include <memory>
+#include <string>
+
+#include "cli/commands.h"
+#include "cli/output.h"
+#include "cli/runtime.h"
+#include "gate/gate.h"
+#include "gate/state.h"
+#include "json/file.h"
+
+namespace udon::cli {
+namespace {
+
+struct GateCommandOptions {
+  std::string manifest;
+  std::string sha256;
+  std::string server;
+  std::string tool;
+  std::string args;
+  std::string args_file;
+  bool expect_output = false;
+  CommonOptions common;
+};
+
+struct PreparedGate {
+  mcp::RuntimeConfig config;
+  std::unique_ptr<gate::EvidenceWriter> evidence;
+  gate::GateEnvironment env;
+};
+
+// Loads everything a gate needs before any step runs; a usage or configuration problem
+// is exit 2. The configuration is optional here: a digest mismatch must be reported
+// without touching it, so an unknown server surfaces at the connect step.
+Result<std::unique_ptr<PreparedGate>> Prepare(const GateCommandOptions& o, const char* command) {
+  auto prepared = std::make_unique<PreparedGate>();
+  UDON_ASSIGN_OR_RETURN(prepared->env.policy, LoadPolicy(o.common));
+  auto config = LoadConfig(o.common);
+  if (!config.ok() && config.error().code != "config.unreadable") return std::move(config).error();
+  if (config.ok()) prepared->config = std::move(config).value();
+  UDON_ASSIGN_OR_RETURN(prepared->env.state_dir, gate::ResolveStateDir(o.common.state_dir));
+  UDON_ASSIGN_OR_RETURN(prepared->evidence, OpenEvidence(o.common));
+  prepared->env.config = &prepared->config;
+  prepared->env.evidence = prepared->evidence.get();
+  prepared->env.command = command;
+  if (o.common.timeout_seconds > 0) {
+    prepared->env.call_timeout = std::chrono::milliseconds(static_cast<long long>(o.common.timeout_seconds * 1000));
+  }
+  return prepared;
+}
+
+Result<json::Value> ReadArguments(const GateCommandOptions& o) {
+  if (!o.args.empty() && !o.args_file.empty()) {
+    return MakeError("usage.invalid", "--args and --args-file exclude each other");
+  }
+  if (o.args.empty() && o.args_file.empty()) return json::Value::object();  // absent body: {}
+  std::string text = o.args;
+  if (!o.args_file.empty()) {
+    UDON_ASSIGN_OR_RETURN(text, json::ReadFile(o.args_file, 16u << 20));
+  }
+  auto value = json::Parse(text);
+  if (!value.ok()) return value.error().WithCode("usage.invalid");
+  if (!value->is_object()) return MakeError("usage.invalid", "arguments must be a JSON object");
+  return value;
+}
+
+int Report(const gate::GateResult& result, const GateCommandOptions& o, bool call) {
+  if (!result.ok()) {
+    json::Value details = result.error->details;
+    details["steps"] = result.evidence["steps"];
+    Error error = *result.error;
+    error.details = std::move(details);
+    return ReportError(error, o.common.json, result.exit_code);
+  }
+  if (o.common.json) {
+    json::Value fields = {{"steps", result.evidence["steps"]}, {"manifestSha256", result.evidence["manifestSha256"]}};
+    if (call) fields["structuredContent"] = result.output;
+    PrintJsonResult(std::move(fields));
+  } else if (call) {
+    std::printf("%s\n", result.output.dump(2, ' ', false, json::Value::error_handler_t::replace).c_str());
+  } else {
+    std::printf("ok: %s/%s matches the reviewed manifest\n", o.server.c_str(), o.tool.c_str());
+  }
+  return kExitOk;
+}
+
+int RunGate(const GateCommandOptions& o, bool call) {
+  const bool json = o.common.json;
+  auto prepared = Prepare(o, call ? "call" : "verify");
+  if (!prepared.ok()) return ReportError(prepared.error(), json, gate::ExitCodeFor(prepared.error().code));
+  gate::Binding binding{o.manifest, o.sha256, o.server, o.tool};
+  gate::Gate gate((*prepared)->env);
+  if (!call) return Report(gate.Verify(binding), o, false);
+  auto arguments = ReadArguments(o);
+  if (!arguments.ok()) return ReportError(arguments.error(), json, kExitInvalidInput);
+  gate::CallOptions options;
+  options.expect_output = o.expect_output;
+  return Report(gate.Call(binding, *arguments, options), o, true);
+}
+
+CLI::App* AddGateOptions(CLI::App& app, const char* name, const char* help, GateCommandOptions& o) {
+  CLI::App* command = app.add_subcommand(name, help);
+  command->add_option("--manifest", o.manifest, "Reviewed manifest")->required();
+  command->add_option("--sha256", o.sha256, "The pinned manifestSha256")->required();
+  command->add_option("--server", o.server, "Server key")->required();
+  command->add_option("--tool", o.tool, "Tool name")->required();
+  AddCommonOptions(command, o.common);
+  return command;
+}
+
+}  // namespace
+
+void RegisterVerifyCommand(CLI::App& app) {
+  auto o = std::make_shared<GateCommandOptions>();
+  CLI::App* command = AddGateOptions(app, "verify", "Run the whole pre-call gate live; call nothing", *o);
+  SetAction(command, &o->common.json, [o] { return RunGate(*o, false); });
+}
+
+void RegisterCallCommand(CLI::App& app) {
+  auto o = std::make_shared<GateCommandOptions>();
+  CLI::App* command = AddGateOptions(app, "call", "One gated tools/call; prints validated structuredContent", *o);
+  command->add_option("--args", o->args, "Arguments as a JSON object");
+  command->add_option("--args-file", o->args_file, "Arguments from a file (- for stdin)");
+  command->add_flag("--expect-output", o->expect_output,
+                    "Require structuredContent valid against the reviewed outputSchema");
+  SetAction(command, &o->common.json, [o] { return RunGate(*o, true); });
+}
+
+}  // namespace udon::cli

@@ -1,0 +1,36 @@
+// Options that every gate-facing command shares (contract section 2, "Common flags") and
+// the runtime objects they resolve to.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "gate/evidence.h"
+#include "json/result.h"
+#include "manifest/policy.h"
+#include "mcp/config.h"
+
+namespace udon::cli {
+
+struct CommonOptions {
+  std::optional<std::string> config;
+  std::optional<std::string> policy;
+  std::optional<std::string> state_dir;
+  std::optional<std::string> evidence;
+  double timeout_seconds = 0;  // 0: the policy's callTimeoutSeconds
+  bool json = false;
+};
+
+void AddCommonOptions(CLI::App* command, CommonOptions& options);
+
+// The policy (defaults without --policy). Errors: policy.invalid, io.unreadable.
+Result<manifest::Policy> LoadPolicy(const CommonOptions& options);
+// The runtime configuration by the contract's lookup order.
+Result<mcp::RuntimeConfig> LoadConfig(const CommonOptions& options);
+// The evidence writer when --evidence was given, else nullptr.
+Result<std::unique_ptr<gate::EvidenceWriter>> OpenEvidence(const CommonOptions& options);
+
+}  // namespace udon::cli

@@ -1,0 +1,111 @@
+#include "manifest/capture.h"
+
+#include <set>
+
+namespace udon::manifest {
+namespace {
+
+constexpr const char* kListChanged = "notifications/tools/list_changed";
+
+struct CapturedServer {
+  std::string protocol_version;
+  json::Value server_info;
+  std::vector<json::Value> pages;
+};
+
+// Lists until a listing completes with no list_changed arriving during it.
+Result<std::vector<json::Value>> StableListing(mcp::Client& client, const Policy& policy,
+                                               const std::string& key, const CaptureOptions& options) {
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    auto listing = client.ListAllTools(policy.max_pages);
+    if (!listing.ok()) {
+      if (listing.error().code == "catalog.pagination_invalid") return std::move(listing).error();
+      Error error = MakeError("server.connect_failed", "the tools/list capture failed");
+      error.details["cause"] = listing.error().code;
+      return error;
+    }
+    bool disturbed = false;
+    for (const auto& event : client.connection().EventsSince(listing->sequence_before)) {
+      if (event.sequence > listing->sequence_after) break;
+      if (event.kind == mcp::EventKind::kNotification && event.method == kListChanged) disturbed = true;
+    }
+    if (!disturbed) {
+      if (options.on_progress) options.on_progress(key, listing->pages.size());
+      return std::move(listing->pages);
+    }
+  }
+  return MakeError("catalog.unstable", "list_changed kept arriving during 3 listings in a row");
+}
+
+Result<CapturedServer> CaptureServer(const mcp::RuntimeConfig& config, const Policy& policy,
+                                     const std::string& key, const CaptureOptions& options) {
+  UDON_ASSIGN_OR_RETURN(mcp::ServerConfig server, config.Find(key));
+  mcp::ClientOptions client_options;
+  client_options.request_timeout = std::chrono::seconds(policy.call_timeout_seconds);
+  client_options.max_message_bytes = policy.max_message_bytes;
+  auto client = options.connect ? options.connect(server, client_options)
+                                : mcp::Client::Connect(server, client_options);
+  if (!client.ok()) {
+    Error error = MakeError("server.connect_failed", "the server could not be started or reached");
+    error.details = {{"server", key}, {"cause", client.error().code}};
+    return error;
+  }
+  mcp::Client& c = **client;
+  auto init = c.Initialize(options.protocol_version.value_or(std::string(mcp::kLatestProtocolVersion)));
+  if (!init.ok()) {
+    c.Close();
+    if (init.error().code == "server.protocol_version_mismatch") return std::move(init).error();
+    Error error = MakeError("server.connect_failed", "initialize failed");
+    error.details = {{"server", key}, {"cause", init.error().code}};
+    return error;
+  }
+  if (options.protocol_version && init->protocol_version != *options.protocol_version) {
+    c.Close();
+    Error error = MakeError("server.protocol_version_mismatch",
+                            "the server negotiated another protocol version than the one asked for");
+    error.details = {{"server", key}, {"requested", *options.protocol_version}, {"negotiated", init->protocol_version}};
+    return error;
+  }
+  auto pages = StableListing(c, policy, key, options);
+  c.Close();
+  if (!pages.ok()) return std::move(pages).error();
+  return CapturedServer{init->protocol_version, init->server_info, std::move(pages).value()};
+}
+
+}  // namespace
+
+Result<Manifest> Capture(const mcp::RuntimeConfig& config, const Policy& policy,
+                         const CaptureOptions& options, Seconds now) {
+  if (options.servers.empty()) return MakeError("usage.invalid", "name at least one --server");
+  if (std::set<std::string>(options.servers.begin(), options.servers.end()).size() != options.servers.size()) {
+    return MakeError("usage.invalid", "a server is named twice");
+  }
+  if (options.expires_in_days < 1) return MakeError("usage.invalid", "--expires-in must be at least 1 day");
+  if (options.expires_in_days > policy.max_review_window_days) {
+    Error error = MakeError("manifest.window_exceeds_policy",
+                            "the requested expiry exceeds the policy's maxReviewWindowDays");
+    error.details["maxReviewWindowDays"] = policy.max_review_window_days;
+    return error;
+  }
+  json::Value document = {{"profile", std::string(kManifestProfile)},
+                          {"capturedAt", FormatInstant(now)},
+                          {"expiresAt", FormatInstant(now + options.expires_in_days * kSecondsPerDay)},
+                          {"servers", json::Value::object()}};
+  for (const std::string& key : options.servers) {
+    UDON_ASSIGN_OR_RETURN(CapturedServer captured, CaptureServer(config, policy, key, options));
+    if (document.contains("protocolVersion") && document["protocolVersion"] != captured.protocol_version) {
+      Error error = MakeError("server.protocol_version_mismatch",
+                              "servers in one manifest must negotiate the same protocol version");
+      error.details = {{"server", key}, {"negotiated", captured.protocol_version},
+                       {"manifest", document["protocolVersion"]}};
+      return error;
+    }
+    document["protocolVersion"] = captured.protocol_version;
+    document["servers"][key] = {{"serverInfo", std::move(captured.server_info)},
+                                {"toolPages", std::move(captured.pages)},
+                                {"reviews", json::Value::object()}};
+  }
+  return Manifest::FromValue(std::move(document));
+}
+
+}  // namespace udon::manifest

@@ -1,0 +1,36 @@
+// Capture (the proposal's "Capture and hashing", rules 1-3): one connection per server,
+// the negotiated protocolVersion, the complete serverInfo, and every tools/list page
+// result intact and in order. Nothing is written unless every server was captured whole.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "json/result.h"
+#include "manifest/manifest.h"
+#include "manifest/policy.h"
+#include "mcp/client.h"
+#include "mcp/config.h"
+
+namespace udon::manifest {
+
+struct CaptureOptions {
+  std::vector<std::string> servers;        // keys in the runtime configuration
+  int expires_in_days = 7;
+  std::optional<std::string> protocol_version;  // ask for this one; default: the newest
+  std::function<void(const std::string& server, std::size_t pages)> on_progress;
+  // How a connection is made (tests substitute); default mcp::Client::Connect.
+  std::function<Result<std::unique_ptr<mcp::Client>>(const mcp::ServerConfig&, const mcp::ClientOptions&)>
+      connect;
+};
+
+// Errors: config.server_unknown, server.connect_failed, server.protocol_version_mismatch
+// (servers negotiated different versions), catalog.pagination_invalid, catalog.unstable
+// (list_changed disturbed 3 listings in a row), manifest.window_exceeds_policy (expiry
+// beyond the policy maximum), usage.invalid.
+Result<Manifest> Capture(const mcp::RuntimeConfig& config, const Policy& policy,
+                         const CaptureOptions& options, Seconds now);
+
+}  // namespace udon::manifest

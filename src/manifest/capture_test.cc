@@ -1,0 +1,120 @@
+#include "manifest/capture.h"
+
+#include <atomic>
+
+#include <gtest/gtest.h>
+
+#include "manifest/diff.h"
+#include "mcp/memory_transport.h"
+
+namespace udon::manifest {
+namespace {
+
+using mcp::Message;
+
+struct ScriptedServer {
+  std::string version = "2025-11-25";
+  json::Value server_info = {{"name", "demo"}, {"version", "1.0.0"}, {"title", "Demo"}};
+  std::vector<json::Value> pages = {
+      {{"tools", {{{"name", "a"}, {"inputSchema", {{"type", "object"}}}}}}, {"nextCursor", "c1"}},
+      {{"tools", {{{"name", "b"}, {"inputSchema", {{"type", "object"}}}}}}, {"_meta", {{"x/y", 1}}}}};
+  int disturb_listings = 0;  // send list_changed during this many listings
+  std::atomic<int> listings{0};
+
+  void Handle(const Message& m, mcp::MemoryPeer& p) {
+    if (m.kind != mcp::MessageKind::kRequest) return;
+    if (m.method == "initialize") {
+      p.Send(mcp::MakeResult(m.id, {{"protocolVersion", version}, {"capabilities", {{"tools", json::Value::object()}}},
+                                    {"serverInfo", server_info}}));
+    } else if (m.method == "tools/list") {
+      const bool first = !m.params.is_object() || !m.params.contains("cursor");
+      if (first) ++listings;
+      if (first && listings <= disturb_listings) p.Send(mcp::MakeNotification("notifications/tools/list_changed"));
+      p.Send(mcp::MakeResult(m.id, first ? pages[0] : pages[1]));
+    }
+  }
+};
+
+class CaptureTest : public ::testing::Test {
+ protected:
+  CaptureTest() {
+    for (const char* key : {"one", "two"}) config_.servers[key].key = key;
+  }
+
+  CaptureOptions Options(std::vector<std::string> servers) {
+    CaptureOptions options;
+    options.servers = std::move(servers);
+    options.connect = [this](const mcp::ServerConfig& server, const mcp::ClientOptions& client_options) {
+      ScriptedServer* target = server.key == "one" ? &one_ : &two_;
+      auto client = std::make_unique<mcp::Client>(
+          std::make_unique<mcp::MemoryTransport>([target](const Message& m, mcp::MemoryPeer& p) { target->Handle(m, p); }),
+          client_options);
+      Status started = client->Start();
+      if (!started.ok()) return Result<std::unique_ptr<mcp::Client>>(std::move(started).error());
+      return Result<std::unique_ptr<mcp::Client>>(std::move(client));
+    };
+    return options;
+  }
+
+  mcp::RuntimeConfig config_;
+  ScriptedServer one_, two_;
+  const Seconds now_ = *ParseInstant("2026-11-30T10:00:00Z");
+};
+
+TEST_F(CaptureTest, RecordsEveryPageIntactWithVersionAndServerInfo) {
+  auto manifest = Capture(config_, Policy{}, Options({"one", "two"}), now_);
+  ASSERT_TRUE(manifest.ok()) << manifest.error().Describe();
+  const json::Value& doc = manifest->document();
+  EXPECT_EQ(doc["protocolVersion"], "2025-11-25");
+  EXPECT_EQ(doc["capturedAt"], "2026-11-30T10:00:00Z");
+  EXPECT_EQ(doc["expiresAt"], "2026-12-07T10:00:00Z");
+  EXPECT_EQ(doc["servers"]["one"]["serverInfo"], one_.server_info);
+  EXPECT_EQ(doc["servers"]["one"]["toolPages"], json::Value(one_.pages));  // nextCursor and _meta kept
+  EXPECT_TRUE(manifest->CheckCaptureComplete().ok());
+}
+
+TEST_F(CaptureTest, CapturingTwiceDiffersOnlyInTheInstants) {
+  auto first = Capture(config_, Policy{}, Options({"one"}), now_);
+  auto second = Capture(config_, Policy{}, Options({"one"}), now_ + 60);
+  ASSERT_TRUE(first.ok() && second.ok());
+  ManifestDiff diff = DiffManifests(*first, *second);
+  EXPECT_TRUE(diff.servers.empty());
+  ASSERT_EQ(diff.top_level.size(), 2u);
+  EXPECT_EQ(diff.top_level[0].pointer, "/capturedAt");
+  EXPECT_EQ(diff.top_level[1].pointer, "/expiresAt");
+}
+
+TEST_F(CaptureTest, ADisturbedListingStartsOverAndThreeAreUnstable) {
+  one_.disturb_listings = 2;
+  auto manifest = Capture(config_, Policy{}, Options({"one"}), now_);
+  ASSERT_TRUE(manifest.ok()) << manifest.error().Describe();
+  EXPECT_EQ(one_.listings.load(), 3);
+  one_.listings = 0;
+  one_.disturb_listings = 3;
+  EXPECT_EQ(Capture(config_, Policy{}, Options({"one"}), now_).error().code, "catalog.unstable");
+}
+
+TEST_F(CaptureTest, ACursorLoopIsRefused) {
+  one_.pages[1]["nextCursor"] = "c1";
+  EXPECT_EQ(Capture(config_, Policy{}, Options({"one"}), now_).error().code, "catalog.pagination_invalid");
+}
+
+TEST_F(CaptureTest, ServersMustAgreeOnTheProtocolVersion) {
+  two_.version = "2025-06-18";
+  EXPECT_EQ(Capture(config_, Policy{}, Options({"one", "two"}), now_).error().code,
+            "server.protocol_version_mismatch");
+  CaptureOptions asked = Options({"one"});
+  asked.protocol_version = "2025-06-18";  // one_ answers 2025-11-25 regardless
+  EXPECT_EQ(Capture(config_, Policy{}, asked, now_).error().code, "server.protocol_version_mismatch");
+}
+
+TEST_F(CaptureTest, RefusesExpiryBeyondPolicyAndUnknownServers) {
+  CaptureOptions options = Options({"one"});
+  options.expires_in_days = 31;
+  EXPECT_EQ(Capture(config_, Policy{}, options, now_).error().code, "manifest.window_exceeds_policy");
+  EXPECT_EQ(Capture(config_, Policy{}, Options({"three"}), now_).error().code, "config.server_unknown");
+  EXPECT_EQ(Capture(config_, Policy{}, Options({}), now_).error().code, "usage.invalid");
+}
+
+}  // namespace
+}  // namespace udon::manifest
