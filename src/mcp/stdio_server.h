@@ -1,0 +1,21 @@
+// MCP over stdio, server side: newline-delimited JSON-RPC on two file descriptors. Only MCP
+// messages are written to the output; diagnostics belong on stderr.
+#pragma once
+
+#include "mcp/jsonrpc.h"
+#include "mcp/server.h"
+
+namespace udon::mcp {
+
+struct StdioServerOptions {
+  int in_fd = 0;
+  int out_fd = 1;
+  MessageLimits limits;
+};
+
+// Serves one session until the input ends, then waits for calls still running. Tool calls
+// run on their own threads so that pings and cancellations keep flowing meanwhile. Frames
+// that are not valid JSON-RPC are answered with a JSON-RPC error without an id.
+void RunStdioServer(Server& server, const StdioServerOptions& options = {});
+
+}  // namespace udon::mcp
