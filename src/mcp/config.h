@@ -1,0 +1,68 @@
+// Runtime configuration (contract 1.3): where and how to reach each MCP server.
+//
+//   { "mcpServers": { "<key>": {"command", "args", "env", "cwd"} | {"url", "headers"} } }
+//   { "servers":    { "<key>": {"type": "stdio"|"http", ...} } }
+//
+// ${env:NAME} expands in args, env, cwd, url and headers. Values from the environment and
+// header values are secrets: no error, log or Describe() ever contains them.
+//
+// Error codes: config.unreadable (the file cannot be read), config.invalid (not JSON, bad
+// shape, unset variable: details.variable names it), config.server_unknown.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "json/result.h"
+
+namespace udon::mcp {
+
+enum class ServerType { kStdio, kHttp };
+
+// Deliberately without operator<<: use Describe(), which never shows secret values.
+struct ServerConfig {
+  std::string key;
+  ServerType type = ServerType::kStdio;
+  // stdio
+  std::string command;
+  std::vector<std::string> args;
+  std::vector<std::pair<std::string, std::string>> env;  // added to the inherited env
+  std::string cwd;                                       // empty: inherit
+  // http
+  std::string url;
+  std::vector<std::pair<std::string, std::string>> headers;
+
+  // "stdio server 'k': command node, 2 args, env TOKEN" / "http server 'k': 127.0.0.1:8080,
+  // headers Authorization" — names and shapes, never values.
+  std::string Describe() const;
+};
+
+struct RuntimeConfig {
+  std::string path;  // where it was loaded from ("" when parsed from text)
+  std::map<std::string, ServerConfig> servers;
+
+  Result<ServerConfig> Find(std::string_view key) const;
+};
+
+// Returns the value of an environment variable, or nullopt when unset.
+using EnvLookup = std::function<std::optional<std::string>(const std::string& name)>;
+EnvLookup ProcessEnv();
+
+// Parses configuration text. Relative cwd values resolve against base_dir.
+Result<RuntimeConfig> ParseRuntimeConfig(std::string_view text, const EnvLookup& env,
+                                         const std::string& base_dir = ".");
+
+// Lookup order: flag_path (--config), then $UDON_MCP_CONFIG, then ./mcp.json.
+std::string ResolveConfigPath(const std::optional<std::string>& flag_path, const EnvLookup& env);
+Result<RuntimeConfig> LoadRuntimeConfig(const std::optional<std::string>& flag_path,
+                                        const EnvLookup& env);
+
+// Expands every ${env:NAME} in text.
+Result<std::string> ExpandEnv(std::string_view text, const EnvLookup& env);
+
+}  // namespace udon::mcp

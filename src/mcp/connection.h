@@ -1,0 +1,123 @@
+// The JSON-RPC engine of the client: request ids, response correlation, per-request
+// timeouts (with notifications/cancelled), answers to server requests, and an event log
+// with monotonic sequence numbers over one Transport.
+//
+// Error codes (component-internal, besides the transport's, see transport.h):
+//   mcp.timeout        no response within the timeout; notifications/cancelled was sent
+//                      (never for initialize) and the transport told to abandon it
+//   mcp.disconnected   the connection ended while the request was pending, or before it
+//                      was sent; details.cause holds the transport's code
+//   mcp.closed         the connection was closed locally
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "json/result.h"
+#include "mcp/jsonrpc.h"
+#include "mcp/transport.h"
+
+namespace udon::mcp {
+
+enum class EventKind {
+  kNotification,      // a server notification: method, params
+  kServerRequest,     // a server request other than ping, refused with -32601: method
+  kPing,              // a server ping, answered {}
+  kIgnoredResponse,   // a response with an unknown or expired id (late), ignored: id
+  kRequestFailed,     // the transport failed one of our requests: error
+  kDisconnected,      // the connection ended: error
+};
+
+struct Event {
+  std::uint64_t sequence = 0;  // 1, 2, 3, ... in arrival order on this connection
+  EventKind kind = EventKind::kNotification;
+  std::string method;          // kNotification, kServerRequest, kPing
+  json::Value id;              // kServerRequest, kPing, kIgnoredResponse
+  json::Value params;          // kNotification
+  std::optional<Error> error;  // kRequestFailed, kDisconnected
+};
+
+std::string_view EventKindName(EventKind kind);
+
+struct ConnectionOptions {
+  std::chrono::milliseconds default_timeout{60'000};
+  // The oldest events are dropped beyond this many; first_retained_sequence() tells.
+  std::size_t max_events = 100'000;
+};
+
+// A response to one of our requests, and where it fell in the event sequence: events with
+// sequence in (sequence_at_send, sequence_at_response] arrived while it was in flight.
+struct Response {
+  Message message;  // kResult or kError
+  std::uint64_t sequence_at_send = 0;
+  std::uint64_t sequence_at_response = 0;
+};
+
+class Connection {
+ public:
+  Connection(std::unique_ptr<Transport> transport, ConnectionOptions options = {});
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  Status Start();
+
+  // Sends a request and waits for its response (result or JSON-RPC error). A timeout of
+  // zero uses the default. Fails with mcp.timeout / mcp.disconnected / mcp.closed /
+  // mcp.send_failed; details.sequenceAtSend says where the request started.
+  Result<Response> Request(const std::string& method, json::Value params = nullptr,
+                           std::chrono::milliseconds timeout = std::chrono::milliseconds{0},
+                           bool cancellable = true);
+  Status Notify(const std::string& method, json::Value params = nullptr);
+
+  Transport& transport() { return *transport_; }
+
+  // The sequence number of the latest event (0 before any).
+  std::uint64_t LastSequence() const;
+  std::uint64_t FirstRetainedSequence() const;
+  // Events with sequence > after, oldest first.
+  std::vector<Event> EventsSince(std::uint64_t after) const;
+  // Waits until an event with sequence > after exists or the timeout passes; true if one does.
+  bool WaitForEventAfter(std::uint64_t after, std::chrono::milliseconds timeout) const;
+  std::size_t ignored_responses() const;
+  bool connected() const;
+
+  // Closes the transport; pending requests fail with mcp.closed. Idempotent.
+  void Close();
+
+ private:
+  struct Pending {
+    std::optional<Message> response;
+    std::optional<Error> failure;
+    std::uint64_t sequence_at_response = 0;
+  };
+
+  void OnMessage(Message message);
+  void OnRequestFailed(const json::Value& id, Error error);
+  void OnClosed(Error error);
+  void AppendEventLocked(Event event);
+  void FailAllLocked(const Error& error);
+
+  std::unique_ptr<Transport> transport_;
+  ConnectionOptions options_;
+  mutable std::mutex mutex_;
+  mutable std::condition_variable changed_;
+  std::int64_t next_id_ = 1;
+  std::map<std::int64_t, std::shared_ptr<Pending>> pending_;
+  std::deque<Event> events_;
+  std::uint64_t last_sequence_ = 0;
+  std::size_t ignored_responses_ = 0;
+  std::optional<Error> closed_;
+  bool started_ = false;
+};
+
+}  // namespace udon::mcp

@@ -1,0 +1,297 @@
+#include "mcp/stdio_transport.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <map>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+extern char** environ;
+
+namespace udon::mcp {
+namespace {
+
+constexpr int kPollSliceMs = 100;
+
+struct Pipe {
+  int read = -1;
+  int write = -1;
+};
+
+bool OpenPipe(Pipe& pipe) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return false;
+  pipe.read = fds[0];
+  pipe.write = fds[1];
+  return true;
+}
+
+void CloseFd(int& fd) {
+  if (fd >= 0) close(fd);
+  fd = -1;
+}
+
+std::vector<std::string> ChildEnvironment(const ServerConfig& server) {
+  std::map<std::string, std::string> merged;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    std::string text(*entry);
+    auto eq = text.find('=');
+    if (eq != std::string::npos) merged[text.substr(0, eq)] = text.substr(eq + 1);
+  }
+  for (const auto& [name, value] : server.env) merged[name] = value;
+  std::vector<std::string> out;
+  for (const auto& [name, value] : merged) out.push_back(name + "=" + value);
+  return out;
+}
+
+std::vector<char*> Pointers(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (auto& s : strings) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+// In the child between fork and exec: only async-signal-safe calls.
+[[noreturn]] void ExecChild(pid_t parent, int in_fd, int out_fd, int err_fd, int status_fd,
+                            const char* cwd, char** argv, char** envp) {
+  setpgid(0, 0);
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  // The parent may have died before prctl took effect.
+  if (getppid() != parent) _exit(127);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  signal(SIGPIPE, SIG_DFL);
+  if (dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0) {
+    int error = errno;
+    (void)!write(status_fd, &error, sizeof error);
+    _exit(127);
+  }
+  if (cwd != nullptr && chdir(cwd) != 0) {
+    int error = errno;
+    (void)!write(status_fd, &error, sizeof error);
+    _exit(127);
+  }
+  environ = envp;
+  execvp(argv[0], argv);
+  int error = errno;
+  (void)!write(status_fd, &error, sizeof error);
+  _exit(127);
+}
+
+}  // namespace
+
+StdioTransport::StdioTransport(ServerConfig server, StdioOptions options)
+    : server_(std::move(server)), options_(options) {}
+
+StdioTransport::~StdioTransport() { Close(); }
+
+Status StdioTransport::Start(TransportCallbacks callbacks) {
+  static std::once_flag ignore_sigpipe;
+  std::call_once(ignore_sigpipe, [] { signal(SIGPIPE, SIG_IGN); });
+  callbacks_ = std::move(callbacks);
+
+  std::vector<std::string> args{server_.command};
+  args.insert(args.end(), server_.args.begin(), server_.args.end());
+  std::vector<std::string> env = ChildEnvironment(server_);
+  auto argv = Pointers(args);
+  auto envp = Pointers(env);
+  const char* cwd = server_.cwd.empty() ? nullptr : server_.cwd.c_str();
+
+  Pipe in, out, err, status;
+  if (!OpenPipe(in) || !OpenPipe(out) || !OpenPipe(err) || !OpenPipe(status)) {
+    for (Pipe* p : {&in, &out, &err, &status}) {
+      CloseFd(p->read);
+      CloseFd(p->write);
+    }
+    return udon::MakeError("mcp.spawn_failed", "could not create pipes");
+  }
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid == 0) {
+    ExecChild(parent, in.read, out.write, err.write, status.write, cwd, argv.data(),
+              envp.data());
+  }
+  CloseFd(in.read);
+  CloseFd(out.write);
+  CloseFd(err.write);
+  CloseFd(status.write);
+  if (pid < 0) {
+    CloseFd(in.write);
+    CloseFd(out.read);
+    CloseFd(err.read);
+    CloseFd(status.read);
+    return udon::MakeError("mcp.spawn_failed", "fork failed");
+  }
+  setpgid(pid, pid);  // also from the parent: no window where the group does not exist
+  pid_ = pid;
+  stdin_fd_ = in.write;
+  stdout_fd_ = out.read;
+  stderr_fd_ = err.read;
+
+  int child_errno = 0;
+  ssize_t got;
+  do {
+    got = read(status.read, &child_errno, sizeof child_errno);
+  } while (got < 0 && errno == EINTR);
+  CloseFd(status.read);
+  if (got == static_cast<ssize_t>(sizeof child_errno)) {
+    closing_ = true;
+    waitpid(pid_, nullptr, 0);
+    reaped_ = true;
+    CloseFd(stdin_fd_);
+    CloseFd(stdout_fd_);
+    CloseFd(stderr_fd_);
+    Error error = udon::MakeError("mcp.spawn_failed", "the server command could not be executed");
+    error.details["errno"] = child_errno;
+    return error;
+  }
+  fcntl(stdin_fd_, F_SETFL, fcntl(stdin_fd_, F_GETFL) | O_NONBLOCK);
+  stdout_reader_ = std::thread([this] { ReadStdout(); });
+  stderr_reader_ = std::thread([this] { ReadStderr(); });
+  return OkStatus();
+}
+
+Status StdioTransport::Send(const Message& message) {
+  std::string frame = SerializeMessage(message);
+  frame.push_back('\n');
+  std::lock_guard lock(write_mutex_);
+  std::size_t written = 0;
+  while (written < frame.size()) {
+    if (closing_ || failed_ || stdin_fd_ < 0) {
+      return udon::MakeError("mcp.send_failed", "the server's stdin is closed");
+    }
+    ssize_t n = write(stdin_fd_, frame.data() + written, frame.size() - written);
+    if (n > 0) {
+      written += static_cast<std::size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      // A server that does not read its stdin must not block us forever.
+      pollfd pfd{stdin_fd_, POLLOUT, 0};
+      poll(&pfd, 1, kPollSliceMs);
+      continue;
+    }
+    return udon::MakeError("mcp.send_failed", "writing to the server's stdin failed");
+  }
+  return OkStatus();
+}
+
+void StdioTransport::ReadStdout() {
+  std::string line;
+  char buffer[64 * 1024];
+  while (!stopping_) {
+    pollfd pfd{stdout_fd_, POLLIN, 0};
+    int ready = poll(&pfd, 1, kPollSliceMs);
+    if (ready == 0 || (ready < 0 && errno == EINTR)) continue;
+    ssize_t n = read(stdout_fd_, buffer, sizeof buffer);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (n <= 0) {
+      Fail(udon::MakeError("mcp.server_exited", "the server closed its output"));
+      return;
+    }
+    std::string_view chunk(buffer, static_cast<std::size_t>(n));
+    while (!chunk.empty()) {
+      const std::size_t newline = chunk.find('\n');
+      const std::size_t take = newline == std::string_view::npos ? chunk.size() : newline;
+      if (line.size() + take > options_.max_message_bytes) {
+        Fail(udon::MakeError("mcp.message_too_large", "a message exceeds the size limit"));
+        return;
+      }
+      line.append(chunk.substr(0, take));
+      if (newline == std::string_view::npos) break;
+      chunk.remove_prefix(newline + 1);
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      if (line.empty()) continue;
+      auto message = ParseFrame(line, options_.max_message_bytes);
+      line.clear();
+      if (!message.ok()) {
+        Fail(std::move(message).error());
+        return;
+      }
+      callbacks_.on_message(std::move(message).value());
+    }
+  }
+}
+
+void StdioTransport::ReadStderr() {
+  char buffer[16 * 1024];
+  while (!stopping_) {
+    pollfd pfd{stderr_fd_, POLLIN, 0};
+    int ready = poll(&pfd, 1, kPollSliceMs);
+    if (ready == 0 || (ready < 0 && errno == EINTR)) continue;
+    ssize_t n = read(stderr_fd_, buffer, sizeof buffer);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (n <= 0) return;
+    std::lock_guard lock(stderr_mutex_);
+    stderr_ring_.append(buffer, static_cast<std::size_t>(n));
+    if (stderr_ring_.size() > options_.stderr_buffer_bytes) {
+      stderr_ring_.erase(0, stderr_ring_.size() - options_.stderr_buffer_bytes);
+    }
+  }
+}
+
+void StdioTransport::Fail(Error error) {
+  if (failed_.exchange(true) || closing_) return;
+  callbacks_.on_closed(std::move(error));
+}
+
+std::string StdioTransport::stderr_tail() const {
+  std::lock_guard lock(stderr_mutex_);
+  return stderr_ring_;
+}
+
+bool StdioTransport::WaitExit(std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    siginfo_t info{};
+    // WNOWAIT: the leader stays a zombie, so its group id cannot be reused before the
+    // final group kill.
+    if (waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+        info.si_pid == pid_) {
+      return true;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+void StdioTransport::Terminate() {
+  {
+    std::lock_guard lock(write_mutex_);
+    CloseFd(stdin_fd_);
+  }
+  if (!WaitExit(options_.shutdown_grace)) {
+    kill(-pid_, SIGTERM);
+    if (!WaitExit(options_.shutdown_grace)) kill(-pid_, SIGKILL);
+  }
+  // Whatever else is left in the group (grandchildren) goes too.
+  kill(-pid_, SIGKILL);
+  while (waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
+  }
+  reaped_ = true;
+}
+
+void StdioTransport::Close() {
+  std::lock_guard lock(close_mutex_);
+  closing_ = true;
+  // The readers keep draining while the server shuts down, so it never blocks on output.
+  if (pid_ > 0 && !reaped_) Terminate();
+  stopping_ = true;
+  if (stdout_reader_.joinable()) stdout_reader_.join();
+  if (stderr_reader_.joinable()) stderr_reader_.join();
+  std::lock_guard write_lock(write_mutex_);
+  CloseFd(stdin_fd_);
+  CloseFd(stdout_fd_);
+  CloseFd(stderr_fd_);
+}
+
+}  // namespace udon::mcp

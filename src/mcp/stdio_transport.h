@@ -1,0 +1,80 @@
+// stdio transport: spawns the server in its own process group and speaks newline-
+// delimited JSON-RPC over its stdin/stdout.
+//
+// - The child gets PR_SET_PDEATHSIG(SIGKILL), so it dies with the thread that spawned it
+//   (spawn from a long-lived thread: Linux ties the signal to the forking thread).
+// - Every descriptor is close-on-exec; the child inherits only its three pipes.
+// - stdout is read by one thread; a line longer than max_message_bytes is never buffered
+//   whole: reading stops and the connection fails with mcp.message_too_large.
+// - A stdout line that is not a JSON-RPC message fails the connection closed
+//   (mcp.malformed_message): the spec reserves stdout for MCP messages, and a server that
+//   writes anything else cannot be trusted to frame the rest. Empty lines are skipped.
+// - stderr is drained by another thread into a bounded ring buffer (the newest bytes).
+//   It may contain secrets, so it is never logged; stderr_tail() exposes it on request.
+// - Close(): close stdin, wait the grace period for exit, SIGTERM the group, wait again,
+//   SIGKILL the group, reap. The group is killed before the leader is reaped, so no
+//   grandchild survives either.
+// - SIGPIPE is set to SIG_IGN process-wide when the first server is spawned, so a server
+//   that closed its stdin cannot kill us on write.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "mcp/config.h"
+#include "mcp/transport.h"
+
+namespace udon::mcp {
+
+struct StdioOptions {
+  std::size_t max_message_bytes = kDefaultMaxMessageBytes;
+  std::size_t stderr_buffer_bytes = 64 * 1024;
+  std::chrono::milliseconds shutdown_grace{2'000};
+};
+
+class StdioTransport : public Transport {
+ public:
+  StdioTransport(ServerConfig server, StdioOptions options = {});
+  ~StdioTransport() override;
+
+  Status Start(TransportCallbacks callbacks) override;
+  Status Send(const Message& message) override;
+  void Close() override;
+
+  pid_t pid() const { return pid_; }
+  // The newest stderr bytes. Diagnostics only: may contain secrets.
+  std::string stderr_tail() const;
+
+ private:
+  void ReadStdout();
+  void ReadStderr();
+  void Fail(Error error);
+  bool WaitExit(std::chrono::milliseconds timeout);
+  void Terminate();
+
+  ServerConfig server_;
+  StdioOptions options_;
+  TransportCallbacks callbacks_;
+  pid_t pid_ = -1;
+  int stdin_fd_ = -1;
+  int stdout_fd_ = -1;
+  int stderr_fd_ = -1;
+  std::mutex write_mutex_;
+  std::mutex close_mutex_;
+  std::atomic<bool> closing_{false};   // Close() began: no more callbacks or sends
+  std::atomic<bool> stopping_{false};  // the readers stop
+  std::atomic<bool> failed_{false};
+  bool reaped_ = false;
+  std::thread stdout_reader_;
+  std::thread stderr_reader_;
+  mutable std::mutex stderr_mutex_;
+  std::string stderr_ring_;  // at most stderr_buffer_bytes
+};
+
+}  // namespace udon::mcp

@@ -1,0 +1,157 @@
+#include "mcp/stdio_transport.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <memory>
+#include <string>
+
+#include "mcp/connection.h"
+#include "test_support.h"
+
+namespace udon::mcp {
+namespace {
+
+using std::chrono::milliseconds;
+
+ServerConfig Shell(const std::string& script) {
+  ServerConfig server;
+  server.key = "sh";
+  server.command = "/bin/sh";
+  server.args = {"-c", script};
+  return server;
+}
+
+// Answers every line with a result for id 1 (enough for one request at a time).
+constexpr const char* kAnswerOne =
+    R"(while read -r line; do printf '{"jsonrpc":"2.0","id":1,"result":{"ok":true}}\n'; done)";
+
+struct StdioHarness {
+  explicit StdioHarness(ServerConfig server, StdioOptions options = {}) {
+    auto owned = std::make_unique<StdioTransport>(std::move(server), options);
+    transport = owned.get();
+    connection = std::make_unique<Connection>(std::move(owned));
+  }
+  StdioTransport* transport = nullptr;
+  std::unique_ptr<Connection> connection;
+};
+
+StdioOptions ShortGrace() {
+  StdioOptions options;
+  options.shutdown_grace = milliseconds(200);
+  return options;
+}
+
+TEST(StdioTransportTest, ExchangesNewlineDelimitedMessages) {
+  StdioHarness h(Shell(kAnswerOne));
+  ASSERT_TRUE(h.connection->Start().ok());
+  auto response = h.connection->Request("x", nullptr, milliseconds(30'000));
+  ASSERT_TRUE(response.ok()) << response.error().Describe();
+  EXPECT_EQ(response->message.result["ok"], true);
+  h.connection->Close();
+  EXPECT_TRUE(udon::testing::Descendants(getpid()).empty());
+}
+
+TEST(StdioTransportTest, AppliesEnvAndCwd) {
+  udon::testing::TempDir dir;
+  ServerConfig server = Shell(
+      R"sh(read -r line; printf '{"jsonrpc":"2.0","id":1,"result":{"v":"%s","d":"%s"}}\n' "$UDON_T" "$(pwd)")sh");
+  server.env = {{"UDON_T", "value-1"}};
+  server.cwd = dir.path();
+  StdioHarness h(server);
+  ASSERT_TRUE(h.connection->Start().ok());
+  auto response = h.connection->Request("x", nullptr, milliseconds(30'000));
+  ASSERT_TRUE(response.ok());
+  EXPECT_EQ(response->message.result["v"], "value-1");
+  EXPECT_EQ(response->message.result["d"], dir.path());
+  h.connection->Close();
+  EXPECT_TRUE(udon::testing::Descendants(getpid()).empty());
+}
+
+TEST(StdioTransportTest, MissingCommandIsSpawnFailed) {
+  ServerConfig server;
+  server.command = "/nonexistent/udon-no-such-server";
+  StdioTransport transport(server);
+  Status started = transport.Start({});
+  ASSERT_FALSE(started.ok());
+  EXPECT_EQ(started.error().code, "mcp.spawn_failed");
+  EXPECT_TRUE(udon::testing::Descendants(getpid()).empty());
+}
+
+TEST(StdioTransportTest, ServerIgnoringStdinCloseAndSigtermIsKilled) {
+  StdioHarness h(Shell("trap '' TERM; sleep 1000"), ShortGrace());
+  ASSERT_TRUE(h.connection->Start().ok());
+  EXPECT_FALSE(udon::testing::Descendants(getpid()).empty());
+  h.connection->Close();
+  EXPECT_TRUE(udon::testing::Descendants(getpid()).empty());
+}
+
+TEST(StdioTransportTest, GrandchildrenInTheGroupDieToo) {
+  StdioHarness h(Shell("sleep 1000 & sleep 1000 & wait"), ShortGrace());
+  ASSERT_TRUE(h.connection->Start().ok());
+  h.connection->Close();
+  EXPECT_TRUE(udon::testing::Descendants(getpid()).empty());
+}
+
+TEST(StdioTransportTest, ServerExitingIsADisconnect) {
+  StdioHarness h(Shell("read -r line; exit 3"));
+  ASSERT_TRUE(h.connection->Start().ok());
+  auto response = h.connection->Request("x", nullptr, milliseconds(30'000));
+  ASSERT_FALSE(response.ok());
+  EXPECT_EQ(response.error().code, "mcp.disconnected");
+  EXPECT_EQ(response.error().details["cause"], "mcp.server_exited");
+  h.connection->Close();
+  EXPECT_TRUE(udon::testing::Descendants(getpid()).empty());
+}
+
+TEST(StdioTransportTest, NonJsonOutputFailsClosed) {
+  StdioHarness h(Shell("read -r line; echo 'Server started!'; sleep 1000"), ShortGrace());
+  ASSERT_TRUE(h.connection->Start().ok());
+  auto response = h.connection->Request("x", nullptr, milliseconds(30'000));
+  ASSERT_FALSE(response.ok());
+  EXPECT_EQ(response.error().details["cause"], "mcp.malformed_message");
+  h.connection->Close();
+  EXPECT_TRUE(udon::testing::Descendants(getpid()).empty());
+}
+
+TEST(StdioTransportTest, HugeLineIsRefusedWithoutBufferingIt) {
+  // 100 MB without a newline; the limit is 1 MiB, so reading stops early.
+  StdioOptions options = ShortGrace();
+  options.max_message_bytes = 1024 * 1024;
+  StdioHarness h(Shell("head -c 104857600 /dev/zero | tr '\\0' a; sleep 1000"), options);
+  ASSERT_TRUE(h.connection->Start().ok());
+  auto response = h.connection->Request("x", nullptr, milliseconds(60'000));
+  ASSERT_FALSE(response.ok());
+  EXPECT_EQ(response.error().details["cause"], "mcp.message_too_large");
+  h.connection->Close();
+  EXPECT_TRUE(udon::testing::Descendants(getpid()).empty());
+}
+
+TEST(StdioTransportTest, StderrIsDrainedIntoABoundedBuffer) {
+  StdioOptions options;
+  options.stderr_buffer_bytes = 1000;
+  // 1 MB on stderr first: a server blocked on a full stderr pipe would never answer.
+  StdioHarness h(Shell(std::string("head -c 1000000 /dev/zero | tr '\\0' e >&2; echo END >&2; ") +
+                       kAnswerOne),
+                 options);
+  ASSERT_TRUE(h.connection->Start().ok());
+  auto response = h.connection->Request("x", nullptr, milliseconds(30'000));
+  ASSERT_TRUE(response.ok()) << response.error().Describe();
+  h.connection->Close();
+  const std::string tail = h.transport->stderr_tail();
+  EXPECT_LE(tail.size(), 1000u);
+  EXPECT_EQ(tail.substr(tail.size() - 4), "END\n");
+  EXPECT_TRUE(udon::testing::Descendants(getpid()).empty());
+}
+
+TEST(StdioTransportTest, CloseIsIdempotentAndSendAfterCloseFails) {
+  StdioHarness h(Shell(kAnswerOne));
+  ASSERT_TRUE(h.connection->Start().ok());
+  h.connection->Close();
+  h.connection->Close();
+  EXPECT_FALSE(h.transport->Send(MakeNotification("x")).ok());
+  EXPECT_TRUE(udon::testing::Descendants(getpid()).empty());
+}
+
+}  // namespace
+}  // namespace udon::mcp

@@ -1,0 +1,20 @@
+#include "mcp/transport.h"
+
+#include <utility>
+
+namespace udon::mcp {
+
+Result<Message> ParseFrame(std::string_view frame, std::size_t max_message_bytes) {
+  MessageLimits limits;
+  limits.max_bytes = max_message_bytes;
+  auto parsed = ParseMessage(frame, limits);
+  if (parsed.ok()) return parsed;
+  const std::string cause = parsed.error().code;
+  Error error = cause == "rpc.too_large"
+                    ? udon::MakeError("mcp.message_too_large", "a message exceeds the size limit")
+                    : udon::MakeError("mcp.malformed_message", "the server sent an invalid message");
+  error.details["cause"] = cause;
+  return error;
+}
+
+}  // namespace udon::mcp

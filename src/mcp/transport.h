@@ -1,0 +1,62 @@
+// The transport seam under the JSON-RPC engine: a Transport moves whole messages to and
+// from one MCP server. Implementations: StdioTransport (a child process), HttpTransport
+// (Streamable HTTP over libcurl) and MemoryTransport (an in-process scripted peer).
+//
+// Error codes a transport reports (component-internal; the Client maps them to contract
+// codes):
+//   mcp.spawn_failed        the server command could not be started
+//   mcp.message_too_large   a frame (stdio line, HTTP body, SSE event) exceeded the limit;
+//                           the connection fails, the frame is never buffered whole
+//   mcp.malformed_message   a frame that is not a valid JSON-RPC message (fails closed)
+//   mcp.send_failed         the message could not be written / POSTed
+//   mcp.http_status         an unexpected HTTP status (details.status)
+//   mcp.session_expired     HTTP 404 (or 400) for a session the server has ended
+//   mcp.stream_ended        an SSE stream ended before the response and cannot resume
+//   mcp.server_exited       the server closed its output (process exit, EOF)
+//   mcp.closed              the transport was closed locally
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "json/result.h"
+#include "mcp/jsonrpc.h"
+
+namespace udon::mcp {
+
+// Callbacks a transport invokes, possibly from several of its own threads at once; the
+// receiver must be thread-safe. on_message gets every valid message in arrival order per
+// stream. on_request_failed fails one request the transport could not complete (HTTP).
+// on_closed is called at most once, when the connection is gone for good.
+struct TransportCallbacks {
+  std::function<void(Message)> on_message;
+  std::function<void(const json::Value& id, Error)> on_request_failed;
+  std::function<void(Error)> on_closed;
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+
+  // Connects (spawns, opens) and starts delivering to callbacks.
+  virtual Status Start(TransportCallbacks callbacks) = 0;
+  // Sends one message. Requests are answered through on_message.
+  virtual Status Send(const Message& message) = 0;
+  // The handshake completed at this protocol version (HTTP adds the version header to
+  // every later request and may open its server-notification stream).
+  virtual void OnInitialized(const std::string& /*protocol_version*/) {}
+  // The engine gave up waiting for this request (timeout): stop any transfer for it.
+  virtual void Abandon(const json::Value& /*id*/) {}
+  // Shuts down and releases everything (processes reaped, threads joined). Idempotent.
+  virtual void Close() = 0;
+};
+
+}  // namespace udon::mcp
+
+namespace udon::mcp {
+
+// Parses one received frame under the size limit, mapping the parser's codes to
+// mcp.message_too_large / mcp.malformed_message (details.cause keeps the rpc.* code).
+Result<Message> ParseFrame(std::string_view frame, std::size_t max_message_bytes);
+
+}  // namespace udon::mcp
