@@ -20,6 +20,10 @@
 #include <utility>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "json/json.h"
 #include "json/result.h"
 
@@ -69,6 +73,51 @@ inline void AppendUtf8(std::string& out, std::uint32_t cp) {
     out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
     out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
   }
+}
+
+// The first byte at or after p that is not plain printable ASCII inside a string ('"',
+// '\\', a control character or a non-ASCII byte), or end. 16 bytes at a time where SSE2 is.
+inline const unsigned char* SkipPlainStringBytes(const unsigned char* p,
+                                                 const unsigned char* end) {
+#if defined(__SSE2__)
+  const __m128i space = _mm_set1_epi8(0x20);
+  const __m128i quote = _mm_set1_epi8('"');
+  const __m128i backslash = _mm_set1_epi8('\\');
+  while (end - p >= 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    // Signed compare: bytes >= 0x80 are negative, so "less than 0x20" also catches them.
+    const __m128i special = _mm_or_si128(_mm_cmplt_epi8(v, space),
+                                         _mm_or_si128(_mm_cmpeq_epi8(v, quote),
+                                                      _mm_cmpeq_epi8(v, backslash)));
+    const int mask = _mm_movemask_epi8(special);
+    if (mask != 0) return p + __builtin_ctz(static_cast<unsigned>(mask));
+    p += 16;
+  }
+#endif
+  while (p != end && *p != '"' && *p != '\\' && *p >= 0x20 && *p < 0x80) ++p;
+  return p;
+}
+
+// The first byte at or after p that is not JSON whitespace, or end. Indented documents
+// have long runs of it: 16 bytes at a time where SSE2 is.
+inline const unsigned char* SkipWhitespace(const unsigned char* p, const unsigned char* end) {
+#if defined(__SSE2__)
+  const __m128i space = _mm_set1_epi8(' ');
+  const __m128i newline = _mm_set1_epi8('\n');
+  const __m128i carriage_return = _mm_set1_epi8('\r');
+  const __m128i tab = _mm_set1_epi8('\t');
+  while (end - p >= 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    const __m128i blank = _mm_or_si128(
+        _mm_or_si128(_mm_cmpeq_epi8(v, space), _mm_cmpeq_epi8(v, newline)),
+        _mm_or_si128(_mm_cmpeq_epi8(v, carriage_return), _mm_cmpeq_epi8(v, tab)));
+    const unsigned mask = ~static_cast<unsigned>(_mm_movemask_epi8(blank)) & 0xFFFFu;
+    if (mask != 0) return p + __builtin_ctz(mask);
+    p += 16;
+  }
+#endif
+  while (p != end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) ++p;
+  return p;
 }
 
 SourceLocation LocateOffset(std::string_view text, std::size_t offset);
@@ -207,8 +256,15 @@ class Parser {
   bool ParseString() {
     ++p_;  // opening quote
     const unsigned char* start = p_;
-    // Fast path: plain bytes up to the closing quote.
-    while (p_ != end_ && *p_ != '"' && *p_ != '\\' && *p_ >= 0x20 && *p_ < 0x80) ++p_;
+    // Fast path: plain bytes and well-formed UTF-8 up to the closing quote (anything else
+    // is left to the copying loop below, which reports it).
+    for (;;) {
+      p_ = SkipPlainStringBytes(p_, end_);
+      if (p_ == end_ || *p_ < 0x80) break;
+      const std::size_t n = Utf8SequenceLength(p_, end_);
+      if (n == 0) break;
+      p_ += n;
+    }
     if (p_ != end_ && *p_ == '"') {
       scratch_view_ = std::string_view(reinterpret_cast<const char*>(start), p_ - start);
       ++p_;
@@ -227,9 +283,10 @@ class Parser {
         if (!ParseEscape()) return false;
         continue;
       }
-      if (c < 0x80) {
-        scratch_.push_back(static_cast<char>(c));
-        ++p_;
+      if (c < 0x80) {  // a run of plain bytes, copied at once
+        const unsigned char* run = p_;
+        p_ = SkipPlainStringBytes(p_, end_);
+        scratch_.append(reinterpret_cast<const char*>(run), static_cast<std::size_t>(p_ - run));
         continue;
       }
       const std::size_t n = Utf8SequenceLength(p_, end_);
@@ -272,7 +329,7 @@ class Parser {
       case 'u': break;
       default: --p_; return Stop("json.syntax", "invalid escape");
     }
-    std::uint32_t cp;
+    std::uint32_t cp = 0;
     if (!ReadHex4(cp)) return false;
     if (cp >= 0xDC00 && cp <= 0xDFFF) {
       return Stop("json.lone_surrogate", "unpaired low surrogate escape");
@@ -282,7 +339,7 @@ class Parser {
         return Stop("json.lone_surrogate", "unpaired high surrogate escape");
       }
       p_ += 2;
-      std::uint32_t low;
+      std::uint32_t low = 0;
       if (!ReadHex4(low)) return false;
       if (low < 0xDC00 || low > 0xDFFF) {
         return Stop("json.lone_surrogate", "high surrogate escape not followed by a low one");
@@ -382,7 +439,9 @@ class Parser {
   }
 
   void SkipSpace() {
-    while (p_ != end_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t')) ++p_;
+    // Compact JSON has no whitespace between tokens; every whitespace byte is <= ' '.
+    if (p_ == end_ || *p_ > ' ') return;
+    p_ = SkipWhitespace(p_, end_);
   }
 
   bool Check(bool handler_ok) {

@@ -1,0 +1,45 @@
+// What every command shares: exit codes (contract section 3), the --json result and error
+// shapes on stdout, human diagnostics on stderr, and running a command body.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include <CLI/CLI.hpp>
+
+#include "json/json.h"
+#include "json/result.h"
+
+namespace udon::cli {
+
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitInternal = 1,      // also: diff found differences
+  kExitInvalidInput = 2,  // usage, configuration, unreadable or invalid input
+  kExitRefused = 3,       // the gate failed closed before dispatch
+  kExitFailed = 4,        // failed after dispatch
+  kExitIndeterminate = 5,
+};
+
+// Exit code for an error by its code: unreadable or malformed input (io.*, json.*, yaml.*)
+// is 2, anything unexpected is 1. Commands with their own codes map them themselves.
+int ExitCodeFor(const Error& error);
+
+// Prints `{"ok":true, ...fields}` on stdout, one line.
+void PrintJsonResult(json::Value fields);
+
+// Reports a failure: the human form on stderr (prefixed with the command and, when given,
+// the input it concerns) and, with --json, `{"ok":false,"code","message","details"}` on
+// stdout, details carrying the pointer and source location. Returns exit_code.
+int ReportError(const Error& error, bool json, int exit_code, std::string_view subject = {});
+int ReportError(const Error& error, bool json, std::string_view subject = {});
+
+// Installs body as the subcommand's action; its return value becomes the process exit code.
+// Exceptions escaping body are reported as internal errors (exit 1).
+void SetAction(CLI::App* command, const bool* json, std::function<int()> body);
+
+// Parses the command line and runs the selected command. Usage errors exit 2.
+int RunApp(CLI::App& app, int argc, char** argv);
+
+}  // namespace udon::cli

@@ -1,0 +1,688 @@
+#include "json/canonical.h"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include "json/internal/parser.h"
+
+namespace udon::json {
+namespace {
+
+// ---------------------------------------------------------------------------------------
+// Shared by both paths: number formatting, string escaping, member-name ordering.
+
+// Appends to std::string (the Value path) and to ByteBuffer (the text path).
+// ES6 Number::toString from the shortest round-trip digits: plain notation for decimal
+// exponents in [-6, 21), otherwise d[.ddd]e±n.
+template <class Out>
+void AppendEs6Number(Out& out, double value) {
+  if (value == 0) {  // also -0
+    out.push_back('0');
+    return;
+  }
+  char buffer[32];
+  const auto result =
+      std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::scientific);
+  const char* p = buffer;
+  if (*p == '-') {
+    out.push_back('-');
+    ++p;
+  }
+  char digits[20];
+  int digit_count = 0;
+  for (; *p != 'e'; ++p) {
+    if (*p != '.') digits[digit_count++] = *p;
+  }
+  ++p;  // 'e'
+  int exponent = 0;
+  std::from_chars(*p == '+' ? p + 1 : p, result.ptr, exponent);
+  // ES: value = 0.d1d2...dk * 10^n.
+  const int n = exponent + 1;
+  const int k = digit_count;
+  if (k <= n && n <= 21) {
+    out.append(digits, k);
+    out.append(static_cast<std::size_t>(n - k), '0');
+  } else if (0 < n && n <= 21) {
+    out.append(digits, n);
+    out.push_back('.');
+    out.append(digits + n, k - n);
+  } else if (-6 < n && n <= 0) {
+    out.append("0.", 2);
+    out.append(static_cast<std::size_t>(-n), '0');
+    out.append(digits, k);
+  } else {
+    out.push_back(digits[0]);
+    if (k > 1) {
+      out.push_back('.');
+      out.append(digits + 1, k - 1);
+    }
+    out.push_back('e');
+    out.push_back(n - 1 < 0 ? '-' : '+');
+    char exponent_text[8];
+    const auto written =
+        std::to_chars(exponent_text, exponent_text + sizeof exponent_text, std::abs(n - 1));
+    out.append(exponent_text, static_cast<std::size_t>(written.ptr - exponent_text));
+  }
+}
+
+// Byte classes for the escaper: 0 copies as is, 1 needs an escape, 2 starts or continues a
+// multi-byte sequence. kValidatedClasses is for text the parser has already checked to be
+// well-formed UTF-8: there only the lead bytes that can start a noncharacter (EF: U+F000..
+// U+FFFF, and 4-byte leads) need a look.
+constexpr std::array<std::uint8_t, 256> MakeByteClasses(bool validated) {
+  std::array<std::uint8_t, 256> classes{};
+  for (int c = 0; c < 0x20; ++c) classes[c] = 1;
+  classes['"'] = 1;
+  classes['\\'] = 1;
+  for (int c = validated ? 0xEF : 0x80; c < 0x100; ++c) classes[c] = 2;
+  return classes;
+}
+constexpr std::array<std::uint8_t, 256> kByteClasses = MakeByteClasses(false);
+constexpr std::array<std::uint8_t, 256> kValidatedClasses = MakeByteClasses(true);
+
+// First byte at or after p that is not class 0 for validated text, or end.
+const unsigned char* SkipPlainValidated(const unsigned char* p, const unsigned char* end) {
+#if defined(__SSE2__)
+  const __m128i below_space = _mm_set1_epi8(0x1F);
+  const __m128i quote = _mm_set1_epi8('"');
+  const __m128i backslash = _mm_set1_epi8('\\');
+  const __m128i high_lead = _mm_set1_epi8(static_cast<char>(0xEF));
+  while (end - p >= 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    const __m128i special = _mm_or_si128(
+        _mm_or_si128(_mm_cmpeq_epi8(_mm_min_epu8(v, below_space), v), _mm_cmpeq_epi8(v, quote)),
+        _mm_or_si128(_mm_cmpeq_epi8(v, backslash),
+                     _mm_cmpeq_epi8(_mm_max_epu8(v, high_lead), v)));
+    const int mask = _mm_movemask_epi8(special);
+    if (mask != 0) return p + __builtin_ctz(static_cast<unsigned>(mask));
+    p += 16;
+  }
+#endif
+  while (p != end && kValidatedClasses[*p] == 0) ++p;
+  return p;
+}
+
+bool IsNoncharacter(std::uint32_t cp) {
+  return (cp >= 0xFDD0 && cp <= 0xFDEF) || (cp & 0xFFFE) == 0xFFFE;
+}
+
+std::uint32_t DecodeUtf8(const unsigned char* p, std::size_t length) {
+  switch (length) {
+    case 2: return ((p[0] & 0x1Fu) << 6) | (p[1] & 0x3Fu);
+    case 3: return ((p[0] & 0x0Fu) << 12) | ((p[1] & 0x3Fu) << 6) | (p[2] & 0x3Fu);
+    case 4:
+      return ((p[0] & 0x07u) << 18) | ((p[1] & 0x3Fu) << 12) | ((p[2] & 0x3Fu) << 6) |
+             (p[3] & 0x3Fu);
+    default: return p[0];
+  }
+}
+
+// True if text has a byte >= 0xEF, the only lead bytes of noncharacters (U+FDD0.., U+xFFFE).
+// Eight bytes at a time: for a byte b, ((b & 0x7F) + 0x11) & 0x80 is set iff (b & 0x7F) >=
+// 0x6F, which with b's own high bit means b >= 0xEF; no carry crosses into the next byte.
+bool HasHighLeadByte(std::string_view text) {
+  const char* p = text.data();
+  const char* end = p + text.size();
+  constexpr std::uint64_t kLow7 = 0x7F7F7F7F7F7F7F7Full;
+  constexpr std::uint64_t kHigh = 0x8080808080808080ull;
+  constexpr std::uint64_t kStep = 0x1111111111111111ull;
+  for (; end - p >= 8; p += 8) {
+    std::uint64_t word;
+    std::memcpy(&word, p, 8);
+    if ((((word & kLow7) + kStep) & word & kHigh) != 0) return true;
+  }
+  for (; p != end; ++p) {
+    if (static_cast<unsigned char>(*p) >= 0xEF) return true;
+  }
+  return false;
+}
+
+// Appends the JCS form of a string (quotes included). Returns false for text JCS cannot
+// carry: bytes that are not well-formed UTF-8, or I-JSON noncharacters. Malformed UTF-8
+// only reaches here from a Value built in code: with kValidated (text from the parser) it
+// is known not to occur.
+template <bool kValidated, class Out>
+bool AppendCanonicalString(Out& out, std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  const auto* end = p + text.size();
+  const unsigned char* run = p;
+  out.push_back('"');
+  while (p != end) {
+    if constexpr (kValidated) {
+      p = SkipPlainValidated(p, end);
+      if (p == end) break;
+    }
+    const unsigned char c = *p;
+    const std::uint8_t byte_class = kValidated ? kValidatedClasses[c] : kByteClasses[c];
+    if (byte_class == 0) {
+      ++p;
+      continue;
+    }
+    if (byte_class == 2) {
+      const std::size_t length = kValidated ? (c >= 0xF0 ? 4 : 3)
+                                            : internal::Utf8SequenceLength(p, end);
+      if (length == 0) return false;
+      // Only EF (U+F000..U+FFFF, U+FDD0..) and 4-byte leads can start a noncharacter.
+      if ((c == 0xEF || c >= 0xF0) && IsNoncharacter(DecodeUtf8(p, length))) return false;
+      p += length;
+      continue;
+    }
+    out.append(reinterpret_cast<const char*>(run), static_cast<std::size_t>(p - run));
+    out.push_back('\\');
+    switch (c) {
+      case '"': out.push_back('"'); break;
+      case '\\': out.push_back('\\'); break;
+      case '\b': out.push_back('b'); break;
+      case '\f': out.push_back('f'); break;
+      case '\n': out.push_back('n'); break;
+      case '\r': out.push_back('r'); break;
+      case '\t': out.push_back('t'); break;
+      default:
+        out.append("u00", 3);
+        out.push_back(kHex[c >> 4]);
+        out.push_back(kHex[c & 0xF]);
+    }
+    ++p;
+    run = p;
+  }
+  out.append(reinterpret_cast<const char*>(run), static_cast<std::size_t>(p - run));
+  out.push_back('"');
+  return true;
+}
+
+// RFC 8785 orders member names by their UTF-16 code units. UTF-8 byte order agrees with
+// that except where a code point in U+E000..U+FFFF (lead byte EE/EF) meets a
+// supplementary one (lead byte F0..F4, surrogates D800..DBFF in UTF-16), which UTF-16 puts
+// first. The strings are equal up to the first differing byte, so both sides of it belong
+// to code points that start at the same place.
+int CompareUtf16(std::string_view a, std::string_view b) {
+  const std::size_t common = std::min(a.size(), b.size());
+  std::size_t i = 0;
+  while (i < common && a[i] == b[i]) ++i;
+  if (i == common) return a.size() < b.size() ? -1 : (a.size() > b.size() ? 1 : 0);
+  const auto x = static_cast<unsigned char>(a[i]);
+  const auto y = static_cast<unsigned char>(b[i]);
+  if ((x & 0xC0) != 0x80) {  // the code points start here: their lead bytes differ
+    const bool x_high_bmp = x == 0xEE || x == 0xEF;
+    const bool y_high_bmp = y == 0xEE || y == 0xEF;
+    if (x_high_bmp && y >= 0xF0) return 1;
+    if (y_high_bmp && x >= 0xF0) return -1;
+  }
+  return x < y ? -1 : 1;
+}
+
+Error NotCanonicalizable(const char* message, std::string pointer) {
+  return MakeError("json.not_canonicalizable", message, std::move(pointer));
+}
+
+// ---------------------------------------------------------------------------------------
+// Canonicalize(const Value&)
+
+class ValueWriter {
+ public:
+  explicit ValueWriter(std::string& out) : out_(out) {}
+
+  Status Write(const Value& value) {
+    if (!WriteValue(value, 0)) return std::move(error_);
+    return OkStatus();
+  }
+
+ private:
+  // One step of the path to the value being written, to name it in an error.
+  struct Step {
+    const std::string* name;  // nullptr for an array index
+    std::size_t index;
+  };
+
+  bool WriteValue(const Value& value, std::size_t depth) {
+    switch (value.type()) {
+      case Value::value_t::null: out_.append("null"); return true;
+      case Value::value_t::boolean: out_.append(value.get<bool>() ? "true" : "false"); return true;
+      case Value::value_t::string:
+        if (!AppendCanonicalString<false>(out_, value.get_ref<const std::string&>())) {
+          return Fail(NotCanonicalizable("string is not valid Unicode or holds a noncharacter",
+                                         PathPointer()));
+        }
+        return true;
+      case Value::value_t::number_integer:
+        AppendEs6Number(out_, static_cast<double>(value.get<std::int64_t>()));
+        return true;
+      case Value::value_t::number_unsigned:
+        AppendEs6Number(out_, static_cast<double>(value.get<std::uint64_t>()));
+        return true;
+      case Value::value_t::number_float: {
+        const double number = value.get<double>();
+        if (!std::isfinite(number)) {
+          return Fail(NotCanonicalizable("number is not finite", PathPointer()));
+        }
+        AppendEs6Number(out_, number);
+        return true;
+      }
+      case Value::value_t::array: return WriteArray(value, depth + 1);
+      case Value::value_t::object: return WriteObject(value, depth + 1);
+      case Value::value_t::binary:
+      case Value::value_t::discarded: break;
+    }
+    return Fail(NotCanonicalizable("value has no JSON form", PathPointer()));
+  }
+
+  bool WriteArray(const Value& array, std::size_t depth) {
+    if (depth > kDefaultMaxDepth) return TooDeep();
+    out_.push_back('[');
+    std::size_t index = 0;
+    for (const Value& element : array) {
+      if (index != 0) out_.push_back(',');
+      path_.push_back({nullptr, index});
+      if (!WriteValue(element, depth)) return false;
+      path_.pop_back();
+      ++index;
+    }
+    out_.push_back(']');
+    return true;
+  }
+
+  bool WriteObject(const Value& object, std::size_t depth) {
+    if (depth > kDefaultMaxDepth) return TooDeep();
+    using Member = std::pair<const std::string*, const Value*>;
+    std::vector<Member> members;
+    members.reserve(object.size());
+    for (const auto& [name, member] : object.items()) members.emplace_back(&name, &member);
+    // nlohmann keeps members in byte order, which is UTF-16 order unless names mix
+    // U+E000..U+FFFF with supplementary code points.
+    const auto before = [](const Member& a, const Member& b) {
+      return CompareUtf16(*a.first, *b.first) < 0;
+    };
+    if (!std::is_sorted(members.begin(), members.end(), before)) {
+      std::sort(members.begin(), members.end(), before);
+    }
+    out_.push_back('{');
+    bool first = true;
+    for (const auto& [name, member] : members) {
+      if (!first) out_.push_back(',');
+      first = false;
+      path_.push_back({name, 0});
+      if (!AppendCanonicalString<false>(out_, *name)) {
+        return Fail(NotCanonicalizable(
+            "member name is not valid Unicode or holds a noncharacter", PathPointer()));
+      }
+      out_.push_back(':');
+      if (!WriteValue(*member, depth)) return false;
+      path_.pop_back();
+    }
+    out_.push_back('}');
+    return true;
+  }
+
+  std::string PathPointer() const {
+    std::string pointer;
+    for (const Step& step : path_) {
+      pointer.push_back('/');
+      pointer += step.name != nullptr ? internal::EscapePointerToken(*step.name)
+                                      : std::to_string(step.index);
+    }
+    return pointer;
+  }
+
+  bool TooDeep() {
+    return Fail(MakeError("json.too_deep", "nesting exceeds the depth limit", PathPointer()));
+  }
+
+  bool Fail(Error error) {
+    error_ = Status(std::move(error));
+    return false;
+  }
+
+  std::string& out_;
+  std::vector<Step> path_;
+  Status error_;
+};
+
+// ---------------------------------------------------------------------------------------
+// CanonicalizeText: the parser's events write canonical tokens straight into one buffer in
+// document order; only the order of object members is still wrong there. When an object
+// closes with its members out of order:
+//  - a small one (up to kInPlaceLimit bytes, no large reordered object inside) is permuted
+//    in place through a scratch copy while it is still in cache;
+//  - a larger one leaves a record of its members' byte spans in canonical order, and a
+//    final pass copies the buffer with those objects' members rearranged.
+// So a byte is copied at most a few times, and nothing is allocated per value.
+
+// Output storage for the text path: a std::string used as a raw byte area (its size is the
+// capacity; size_ counts the bytes written), so appends are a bounds check and a store.
+class ByteBuffer {
+ public:
+  void reserve(std::size_t bytes) {
+    if (bytes > storage_.size()) storage_.resize(bytes);
+  }
+  std::size_t size() const { return size_; }
+  char* data() { return storage_.data(); }
+  const char* data() const { return storage_.data(); }
+
+  [[gnu::always_inline]] void push_back(char c) {
+    if (size_ == storage_.size()) [[unlikely]] Grow(1);
+    storage_[size_++] = c;
+  }
+  [[gnu::always_inline]] void append(const char* bytes, std::size_t count) {
+    if (storage_.size() - size_ < count) [[unlikely]] Grow(count);
+    std::memcpy(storage_.data() + size_, bytes, count);
+    size_ += count;
+  }
+  void append(std::string_view bytes) { append(bytes.data(), bytes.size()); }
+  void append(std::size_t count, char c) {
+    if (storage_.size() - size_ < count) Grow(count);
+    std::memset(storage_.data() + size_, c, count);
+    size_ += count;
+  }
+
+  std::string Take() && {
+    storage_.resize(size_);
+    size_ = 0;
+    return std::move(storage_);
+  }
+
+ private:
+  [[gnu::noinline]] void Grow(std::size_t at_least) {
+    storage_.resize(std::max(storage_.size() * 2, size_ + at_least + 64));
+  }
+
+  std::string storage_;
+  std::size_t size_ = 0;
+};
+
+class CanonicalTextWriter {
+ public:
+  explicit CanonicalTextWriter(std::string_view input) : input_(input) {
+    // Canonical text is rarely longer than its source (only number spellings like 1e20 and
+    // some escapes grow); the buffer grows if it is.
+    out_.reserve(input.size() + 64);
+  }
+
+  bool OnBeginObject() {
+    Separate();
+    objects_.push_back({out_.size(), members_.size(), reordered_.size()});
+    out_.push_back('{');
+    first_in_container_ = true;
+    return true;
+  }
+
+  bool OnKey(std::string_view name) {
+    Separate();
+    members_.push_back({out_.size(), keys_.size(), name.size()});
+    keys_.append(name);
+    if (!AppendString(name)) return Refuse("member name holds a noncharacter");
+    out_.push_back(':');
+    first_in_container_ = true;  // the value follows without a comma
+    return true;
+  }
+
+  bool OnEndObject() {
+    const OpenObject object = objects_.back();
+    objects_.pop_back();
+    if (members_.size() - object.first_member > 1 && !OrderMembers(object)) return false;
+    members_.resize(object.first_member);
+    keys_.resize(members_.empty() ? 0 : members_.back().key_offset + members_.back().key_length);
+    out_.push_back('}');
+    first_in_container_ = false;
+    return true;
+  }
+
+  bool OnBeginArray() {
+    Separate();
+    out_.push_back('[');
+    first_in_container_ = true;
+    return true;
+  }
+
+  bool OnEndArray() {
+    out_.push_back(']');
+    first_in_container_ = false;
+    return true;
+  }
+
+  bool OnString(std::string_view text) {
+    Separate();
+    first_in_container_ = false;
+    if (!AppendString(text)) return Refuse("string holds a noncharacter");
+    return true;
+  }
+
+  bool OnNumber(const internal::NumberToken& token) {
+    Separate();
+    first_in_container_ = false;
+    // Integers of at most 15 digits are exact doubles below 1e21: ES prints them as written
+    // (the grammar already forbids leading zeros). Only -0 changes.
+    const std::size_t digits = token.text.size() - (token.text[0] == '-' ? 1 : 0);
+    if (token.is_integer && digits <= 15 && token.text != "-0") {
+      out_.append(token.text);
+    } else {
+      AppendEs6Number(out_, token.value);
+    }
+    return true;
+  }
+
+  bool OnBool(bool flag) {
+    Separate();
+    first_in_container_ = false;
+    if (flag) out_.append("true", 4);
+    else out_.append("false", 5);
+    return true;
+  }
+
+  bool OnNull() {
+    Separate();
+    first_in_container_ = false;
+    out_.append("null", 4);
+    return true;
+  }
+
+  std::pair<const char*, const char*> failure() const { return failure_; }
+
+  // The canonical bytes, once the parser has finished without error.
+  std::string Finish() && {
+    if (reordered_.empty()) return std::move(out_).Take();
+    std::string result;
+    result.reserve(out_.size());
+    EmitRange(result, 0, out_.size(), 0, reordered_.size());
+    return result;
+  }
+
+ private:
+  // Objects up to this size are permuted in place when they close.
+  static constexpr std::size_t kInPlaceLimit = 4 * 1024;
+
+  struct OpenObject {
+    std::size_t begin;             // offset of '{' in out_
+    std::size_t first_member;      // index into members_
+    std::size_t first_reordered;   // reordered_.size() when the object opened
+  };
+  struct Member {
+    std::size_t begin;  // offset of the name's opening quote in out_
+    std::size_t key_offset;
+    std::size_t key_length;
+  };
+  // The bytes of a member of a reordered object.
+  struct Span {
+    std::size_t begin;
+    std::size_t end;
+  };
+  // An object whose members are copied in canonical order by the final pass: out_[begin,
+  // end) holds "{...}", spans_[first_span, first_span + span_count) its members. Records are
+  // kept in document order of their '{' (an object's record precedes those inside it).
+  struct Reordered {
+    std::size_t begin;
+    std::size_t end;
+    std::size_t first_span;
+    std::size_t span_count;
+  };
+
+  void Separate() {
+    if (!first_in_container_) out_.push_back(',');
+  }
+
+  // A decoded string that is a view of the input had no escapes there, so it holds no
+  // quote, backslash or control character (JSON requires those escaped): its canonical
+  // form is itself in quotes, unless it may hold a noncharacter.
+  bool AppendString(std::string_view text) {
+    const bool in_input = std::less_equal<>()(input_.data(), text.data()) &&
+                          std::less_equal<>()(text.data() + text.size(),
+                                              input_.data() + input_.size());
+    if (in_input && !HasHighLeadByte(text)) {
+      out_.push_back('"');
+      out_.append(text);
+      out_.push_back('"');
+      return true;
+    }
+    return AppendCanonicalString<true>(out_, text);
+  }
+
+  std::string_view Key(const Member& member) const {
+    return std::string_view(keys_).substr(member.key_offset, member.key_length);
+  }
+
+  bool OrderMembers(const OpenObject& object) {
+    const Member* first = members_.data() + object.first_member;
+    const std::size_t count = members_.size() - object.first_member;
+    bool sorted = true;
+    for (std::size_t i = 1; i < count; ++i) {
+      const int order = CompareUtf16(Key(first[i - 1]), Key(first[i]));
+      if (order == 0) return Duplicate();
+      if (order > 0) sorted = false;
+    }
+    if (sorted) return true;
+    order_.resize(count);
+    for (std::size_t i = 0; i < count; ++i) order_[i] = static_cast<std::uint32_t>(i);
+    std::sort(order_.begin(), order_.end(), [&](std::uint32_t a, std::uint32_t b) {
+      return CompareUtf16(Key(first[a]), Key(first[b])) < 0;
+    });
+    for (std::size_t i = 1; i < count; ++i) {
+      if (Key(first[order_[i - 1]]) == Key(first[order_[i]])) return Duplicate();
+    }
+    // A member ends at the comma before the next one; the last one at the current end.
+    const std::size_t end = out_.size();
+    auto span_end = [&](std::uint32_t index) {
+      return index + 1 < count ? first[index + 1].begin - 1 : end;
+    };
+    const bool has_records_inside = reordered_.size() != object.first_reordered;
+    if (!has_records_inside && end - object.begin <= kInPlaceLimit) {
+      const std::size_t members_begin = object.begin + 1;
+      scratch_.assign(out_.data() + members_begin, end - members_begin);
+      char* write = out_.data() + members_begin;
+      for (std::size_t i = 0; i < count; ++i) {
+        if (i != 0) *write++ = ',';
+        const std::uint32_t index = order_[i];
+        const std::size_t length = span_end(index) - first[index].begin;
+        std::memcpy(write, scratch_.data() + (first[index].begin - members_begin), length);
+        write += length;
+      }
+      return true;
+    }
+    // The record must precede the records of the objects inside it: insert it before them.
+    const Reordered record{object.begin, end + 1, spans_.size(), count};
+    reordered_.insert(reordered_.begin() + static_cast<std::ptrdiff_t>(object.first_reordered),
+                      record);
+    for (std::uint32_t index : order_) spans_.push_back({first[index].begin, span_end(index)});
+    return true;
+  }
+
+  // Index of the first record from `from` on whose object starts at or after offset.
+  std::size_t FirstReorderedAt(std::size_t offset, std::size_t from) const {
+    return static_cast<std::size_t>(
+        std::lower_bound(reordered_.begin() + static_cast<std::ptrdiff_t>(from), reordered_.end(),
+                         offset, [](const Reordered& r, std::size_t at) { return r.begin < at; }) -
+        reordered_.begin());
+  }
+
+  // Copies out_[begin, end), whose records are reordered_[first, last), rearranging every
+  // reordered object in it.
+  void EmitRange(std::string& result, std::size_t begin, std::size_t end, std::size_t first,
+                 std::size_t last) const {
+    std::size_t position = begin;
+    std::size_t next = first;
+    while (next < last) {
+      const Reordered& object = reordered_[next];
+      result.append(out_.data() + position, object.begin - position);
+      result.push_back('{');
+      for (std::size_t i = 0; i < object.span_count; ++i) {
+        if (i != 0) result.push_back(',');
+        const Span& span = spans_[object.first_span + i];
+        const std::size_t span_first = FirstReorderedAt(span.begin, next + 1);
+        EmitRange(result, span.begin, span.end, span_first, FirstReorderedAt(span.end, span_first));
+      }
+      result.push_back('}');
+      position = object.end;
+      // Skip the records inside this object: they were emitted through its spans.
+      ++next;
+      while (next < last && reordered_[next].begin < object.end) ++next;
+    }
+    result.append(out_.data() + position, end - position);
+  }
+
+  bool Duplicate() {
+    failure_ = {"json.duplicate_key", "duplicate member name"};
+    return false;
+  }
+
+  bool Refuse(const char* message) {
+    failure_ = {"json.not_canonicalizable", message};
+    return false;
+  }
+
+  std::string_view input_;
+  ByteBuffer out_;
+  bool first_in_container_ = true;
+  std::vector<OpenObject> objects_;
+  std::vector<Member> members_;
+  std::string keys_;
+  std::vector<std::uint32_t> order_;
+  std::string scratch_;
+  std::vector<Span> spans_;
+  std::vector<Reordered> reordered_;
+  std::pair<const char*, const char*> failure_{"json.syntax", "invalid JSON"};
+};
+
+}  // namespace
+
+std::string FormatEs6Number(double value) {
+  std::string out;
+  AppendEs6Number(out, value);
+  return out;
+}
+
+Result<std::string> Canonicalize(const Value& value) {
+  std::string out;
+  ValueWriter writer(out);
+  UDON_RETURN_IF_ERROR(writer.Write(value));
+  return out;
+}
+
+Result<std::string> CanonicalizeText(std::string_view text, const ParseOptions& options) {
+  CanonicalTextWriter writer(text);
+  internal::Parser<CanonicalTextWriter> parser(text, options, writer);
+  Status status = parser.Run();
+  if (!status.ok()) {
+    // The fast path finds a duplicate only when its object closes; the DOM parser finds
+    // the first one in document order. Report what Parse reports.
+    if (status.error().code == "json.duplicate_key") {
+      Result<Value> parsed = Parse(text, options);
+      if (!parsed.ok()) return std::move(parsed).error();
+    }
+    return std::move(status).error();
+  }
+  return std::move(writer).Finish();
+}
+
+}  // namespace udon::json

@@ -1,0 +1,336 @@
+#include "json/canonical.h"
+
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "json/internal/test_files.h"
+#include "json/json.h"
+
+namespace udon::json {
+namespace {
+
+using testing::FromHexDump;
+using testing::JcsData;
+
+double FromBits(const std::string& hex) {
+  return std::bit_cast<double>(static_cast<std::uint64_t>(std::stoull(hex, nullptr, 16)));
+}
+
+// Both paths: the fast text path and Parse + Canonicalize.
+void ExpectCanonical(const std::string& input, const std::string& expected) {
+  Result<std::string> fast = CanonicalizeText(input);
+  ASSERT_TRUE(fast.ok()) << fast.error().Describe();
+  EXPECT_EQ(*fast, expected);
+  Result<Value> parsed = Parse(input);
+  ASSERT_TRUE(parsed.ok()) << parsed.error().Describe();
+  Result<std::string> slow = Canonicalize(*parsed);
+  ASSERT_TRUE(slow.ok()) << slow.error().Describe();
+  EXPECT_EQ(*slow, expected);
+}
+
+void ExpectRefused(const std::string& input, const std::string& code, const std::string& pointer) {
+  Result<std::string> fast = CanonicalizeText(input);
+  ASSERT_FALSE(fast.ok());
+  EXPECT_EQ(fast.error().code, code);
+  EXPECT_EQ(fast.error().pointer, pointer);
+}
+
+class UpstreamVectors : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(UpstreamVectors, InputCanonicalizesToOutputBytes) {
+  const std::string name = GetParam();
+  const std::string input = JcsData("input/" + name + ".json");
+  const std::string expected = JcsData("output/" + name + ".json");
+  ASSERT_FALSE(input.empty());
+  ASSERT_FALSE(expected.empty());
+  EXPECT_EQ(FromHexDump(JcsData("outhex/" + name + ".txt")), expected);
+  ExpectCanonical(input, expected);
+  // Canonical form is a fixed point.
+  ExpectCanonical(expected, expected);
+}
+
+INSTANTIATE_TEST_SUITE_P(Jcs, UpstreamVectors,
+                         ::testing::Values("arrays", "french", "structures", "unicode", "values",
+                                           "weird"));
+
+TEST(Rfc8785, AppendixBNumbers) {
+  std::istringstream lines(JcsData("rfc8785/appendix-b-numbers.txt"));
+  std::string line;
+  int count = 0;
+  while (std::getline(lines, line)) {
+    const std::size_t comma = line.find(',');
+    ASSERT_NE(comma, std::string::npos);
+    const double value = FromBits(line.substr(0, comma));
+    const std::string expected = line.substr(comma + 1);
+    EXPECT_EQ(FormatEs6Number(value), expected) << line;
+    Result<std::string> via_value = Canonicalize(Value(value));
+    ASSERT_TRUE(via_value.ok());
+    EXPECT_EQ(*via_value, expected);
+    ++count;
+  }
+  EXPECT_EQ(count, 24);
+}
+
+TEST(Rfc8785, AppendixBInvalidNumbersAreRefused) {
+  std::istringstream lines(JcsData("rfc8785/appendix-b-invalid.txt"));
+  std::string line;
+  int count = 0;
+  while (std::getline(lines, line)) {
+    Value document = {{"n", FromBits(line)}};
+    Result<std::string> result = Canonicalize(document);
+    ASSERT_FALSE(result.ok()) << line;
+    EXPECT_EQ(result.error().code, "json.not_canonicalizable");
+    EXPECT_EQ(result.error().pointer, "/n");
+    ++count;
+  }
+  EXPECT_EQ(count, 2);
+}
+
+TEST(Rfc8785, Section324Sample) {
+  const std::string expected = JcsData("rfc8785/sec3.2.4-output.json");
+  EXPECT_EQ(FromHexDump(JcsData("rfc8785/sec3.2.4-output.hex")), expected);
+  ExpectCanonical(JcsData("rfc8785/sec3.2.2-input.json"), expected);
+}
+
+TEST(Rfc8785, Section323Sorting) {
+  const std::string expected = JcsData("rfc8785/sec3.2.3-sorting-output.json");
+  ExpectCanonical(JcsData("rfc8785/sec3.2.3-sorting-input.json"), expected);
+  // The values appear in the order the RFC lists.
+  std::istringstream lines(JcsData("rfc8785/sec3.2.3-sorting-expected-order.txt"));
+  std::string line;
+  std::size_t position = 0;
+  while (std::getline(lines, line)) {
+    if (line.empty()) continue;
+    const std::size_t found = expected.find('"' + line + '"', position);
+    ASSERT_NE(found, std::string::npos) << line;
+    position = found;
+  }
+}
+
+TEST(Es6Numbers, First100kLinesOfUpstreamFile) {
+  std::istringstream lines(JcsData("es6numbers/es6testfile-first100k.txt"));
+  std::string line;
+  std::string array_text = "[";
+  std::string array_expected = "[";
+  int count = 0;
+  while (std::getline(lines, line)) {
+    const std::size_t comma = line.find(',');
+    ASSERT_NE(comma, std::string::npos);
+    const std::string expected = line.substr(comma + 1);
+    ASSERT_EQ(FormatEs6Number(FromBits(line.substr(0, comma))), expected) << line;
+    if (count != 0) {
+      array_text += ",";
+      array_expected += ",";
+    }
+    array_text += expected;
+    array_expected += expected;
+    ++count;
+  }
+  EXPECT_EQ(count, 100'000);
+  array_text += "]";
+  array_expected += "]";
+  // The expected texts are canonical, so reading them back changes nothing on either path.
+  ExpectCanonical(array_text, array_expected);
+}
+
+TEST(Numbers, Es6Rules) {
+  EXPECT_EQ(FormatEs6Number(-0.0), "0");
+  EXPECT_EQ(FormatEs6Number(1e21), "1e+21");
+  EXPECT_EQ(FormatEs6Number(1e20), "100000000000000000000");
+  EXPECT_EQ(FormatEs6Number(1e-7), "1e-7");
+  EXPECT_EQ(FormatEs6Number(1.5e-7), "1.5e-7");
+  EXPECT_EQ(FormatEs6Number(1e-6), "0.000001");
+  EXPECT_EQ(FormatEs6Number(123.456), "123.456");
+  EXPECT_EQ(FormatEs6Number(-1.5e300), "-1.5e+300");
+}
+
+TEST(Numbers, TextPathFormatsLiterals) {
+  ExpectCanonical("[-0, 0.0, 1E2, 1e21, 1.50, 9007199254740993, -123456789012345, 1e-7]",
+                  "[0,0,100,1e+21,1.5,9007199254740992,-123456789012345,1e-7]");
+  ExpectCanonical("[1e-400, -1e-400, 100000000000000000000000]", "[0,0,1e+23]");
+}
+
+TEST(Numbers, IntegersCanonicalizeAsTheDoubleTheyConvertTo) {
+  Value document = {{"big", std::numeric_limits<std::int64_t>::max()},
+                    {"huge", std::numeric_limits<std::uint64_t>::max()},
+                    {"small", std::int64_t{-42}}};
+  Result<std::string> result = Canonicalize(document);
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(*result, R"({"big":9223372036854776000,"huge":18446744073709552000,"small":-42})");
+  ExpectCanonical("[9223372036854775807,18446744073709551615]",
+                  "[9223372036854776000,18446744073709552000]");
+}
+
+TEST(Numbers, NonFiniteValuesAreRefusedWithTheirPointer) {
+  Value document = {{"a", Value::array({1, std::numeric_limits<double>::infinity()})}};
+  Result<std::string> result = Canonicalize(document);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error().code, "json.not_canonicalizable");
+  EXPECT_EQ(result.error().pointer, "/a/1");
+}
+
+TEST(Strings, MinimalEscaping) {
+  ExpectCanonical(R"(["\u0000\u0001\u001f\b\f\n\r\t\"\\\/\u007f\u00e9\u20ac"])",
+                  "[\"\\u0000\\u0001\\u001f\\b\\f\\n\\r\\t\\\"\\\\/\x7f\xc3\xa9\xe2\x82\xac\"]");
+}
+
+TEST(Strings, InvalidUtf8InAValueIsRefused) {
+  Value document = {{"s", std::string("\xc3\x28")}};
+  Result<std::string> result = Canonicalize(document);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error().code, "json.not_canonicalizable");
+  EXPECT_EQ(result.error().pointer, "/s");
+}
+
+TEST(Strings, NoncharactersAreRefused) {
+  for (const char* text : {R"({"k":"\ufdd0"})", R"({"k":"\ufdef"})", R"({"k":"\ufffe"})",
+                           R"({"k":"\uffff"})", R"({"k":"x\ud83f\udffe"})",
+                           R"({"k":"\udbff\udfff"})", "{\"k\":\"\xef\xbf\xbf\"}"}) {
+    SCOPED_TRACE(text);
+    ExpectRefused(text, "json.not_canonicalizable", "/k");
+    Result<Value> parsed = Parse(text);
+    ASSERT_TRUE(parsed.ok());
+    Result<std::string> slow = Canonicalize(*parsed);
+    ASSERT_FALSE(slow.ok());
+    EXPECT_EQ(slow.error().code, "json.not_canonicalizable");
+    EXPECT_EQ(slow.error().pointer, "/k");
+  }
+  ExpectRefused(R"({"a":{"\ufdd5":1}})", "json.not_canonicalizable", "/a/\xef\xb7\x95");
+  // Unescaped in the input, after and between runs of ASCII of every length.
+  for (std::size_t prefix = 0; prefix < 20; ++prefix) {
+    const std::string padding(prefix, 'x');
+    ExpectRefused("{\"k\":\"" + padding + "\xef\xb7\x90" + padding + "\"}",
+                  "json.not_canonicalizable", "/k");
+    ExpectRefused("{\"k\":\"" + padding + "\xf4\x8f\xbf\xbe\"}", "json.not_canonicalizable",
+                  "/k");
+    const std::string fine = "\"" + padding + "\xef\xb7\x8f\xef\xbf\xbd\xf0\x9f\x98\x82" + padding + "\"";
+    ExpectCanonical("[" + fine + "]", "[" + fine + "]");
+  }
+  // Neighbours of the noncharacter ranges are ordinary characters.
+  ExpectCanonical(R"(["\ufdcf\ufdf0\ufffd\ud83f\udffd"])",
+                  "[\"\xef\xb7\x8f\xef\xb7\xb0\xef\xbf\xbd\xf0\x9f\xbf\xbd\"]");
+}
+
+TEST(Sorting, Utf16CodeUnitsNotCodePoints) {
+  // U+E000 and U+FFEE sort after U+10000 (a surrogate pair, D800 DC00) in UTF-16, although
+  // their UTF-8 bytes (EE, EF) sort before its F0.
+  ExpectCanonical(R"({"\uffee":5,"\ue000":4,"\ud800\udc00":3,"\u00e9":2,"a":1,"":0})",
+                  "{\"\":0,\"a\":1,\"\xc3\xa9\":2,\"\xf0\x90\x80\x80\":3,\"\xee\x80\x80\":4,"
+                  "\"\xef\xbf\xae\":5}");
+  // Astral against astral and BMP below U+E000 against astral keep byte order.
+  ExpectCanonical(R"({"\ud83d\ude02":2,"\ud800\udc00":1,"\ud7ff":0})",
+                  "{\"\xed\x9f\xbf\":0,\"\xf0\x90\x80\x80\":1,\"\xf0\x9f\x98\x82\":2}");
+  // Shared prefixes, then the deciding code point.
+  ExpectCanonical(R"({"x\uefff":1,"x\ud83d\ude02":0,"x":-1})",
+                  "{\"x\":-1,\"x\xf0\x9f\x98\x82\":0,\"x\xee\xbf\xbf\":1}");
+}
+
+TEST(Sorting, NestedObjectsInsideReorderedMembers) {
+  ExpectCanonical(R"({"b":[{"z":1,"y":{"d":4,"c":[3,{"f":6,"e":5}]}},"s"],"a":{"k":true}})",
+                  R"({"a":{"k":true},"b":[{"y":{"c":[3,{"e":5,"f":6}],"d":4},"z":1},"s"]})");
+}
+
+// A deterministic document with unsorted members at every level and objects from a few
+// bytes to hundreds of kilobytes, so that both ways the text path reorders members (in place
+// for small objects, by a final copy for large ones) are exercised, nested in each other.
+std::string LargeUnsortedDocument(std::uint32_t& state, int depth) {
+  auto next = [&state] {
+    state ^= state << 13;
+    state ^= state >> 17;
+    state ^= state << 5;
+    return state;
+  };
+  const char* samples[] = {"\"plain\"", "\"caf\u00e9 \\n \\\"q\\\"\"", "-0.0", "1e21",
+                           "123456789012345678", "3.14159", "true", "null",
+                           "\"\xe6\xb8\xb2\xe6\x9f\x93 \xf0\x9f\x8e\xac\""};
+  std::string text = "{";
+  const int members = 2 + static_cast<int>(next() % (depth > 2 ? 24 : 6));
+  for (int i = 0; i < members; ++i) {
+    if (i != 0) text += ",";
+    text += "\"k" + std::to_string(next() % 100000) + "_" + std::to_string(i) + "\":";
+    const std::uint32_t kind = next() % 10;
+    if (depth > 0 && kind < 2) {
+      text += LargeUnsortedDocument(state, depth - 1);
+    } else if (depth > 0 && kind < 4) {
+      text += "[" + LargeUnsortedDocument(state, depth - 1) + "," +
+              samples[next() % std::size(samples)] + "]";
+    } else {
+      text += samples[next() % std::size(samples)];
+    }
+  }
+  return text + "}";
+}
+
+TEST(TextPath, LargeDocumentsAgreeWithTheValuePath) {
+  std::uint32_t state = 0x12345678;
+  for (int round = 0; round < 4; ++round) {
+    SCOPED_TRACE(round);
+    std::string text = "[";
+    for (int i = 0; i < 5; ++i) text += (i ? "," : "") + LargeUnsortedDocument(state, 5);
+    text += "]";
+    Result<Value> parsed = Parse(text);
+    ASSERT_TRUE(parsed.ok()) << parsed.error().Describe();
+    Result<std::string> slow = Canonicalize(*parsed);
+    ASSERT_TRUE(slow.ok());
+    Result<std::string> fast = CanonicalizeText(text);
+    ASSERT_TRUE(fast.ok()) << fast.error().Describe();
+    EXPECT_EQ(*fast, *slow);
+    EXPECT_GT(text.size(), 200'000u);  // objects far above the in-place size
+  }
+}
+
+TEST(Duplicates, RefusedWithTheSameErrorAsParse) {
+  for (const char* text :
+       {R"({"a":1,"a":2})", R"({"a":1,"b":{"x":1,"y":2,"x":3}})", R"([{"c":0},{"\u0061":1,"a":2}])",
+        R"({"z":{"q":1,"q":1},"y":0})"}) {
+    SCOPED_TRACE(text);
+    Result<std::string> fast = CanonicalizeText(text);
+    Result<Value> parsed = Parse(text);
+    ASSERT_FALSE(fast.ok());
+    ASSERT_FALSE(parsed.ok());
+    EXPECT_EQ(fast.error().code, "json.duplicate_key");
+    EXPECT_EQ(fast.error().pointer, parsed.error().pointer);
+    ASSERT_TRUE(fast.error().location.has_value());
+    EXPECT_EQ(fast.error().location->offset, parsed.error().location->offset);
+  }
+  ExpectRefused(R"({"b":{"x":1,"y":2,"x":3}})", "json.duplicate_key", "/b/x");
+}
+
+TEST(Depth, NestingBeyondTheLimitIsRefused) {
+  const std::string deep_ok = std::string(kDefaultMaxDepth, '[') + std::string(kDefaultMaxDepth, ']');
+  EXPECT_TRUE(CanonicalizeText(deep_ok).ok());
+  const std::string too_deep =
+      std::string(kDefaultMaxDepth + 1, '[') + std::string(kDefaultMaxDepth + 1, ']');
+  Result<std::string> fast = CanonicalizeText(too_deep);
+  ASSERT_FALSE(fast.ok());
+  EXPECT_EQ(fast.error().code, "json.too_deep");
+
+  Value deep = Value::array();
+  for (std::size_t i = 0; i < kDefaultMaxDepth; ++i) deep = Value::array({std::move(deep)});
+  Result<std::string> slow = Canonicalize(deep);
+  ASSERT_FALSE(slow.ok());
+  EXPECT_EQ(slow.error().code, "json.too_deep");
+}
+
+TEST(Errors, ParseErrorsPassThrough) {
+  ExpectRefused(R"({"a":[1,2,})", "json.syntax", "/a/2");
+  ExpectRefused("{\"a\":\"\xff\"}", "json.invalid_utf8", "/a");
+  ExpectRefused("[1] x", "json.trailing_bytes", "");
+}
+
+TEST(Scalars, TopLevelValues) {
+  ExpectCanonical("  \"x\"  ", "\"x\"");
+  ExpectCanonical("null", "null");
+  ExpectCanonical("[true,false,null,{},[]]", "[true,false,null,{},[]]");
+  ExpectCanonical("{ \"a\" : [ ] , \"b\" : { } }", R"({"a":[],"b":{}})");
+}
+
+}  // namespace
+}  // namespace udon::json

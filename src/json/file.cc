@@ -1,0 +1,130 @@
+#include "json/file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <random>
+
+namespace udon::json {
+namespace {
+
+Error Unreadable(const std::string& path) {
+  Error error = MakeError("io.unreadable", "cannot read " + path);
+  error.details["path"] = path;
+  return error;
+}
+
+Error WriteFailed(const std::string& path) {
+  Error error = MakeError("io.write_failed", "cannot write " + path);
+  error.details["path"] = path;
+  return error;
+}
+
+// Reads fd to the end; false on a read error or when more than max_bytes arrive.
+enum class ReadOutcome { kOk, kFailed, kTooLarge };
+ReadOutcome ReadAll(int fd, std::size_t max_bytes, std::string& out) {
+  char buffer[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ReadOutcome::kFailed;
+    }
+    if (n == 0) return ReadOutcome::kOk;
+    out.append(buffer, static_cast<std::size_t>(n));
+    if (max_bytes != 0 && out.size() > max_bytes) return ReadOutcome::kTooLarge;
+  }
+}
+
+bool WriteAll(int fd, std::string_view bytes) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    bytes.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+std::string DirectoryOf(const std::string& path) {
+  const std::size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+// Creates a fresh file beside path (O_EXCL, so never someone else's), returning its fd.
+int CreateTemporary(const std::string& path, std::string& temp_path) {
+  std::random_device entropy;
+  std::mt19937_64 random(entropy());
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    char suffix[24];
+    std::snprintf(suffix, sizeof suffix, ".tmp.%016llx",
+                  static_cast<unsigned long long>(random()));
+    temp_path = path + suffix;
+    const int fd = ::open(temp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd >= 0 || errno != EEXIST) return fd;
+  }
+  return -1;
+}
+
+}  // namespace
+
+Result<std::string> ReadFile(const std::string& path, std::size_t max_bytes) {
+  const bool is_stdin = path == "-";
+  const int fd = is_stdin ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Unreadable(path);
+  std::string contents;
+  struct stat info {};
+  if (::fstat(fd, &info) == 0 && S_ISREG(info.st_mode)) {
+    if (max_bytes != 0 && static_cast<std::size_t>(info.st_size) > max_bytes) {
+      if (!is_stdin) ::close(fd);
+      Error error = MakeError("io.too_large", "the file exceeds the size limit");
+      error.details["path"] = path;
+      return error;
+    }
+    contents.reserve(static_cast<std::size_t>(info.st_size));
+  } else if (!is_stdin && S_ISDIR(info.st_mode)) {
+    ::close(fd);
+    return Unreadable(path);
+  }
+  const ReadOutcome outcome = ReadAll(fd, max_bytes, contents);
+  if (!is_stdin) ::close(fd);
+  if (outcome == ReadOutcome::kFailed) return Unreadable(path);
+  if (outcome == ReadOutcome::kTooLarge) {
+    Error error = MakeError("io.too_large", "the file exceeds the size limit");
+    error.details["path"] = path;
+    return error;
+  }
+  return contents;
+}
+
+Status WriteFileAtomic(const std::string& path, std::string_view bytes) {
+  std::string temp_path;
+  const int fd = CreateTemporary(path, temp_path);
+  if (fd < 0) return WriteFailed(path);
+  // Keep the permissions of a file being replaced.
+  struct stat existing {};
+  if (::stat(path.c_str(), &existing) == 0) ::fchmod(fd, existing.st_mode & 07777);
+  const bool written = WriteAll(fd, bytes) && ::fsync(fd) == 0;
+  const bool closed = ::close(fd) == 0;
+  if (!written || !closed || ::rename(temp_path.c_str(), path.c_str()) != 0) {
+    ::unlink(temp_path.c_str());
+    return WriteFailed(path);
+  }
+  // The rename is durable only once the directory entry is.
+  const int dir_fd = ::open(DirectoryOf(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd >= 0) {
+    const bool synced = ::fsync(dir_fd) == 0;
+    ::close(dir_fd);
+    if (!synced) return WriteFailed(path);
+  }
+  return OkStatus();
+}
+
+}  // namespace udon::json

@@ -1,0 +1,55 @@
+#include "json/sha256.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "json/canonical.h"
+#include "json/internal/test_files.h"
+
+namespace udon::json {
+namespace {
+
+TEST(Sha256, KnownDigests) {
+  EXPECT_EQ(Sha256Hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(Sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(Sha256("abc")[0], 0xba);
+}
+
+TEST(Sha256, CanonicalDigestsOfUpstreamOutputs) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"arrays", "099601b171cafed97c333f8878d68e7f8c8f795412adb34b2fdcf0e7c7beac42"},
+      {"french", "d99d0ebdcb0033cb858cfa830ae46bc0fb3309413b271f1da828c89901a27ed5"},
+      {"structures", "605f65004ec2db7692522a0852c22f1c989e036d547e88963d1a3143cf3195d5"},
+      {"unicode", "0d99aad92a125196ff887876643fd3206786a84ddce2cee52ba4ad256d2381d3"},
+      {"values", "2d5e01a318d0f0879ab568c4be289c8b1f64ef8921a53c6277d5e069978baacb"},
+      {"weird", "6af595a9aa80110b964b4de3f82a05fa6ae7423005019bacfa2620dddc4e94d1"},
+  };
+  for (const auto& [name, digest] : cases) {
+    SCOPED_TRACE(name);
+    Result<Value> parsed = Parse(testing::JcsData(std::string("input/") + name + ".json"));
+    ASSERT_TRUE(parsed.ok());
+    Result<std::string> hex = CanonicalSha256(*parsed);
+    ASSERT_TRUE(hex.ok());
+    EXPECT_EQ(*hex, digest);
+  }
+}
+
+TEST(Sha256, CanonicalDigestPropagatesRefusal) {
+  Result<std::string> hex = CanonicalSha256(Value(std::nan("")));
+  ASSERT_FALSE(hex.ok());
+  EXPECT_EQ(hex.error().code, "json.not_canonicalizable");
+}
+
+TEST(Sha256, IsSha256Hex) {
+  EXPECT_TRUE(IsSha256Hex(std::string(64, 'a')));
+  EXPECT_TRUE(IsSha256Hex(Sha256Hex("x")));
+  EXPECT_FALSE(IsSha256Hex(std::string(63, 'a')));
+  EXPECT_FALSE(IsSha256Hex(std::string(65, 'a')));
+  EXPECT_FALSE(IsSha256Hex(std::string(64, 'A')));
+  EXPECT_FALSE(IsSha256Hex(std::string(63, 'a') + "g"));
+  EXPECT_FALSE(IsSha256Hex(""));
+}
+
+}  // namespace
+}  // namespace udon::json
