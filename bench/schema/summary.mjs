@@ -1,0 +1,33 @@
+// Reads the JSON lines of bench/schema/run.sh on stdin and prints, per validator, the
+// median of each rate over the rounds, and udon's ratio to ajv. Both must agree on how many
+// instances of the pool are valid.
+import { readFileSync } from 'node:fs';
+
+const lines = readFileSync(0, 'utf8').split('\n').filter((line) => line.startsWith('{'));
+const byValidator = new Map();
+for (const line of lines) {
+  const result = JSON.parse(line);
+  if (!byValidator.has(result.validator)) byValidator.set(result.validator, []);
+  byValidator.get(result.validator).push(result);
+}
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+};
+const fields = ['validate_per_cpu_s', 'parse_validate_per_cpu_s', 'validate_per_wall_s',
+  'parse_validate_per_wall_s'];
+const summary = {};
+for (const [validator, results] of byValidator) {
+  summary[validator] = { valid_in_pool: results[0].valid_in_pool, rounds: results.length };
+  for (const field of fields) summary[validator][field] = median(results.map((r) => r[field]));
+}
+const [udon, ajv] = ['udon::schema', 'ajv 8.20.0 (dist/2020)'].map((name) => summary[name]);
+if (udon && ajv) {
+  if (udon.valid_in_pool !== ajv.valid_in_pool) {
+    console.error('validators disagree on the pool');
+    process.exitCode = 1;
+  }
+  summary.ratio_udon_over_ajv = Object.fromEntries(
+    fields.map((field) => [field, +(udon[field] / ajv[field]).toFixed(2)]));
+}
+console.log(JSON.stringify(summary, null, 2));
