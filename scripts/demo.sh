@@ -4,4 +4,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 scripts/build.sh
-exec "${UDON_BUILD_DIR:-build}/src/cli/udon-mcp" digest examples/blender-farm.tools.json
+exec "${UDON_BUILD_DIR:-build}/src/cli/udon-mcp" demo --dir "${UDON_DEMO_DIR:-build/demo}"

@@ -1,5 +1,7 @@
 #include "cli/output.h"
 
+#include "gate/gate.h"
+
 #include <cstdio>
 #include <exception>
 #include <iostream>
@@ -27,13 +29,7 @@ class CommandExit : public CLI::RuntimeError {
 
 }  // namespace
 
-int ExitCodeFor(const Error& error) {
-  const std::string_view code = error.code;
-  for (std::string_view prefix : {"io.", "json.", "yaml."}) {
-    if (code.substr(0, prefix.size()) == prefix) return kExitInvalidInput;
-  }
-  return kExitInternal;
-}
+int ExitCodeFor(const Error& error) { return gate::ExitCodeFor(error.code); }
 
 void PrintJsonResult(json::Value fields) {
   OrderedValue result = {{"ok", true}};

@@ -22,8 +22,9 @@ enum ExitCode : int {
   kExitIndeterminate = 5,
 };
 
-// Exit code for an error by its code: unreadable or malformed input (io.*, json.*, yaml.*)
-// is 2, anything unexpected is 1. Commands with their own codes map them themselves.
+// Exit code for an error by its code, from the contract's one table (gate::ExitCodeFor):
+// unreadable or malformed input is 2, refusals 3, failures after dispatch 4,
+// indeterminate 5, anything unexpected 1.
 int ExitCodeFor(const Error& error);
 
 // Prints `{"ok":true, ...fields}` on stdout, one line.

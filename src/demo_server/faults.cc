@@ -174,7 +174,7 @@ Result<FaultSpec> ParseFault(const std::string& text, FaultTrigger default_trigg
     }
   }
   if (spec.name == "protocol-version" && !spec.value.empty() &&
-      !mcp::ServerSupportsProtocolVersion(spec.value)) {
+      !mcp::IsSupportedProtocolVersion(spec.value)) {
     return MakeError("demo.fault_invalid", "VERSION must be a supported protocol version");
   }
   if (Contains(CatalogFaults(), spec.name) && spec.value.empty()) spec.value = kDefaultTarget;
@@ -336,8 +336,8 @@ void DemoHooks::AfterRequest(const Message& request, Message& response, mcp::Mes
       std::string version = fault->value;
       if (version.empty()) {
         const std::string requested = response.result["protocolVersion"].get<std::string>();
-        version = requested == mcp::kServerLatestProtocolVersion ? "2025-06-18"
-                                                           : std::string(mcp::kServerLatestProtocolVersion);
+        version = requested == mcp::kLatestProtocolVersion ? "2025-06-18"
+                                                           : std::string(mcp::kLatestProtocolVersion);
       }
       response.result["protocolVersion"] = version;
     }

@@ -81,6 +81,10 @@ int ExitCodeFor(const std::string& code) {
       {"call.indeterminate", 5},
   };
   if (auto it = kExplicit.find(code); it != kExplicit.end()) return it->second;
+  // Unreadable or malformed input of any kind.
+  for (const char* prefix : {"io.", "json.", "yaml.", "usage.", "config.", "policy."}) {
+    if (code.rfind(prefix, 0) == 0) return 2;
+  }
   if (code.rfind("call.", 0) == 0) return 4;
   for (const char* prefix : {"manifest.", "review.", "server.", "catalog.", "binding.", "input."}) {
     if (code.rfind(prefix, 0) == 0) return 3;

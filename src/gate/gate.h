@@ -83,7 +83,8 @@ struct GateResult {
   bool ok() const { return !error.has_value(); }
 };
 
-// The contract's exit status for a code (section 3 and 4).
+// The contract's exit status for a code (sections 3 and 4, and docs/contract.md 7.1):
+// the one table every command uses.
 int ExitCodeFor(const std::string& code);
 
 class Gate {

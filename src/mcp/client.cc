@@ -39,17 +39,6 @@ Error PaginationError(std::string message, std::size_t page) {
 
 }  // namespace
 
-const std::vector<std::string>& SupportedProtocolVersions() {
-  static const std::vector<std::string> versions = {"2025-11-25", "2025-06-18", "2025-03-26"};
-  return versions;
-}
-
-bool IsSupportedProtocolVersion(std::string_view version) {
-  for (const auto& supported : SupportedProtocolVersions()) {
-    if (supported == version) return true;
-  }
-  return false;
-}
 
 std::string ClientVersion() { return UDON_PROJECT_VERSION; }
 

@@ -26,13 +26,10 @@
 #include "json/result.h"
 #include "mcp/config.h"
 #include "mcp/connection.h"
+#include "mcp/protocol.h"
 
 namespace udon::mcp {
 
-inline constexpr std::string_view kLatestProtocolVersion = "2025-11-25";
-// Newest first.
-const std::vector<std::string>& SupportedProtocolVersions();
-bool IsSupportedProtocolVersion(std::string_view version);
 
 inline constexpr std::string_view kClientName = "udon-mcp";
 std::string ClientVersion();  // the project version

@@ -229,7 +229,7 @@ bool HttpServer::Impl::Admit(const httplib::Request& request, httplib::Response&
     return false;
   }
   if (request.has_header(kVersionHeader) &&
-      !ServerSupportsProtocolVersion(request.get_header_value(kVersionHeader))) {
+      !IsSupportedProtocolVersion(request.get_header_value(kVersionHeader))) {
     SetJsonRpcError(response, 400, kInvalidRequest, "unsupported protocol version");
     return false;
   }

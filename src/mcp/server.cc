@@ -15,16 +15,6 @@ Message InvalidParams(const json::Value& id, std::string message) {
 
 }  // namespace
 
-const std::vector<std::string>& ServerProtocolVersions() {
-  static const std::vector<std::string> versions = {"2025-11-25", "2025-06-18", "2025-03-26"};
-  return versions;
-}
-
-bool ServerSupportsProtocolVersion(std::string_view version) {
-  const auto& versions = ServerProtocolVersions();
-  return std::find(versions.begin(), versions.end(), version) != versions.end();
-}
-
 ToolContext::ToolContext(std::shared_ptr<MessageSink> related, json::Value progress_token)
     : related_(std::move(related)), progress_token_(std::move(progress_token)) {}
 
@@ -189,7 +179,7 @@ Message ServerSession::Initialize(const Message& request) {
   }
   const std::string requested = params["protocolVersion"].get<std::string>();
   const std::string version =
-      ServerSupportsProtocolVersion(requested) ? requested : std::string(kServerLatestProtocolVersion);
+      IsSupportedProtocolVersion(requested) ? requested : std::string(kLatestProtocolVersion);
   {
     std::lock_guard lock(mutex_);
     protocol_version_ = version;

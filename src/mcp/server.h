@@ -17,14 +17,9 @@
 
 #include "json/json.h"
 #include "mcp/jsonrpc.h"
+#include "mcp/protocol.h"
 
 namespace udon::mcp {
-
-inline constexpr std::string_view kServerLatestProtocolVersion = "2025-11-25";
-
-// Newest first.
-const std::vector<std::string>& ServerProtocolVersions();
-bool ServerSupportsProtocolVersion(std::string_view version);
 
 // Where outgoing messages of a session go. Implementations are thread-safe.
 class MessageSink {

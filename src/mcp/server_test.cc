@@ -238,9 +238,9 @@ TEST(ServerHooksTest, HooksSeeEveryStage) {
 }
 
 TEST(ServerVersionsTest, SupportedVersionsNewestFirst) {
-  EXPECT_EQ(ServerProtocolVersions().front(), kServerLatestProtocolVersion);
-  EXPECT_TRUE(ServerSupportsProtocolVersion("2025-03-26"));
-  EXPECT_FALSE(ServerSupportsProtocolVersion("2024-11-05"));
+  EXPECT_EQ(SupportedProtocolVersions().front(), kLatestProtocolVersion);
+  EXPECT_TRUE(IsSupportedProtocolVersion("2025-03-26"));
+  EXPECT_FALSE(IsSupportedProtocolVersion("2024-11-05"));
 }
 
 }  // namespace
