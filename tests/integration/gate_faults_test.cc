@@ -1,0 +1,254 @@
+// Every gate outcome of the contract provoked through the demo server's fault flags (or a
+// crafted manifest), asserting the exit status and code and, for every refusal, proving
+// from the server's request log that no tools/call arrived.
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "json/json.h"
+#include "json/sha256.h"
+#include "json/canonical.h"
+#include "test_support.h"
+
+namespace udon {
+namespace {
+
+using testing::ProcessResult;
+using testing::TempDir;
+
+const char* kArgs = R"({"source":"https://assets.example.test/a.blend","angles":4,"resolution":1024})";
+
+class GateFaultsTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { prctl(PR_SET_CHILD_SUBREAPER, 1); }
+
+  void SetUp() override {
+    UseServer({});
+    Run({"capture", "--server", "demo", "-o", dir_.File("tools.json")}, 0);
+    Review("render_turntable", {"--no-side-effects", "--concurrency", "safe", "--channel", "/source=data",
+                                "--channel", "/angles=data", "--channel", "/resolution=data"});
+  }
+
+  void TearDown() override { EXPECT_TRUE(testing::Descendants(getpid()).empty()) << "a child process survived"; }
+
+  // The demo server as server "demo", with these extra arguments (faults), logging requests.
+  void UseServer(std::vector<std::string> extra) {
+    std::vector<std::string> args = {"--log-requests", dir_.File("requests.jsonl")};
+    args.insert(args.end(), extra.begin(), extra.end());
+    json::Value config = {{"mcpServers", {{"demo", {{"command", testing::DemoServerBinary()}, {"args", args}}}}}};
+    dir_.Write("mcp.json", config.dump());
+  }
+
+  ProcessResult Run(std::vector<std::string> args, int expected_exit) {
+    args.insert(args.begin(), testing::UdonMcpBinary());
+    args.insert(args.end(), {"--config", dir_.File("mcp.json")});
+    testing::RunOptions options;
+    options.env["UDON_MCP_STATE_DIR"] = dir_.File("state");
+    ProcessResult result = testing::RunProcess(args, options);
+    EXPECT_EQ(result.exit_code, expected_exit) << result.out << result.err;
+    return result;
+  }
+
+  void Review(const std::string& tool, std::vector<std::string> extra) {
+    std::vector<std::string> args = {"review", dir_.File("tools.json"), "--server", "demo", "--tool", tool,
+                                     "--reviewer", "t@example.test", "--headless", "--independent-calls",
+                                     "--model-backed", "false", "--reference-based-io"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    Run(args, 0);
+  }
+
+  std::string Sha() {
+    return testing::RunProcess({testing::UdonMcpBinary(), "digest", dir_.File("tools.json")}).out.substr(0, 64);
+  }
+
+  // A gated call; returns the --json result.
+  json::Value Call(int expected_exit, const std::string& tool = "render_turntable", const std::string& args = kArgs,
+                   std::vector<std::string> extra = {"--expect-output"}) {
+    std::vector<std::string> argv = {"call", "--manifest", dir_.File("tools.json"), "--sha256", Sha(), "--server",
+                                     "demo", "--tool", tool, "--args", args, "--json", "--evidence",
+                                     dir_.File("evidence.jsonl")};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    ProcessResult result = Run(argv, expected_exit);
+    auto parsed = json::Parse(result.out);
+    EXPECT_TRUE(parsed.ok()) << result.out;
+    return parsed.ok() ? *parsed : json::Value();
+  }
+
+  int CallsLogged() {
+    int calls = 0;
+    const std::string log = dir_.Read("requests.jsonl");
+    for (std::size_t at = 0; (at = log.find("\"tools/call\"", at)) != std::string::npos; ++at) ++calls;
+    return calls;
+  }
+
+  void ExpectRefusal(const std::vector<std::string>& faults, const std::string& code) {
+    SCOPED_TRACE(code);
+    std::vector<std::string> args;
+    for (const auto& fault : faults) args.insert(args.end(), {"--fault", fault});
+    UseServer(args);
+    dir_.Write("requests.jsonl", "");
+    json::Value out = Call(3);
+    EXPECT_EQ(out["code"], code);
+    EXPECT_EQ(CallsLogged(), 0) << "a refused gate must not dispatch";
+  }
+
+  TempDir dir_;
+};
+
+TEST_F(GateFaultsTest, HappyPathReturnsTheValidatedResult) {
+  json::Value out = Call(0);
+  EXPECT_EQ(out["structuredContent"]["renderedUris"].size(), 4u);
+  EXPECT_EQ(CallsLogged(), 1);
+}
+
+TEST_F(GateFaultsTest, CatalogDriftOfEveryKindIsRefused) {
+  for (const char* fault : {"description", "input-schema", "output-schema", "annotations", "execution"}) {
+    ExpectRefusal({fault}, "catalog.tool_drift");
+  }
+  ExpectRefusal({"remove-tool"}, "catalog.tool_missing");
+  ExpectRefusal({"rename-tool"}, "catalog.tool_missing");
+  ExpectRefusal({"duplicate-tool"}, "catalog.tool_duplicate");
+  ExpectRefusal({"duplicate-tool-last"}, "catalog.tool_duplicate");
+}
+
+TEST_F(GateFaultsTest, ServerIdentityAndProtocolMustMatch) {
+  ExpectRefusal({"server-version"}, "server.server_info_mismatch");
+  ExpectRefusal({"protocol-version"}, "server.protocol_version_mismatch");
+}
+
+TEST_F(GateFaultsTest, PaginationAndStabilityFailuresAreRefused) {
+  ExpectRefusal({"cursor-loop"}, "catalog.pagination_invalid");
+  ExpectRefusal({"sampling-during-list"}, "server.request_refused");
+  ExpectRefusal({"elicitation-during-list"}, "server.request_refused");
+}
+
+TEST_F(GateFaultsTest, AListChangedAfterInitializationIsAbsorbed) {
+  UseServer({"--fault", "list-changed-after-initialized"});
+  json::Value out = Call(0);
+  EXPECT_TRUE(out["ok"].get<bool>());
+}
+
+TEST_F(GateFaultsTest, ListChangedDuringTheCallIsIndeterminateAndInvalidatesForGood) {
+  UseServer({"--fault", "list-changed-during-call"});
+  json::Value out = Call(5);
+  EXPECT_EQ(out["code"], "call.indeterminate");
+  EXPECT_EQ(CallsLogged(), 1);
+  EXPECT_FALSE(out.contains("structuredContent"));
+  // A new process, a healthy server: still refused, nothing dispatched.
+  UseServer({});
+  dir_.Write("requests.jsonl", "");
+  json::Value later = Call(3);
+  EXPECT_EQ(later["code"], "manifest.invalidated");
+  EXPECT_EQ(CallsLogged(), 0);
+}
+
+TEST_F(GateFaultsTest, FailuresAfterDispatch) {
+  struct Case {
+    const char* fault;
+    const char* code;
+    int exit;
+  };
+  for (const Case& c : {Case{"call-is-error", "call.tool_error", 4},
+                        Case{"call-no-structured-content", "call.structured_content_missing", 4},
+                        Case{"call-bad-structured-content", "call.output_schema_violation", 4},
+                        Case{"call-rpc-error", "call.protocol_error", 4},
+                        Case{"sampling-during-call", "call.server_request_refused", 4},
+                        Case{"elicitation-during-call", "call.server_request_refused", 4},
+                        Case{"crash-during-call", "call.indeterminate", 5}}) {
+    SCOPED_TRACE(c.fault);
+    UseServer({"--fault", c.fault});
+    json::Value out = Call(c.exit);
+    EXPECT_EQ(out["code"], c.code);
+    EXPECT_FALSE(out.contains("structuredContent"));
+  }
+}
+
+TEST_F(GateFaultsTest, AHungCallTimesOutIndeterminate) {
+  UseServer({"--fault", "hang-during-call"});
+  json::Value out = Call(5, "render_turntable", kArgs, {"--expect-output", "--timeout", "1"});
+  EXPECT_EQ(out["code"], "call.indeterminate");
+  EXPECT_EQ(CallsLogged(), 1);
+}
+
+TEST_F(GateFaultsTest, StaticRefusalsNeedNoServer) {
+  UseServer({});
+  dir_.Write("requests.jsonl", "");
+  json::Value unreviewed = Call(3, "analyze_text", R"({"text":"a"})");
+  EXPECT_EQ(unreviewed["code"], "review.missing");
+  json::Value invalid = Call(3, "render_turntable", R"({"source":"https://a.example/x","angles":99,"resolution":1024})");
+  EXPECT_EQ(invalid["code"], "input.schema_violation");
+  EXPECT_EQ(CallsLogged(), 0);
+  // A crafted manifest: a review of the task-required tool (the review command refuses to
+  // write one), re-pinned.
+  json::Value doc = json::Parse(dir_.Read("tools.json")).value();
+  json::Value review = doc["servers"]["demo"]["reviews"]["render_turntable"];
+  review["inputChannels"] = json::Value::object();
+  doc["servers"]["demo"]["reviews"]["async_render"] = review;
+  dir_.Write("tools.json", doc.dump(2));
+  json::Value task = Call(3, "async_render", "{}", {});
+  EXPECT_EQ(task["code"], "catalog.task_required");
+  // Expired: an edited expiry in the past.
+  doc["expiresAt"] = "2020-01-02T00:00:00Z";
+  doc["capturedAt"] = "2020-01-01T00:00:00Z";
+  dir_.Write("tools.json", doc.dump(2));
+  EXPECT_EQ(Call(3)["code"], "manifest.expired");
+  EXPECT_EQ(CallsLogged(), 0);
+}
+
+TEST_F(GateFaultsTest, ADigestMismatchSpawnsNothing) {
+  std::remove(dir_.File("requests.jsonl").c_str());
+  std::string sha = Sha();
+  sha[10] = sha[10] == '0' ? '1' : '0';
+  ProcessResult result = Run({"call", "--manifest", dir_.File("tools.json"), "--sha256", sha, "--server", "demo",
+                              "--tool", "render_turntable", "--args", kArgs, "--json"},
+                             3);
+  EXPECT_EQ(json::Parse(result.out).value()["code"], "manifest.digest_mismatch");
+  EXPECT_NE(access(dir_.File("requests.jsonl").c_str(), F_OK), 0) << "the server was started";
+}
+
+TEST_F(GateFaultsTest, ASerializedToolNeverOverlapsUnderEightParallelCallers) {
+  Review("append_ledger", {"--side-effect", "appends_ledger_entry", "--concurrency", "serialize", "--channel",
+                           "/entry=data"});
+  // One shared HTTP server, so overlapping calls would meet inside it.
+  testing::BackgroundProcess server({testing::DemoServerBinary(), "--transport", "http", "--port", "0",
+                                     "--ledger-delay-ms", "100"});
+  std::string line;
+  for (int i = 0; i < 200 && line.empty(); ++i) {
+    const std::string output = server.Output();
+    if (output.find('\n') != std::string::npos) line = output.substr(0, output.find('\n'));
+    else std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_FALSE(line.empty()) << "the server did not report its port";
+  const std::string url = json::Parse(line).value()["url"].get<std::string>();
+  // Same server key, now over HTTP: the reviewed serverInfo and tools are the same.
+  dir_.Write("mcp.json", json::Value({{"mcpServers", {{"demo", {{"url", url}}}}}}).dump());
+  std::atomic<int> ok{0}, overlapped{0};
+  std::vector<std::thread> callers;
+  for (int i = 0; i < 8; ++i) {
+    callers.emplace_back([&, i] {
+      testing::RunOptions options;
+      options.env["UDON_MCP_STATE_DIR"] = dir_.File("state");
+      ProcessResult result = testing::RunProcess(
+          {testing::UdonMcpBinary(), "call", "--manifest", dir_.File("tools.json"), "--sha256", Sha(), "--server",
+           "demo", "--tool", "append_ledger", "--args", "{\"entry\":\"e" + std::to_string(i) + "\"}",
+           "--expect-output", "--json", "--config", dir_.File("mcp.json")},
+          options);
+      auto out = json::Parse(result.out);
+      if (result.exit_code == 0 && out.ok()) {
+        ++ok;
+        if ((*out)["structuredContent"]["overlapped"] == true) ++overlapped;
+      }
+    });
+  }
+  for (auto& t : callers) t.join();
+  EXPECT_EQ(ok.load(), 8);
+  EXPECT_EQ(overlapped.load(), 0);
+  server.Stop();
+}
+
+}  // namespace
+}  // namespace udon
