@@ -1,0 +1,110 @@
+// probe: the determinism probe (docs/experiment.md) — N gated calls with identical
+// arguments, K at a time, and whether their results contradict the review.
+#include <memory>
+#include <string>
+
+#include "cli/commands.h"
+#include "cli/output.h"
+#include "cli/runtime.h"
+#include "evidence/probe.h"
+#include "gate/gate.h"
+#include "gate/state.h"
+#include "json/file.h"
+
+namespace udon::cli {
+namespace {
+
+struct ProbeCommandOptions {
+  std::string manifest;
+  std::string sha256;
+  std::string server;
+  std::string tool;
+  std::string args;
+  std::string args_file;
+  int repeat = 0;
+  int concurrency = 1;
+  bool fresh_connections = false;
+  bool allow_side_effects = false;
+  CommonOptions common;
+};
+
+Result<json::Value> ReadArguments(const ProbeCommandOptions& o) {
+  if (!o.args.empty() && !o.args_file.empty()) {
+    return MakeError("usage.invalid", "--args and --args-file exclude each other");
+  }
+  if (o.args.empty() && o.args_file.empty()) return json::Value::object();
+  std::string text = o.args;
+  if (!o.args_file.empty()) {
+    UDON_ASSIGN_OR_RETURN(text, json::ReadFile(o.args_file, 16u << 20));
+  }
+  auto value = json::Parse(text);
+  if (!value.ok()) return value.error().WithCode("usage.invalid");
+  if (!value->is_object()) return MakeError("usage.invalid", "arguments must be a JSON object");
+  return value;
+}
+
+int RunProbe(const ProbeCommandOptions& o) {
+  const bool json = o.common.json;
+  auto arguments = ReadArguments(o);
+  if (!arguments.ok()) return ReportError(arguments.error(), json, kExitInvalidInput);
+  gate::GateEnvironment env;
+  auto policy = LoadPolicy(o.common);
+  if (!policy.ok()) return ReportError(policy.error(), json, gate::ExitCodeFor(policy.error().code));
+  env.policy = std::move(policy).value();
+  // As for call: an absent configuration surfaces as an unknown server at the connect step.
+  mcp::RuntimeConfig config;
+  auto loaded = LoadConfig(o.common);
+  if (!loaded.ok() && loaded.error().code != "config.unreadable") {
+    return ReportError(loaded.error(), json, gate::ExitCodeFor(loaded.error().code));
+  }
+  if (loaded.ok()) config = std::move(loaded).value();
+  env.config = &config;
+  auto state_dir = gate::ResolveStateDir(o.common.state_dir);
+  if (!state_dir.ok()) return ReportError(state_dir.error(), json, gate::ExitCodeFor(state_dir.error().code));
+  env.state_dir = *state_dir;
+  auto writer = OpenEvidence(o.common);
+  if (!writer.ok()) return ReportError(writer.error(), json, kExitInternal);
+  if (o.common.timeout_seconds > 0) {
+    env.call_timeout = std::chrono::milliseconds(static_cast<long long>(o.common.timeout_seconds * 1000));
+  }
+
+  evidence::ProbeOptions options;
+  options.repeat = o.repeat;
+  options.concurrency = o.concurrency;
+  options.fresh_connections = o.fresh_connections;
+  options.allow_side_effects = o.allow_side_effects;
+  const gate::Binding binding{o.manifest, o.sha256, o.server, o.tool};
+  evidence::ProbeOutcome outcome = evidence::RunProbe(std::move(env), writer->get(), binding, *arguments, options);
+  if (outcome.refusal) return ReportError(*outcome.refusal, json, outcome.exit_code);
+  if (json) {
+    PrintJsonResult(outcome.report);
+  } else {
+    const std::string text = evidence::ProbeReportText(outcome.report);
+    std::fwrite(text.data(), 1, text.size(), stdout);
+  }
+  return outcome.exit_code;
+}
+
+}  // namespace
+
+void RegisterProbeCommand(CLI::App& app) {
+  auto o = std::make_shared<ProbeCommandOptions>();
+  CLI::App* command = app.add_subcommand(
+      "probe", "Repeat one gated call N times, K at a time; report result digests against the review");
+  command->add_option("--manifest", o->manifest, "Reviewed manifest")->required();
+  command->add_option("--sha256", o->sha256, "The pinned manifestSha256")->required();
+  command->add_option("--server", o->server, "Server key")->required();
+  command->add_option("--tool", o->tool, "Tool name")->required();
+  command->add_option("--args", o->args, "Arguments as a JSON object (the same for every call)");
+  command->add_option("--args-file", o->args_file, "Arguments from a file (- for stdin)");
+  command->add_option("--repeat", o->repeat, "Number of calls")->required()->check(CLI::Range(1, 100000));
+  command->add_option("--concurrency", o->concurrency, "Calls in flight at once (default 1)")
+      ->check(CLI::Range(1, 256));
+  command->add_flag("--fresh-connections", o->fresh_connections, "A new connection for every call (default: reuse)");
+  command->add_flag("--allow-side-effects", o->allow_side_effects,
+                    "Probe a tool whose review lists side effects (they are repeated N times)");
+  AddCommonOptions(command, o->common);
+  SetAction(command, &o->common.json, [o] { return RunProbe(*o); });
+}
+
+}  // namespace udon::cli

@@ -1,0 +1,149 @@
+// For the evidence tests: the gate in process against a scripted MCP server on a memory
+// transport, so probes and fault scenarios produce evidence with exactly known content.
+#pragma once
+
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "gate/gate.h"
+#include "manifest/internal/test_manifest.h"
+#include "manifest/manifest.h"
+#include "mcp/memory_transport.h"
+
+namespace udon::evidence::internal {
+
+inline const char* kCanaryArgument = "CANARY-ARGUMENT-e1d0";
+inline const char* kCanaryResult = "CANARY-RESULT-77f4";
+
+// Answers initialize, tools/list (the test manifest's pages) and tools/call; calls return
+// structuredContent from `result` (by call number, from 1), which by default is the same
+// every time.
+struct ScriptedServer {
+  json::Value server_info;
+  std::string version;
+  std::vector<json::Value> pages;
+  std::function<json::Value(int)> result;
+  std::function<void(const mcp::Message&, mcp::MemoryPeer&)> on_call;  // replaces the answer
+  std::function<void(const mcp::Message&, mcp::MemoryPeer&)> on_list;  // before the page
+  std::atomic<int> connects{0}, lists{0}, calls{0}, in_flight{0}, max_in_flight{0};
+  std::atomic<mcp::MemoryPeer*> peer{nullptr};
+
+  ScriptedServer() { Reset(); }
+
+  void Reset() {
+    server_info = {{"name", "example-blender-server"}, {"version", "0.8.2"}};
+    version = "2025-11-25";
+    json::Value manifest = manifest::internal::ValidManifestJson();
+    pages = manifest["servers"]["blender_farm"]["toolPages"].get<std::vector<json::Value>>();
+    result = [](int) { return json::Value{{"renderedUris", {std::string("https://r.example/") + kCanaryResult}}}; };
+    on_call = nullptr;
+    on_list = nullptr;
+    connects = lists = calls = in_flight = max_in_flight = 0;
+  }
+
+  void Handle(const mcp::Message& m, mcp::MemoryPeer& p) {
+    peer = &p;
+    if (m.kind != mcp::MessageKind::kRequest) return;
+    if (m.method == "initialize") {
+      p.Send(mcp::MakeResult(m.id, {{"protocolVersion", version},
+                                    {"capabilities", {{"tools", {{"listChanged", true}}}}},
+                                    {"serverInfo", server_info}}));
+    } else if (m.method == "tools/list") {
+      ++lists;
+      if (on_list) on_list(m, p);
+      std::size_t index = 0;
+      if (m.params.is_object() && m.params.contains("cursor")) index = m.params["cursor"] == "p2" ? 1 : 0;
+      p.Send(mcp::MakeResult(m.id, pages[std::min(index, pages.size() - 1)]));
+    } else if (m.method == "tools/call") {
+      const int number = ++calls;
+      const int now = ++in_flight;
+      int seen = max_in_flight.load();
+      while (now > seen && !max_in_flight.compare_exchange_weak(seen, now)) {
+      }
+      if (on_call) {
+        on_call(m, p);
+      } else {
+        const json::Value structured = result(number);
+        p.Send(mcp::MakeResult(m.id, {{"content", json::Value::array({{{"type", "text"}, {"text", structured.dump()}}})},
+                                      {"structuredContent", structured}}));
+      }
+      --in_flight;
+    } else {
+      p.Send(mcp::MakeError(m.id, mcp::kMethodNotFound, "Method not found"));
+    }
+  }
+};
+
+class ScriptedGateTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("udon-evidence-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++));
+    std::filesystem::create_directories(dir_);
+    config_.servers["blender_farm"].key = "blender_farm";
+    WriteManifest(Reviewed(false, {}));
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // The test manifest with the render tool's review changed.
+  static json::Value Reviewed(bool model_backed, std::vector<std::string> side_effects,
+                              const char* concurrency = "safe") {
+    json::Value doc = manifest::internal::ValidManifestJson();
+    json::Value& assertions = doc["servers"]["blender_farm"]["reviews"]["render_turntable"]["assertions"];
+    assertions["modelBacked"] = model_backed;
+    assertions["sideEffects"] = side_effects;
+    assertions["concurrency"] = concurrency;
+    return doc;
+  }
+
+  void WriteManifest(const json::Value& doc) {
+    auto m = manifest::Manifest::FromValue(doc);
+    ASSERT_TRUE(m.ok()) << m.error().Describe();
+    std::ofstream(dir_ / "tools.json") << m->ToPrettyJson();
+    binding_ = {(dir_ / "tools.json").string(), m->sha256(), "blender_farm", "render_turntable"};
+  }
+
+  // Each environment gets its own state directory unless told otherwise, so one
+  // scenario's durable invalidation does not refuse the next.
+  gate::GateEnvironment Env(const std::string& state = {}) {
+    gate::GateEnvironment env;
+    env.config = &config_;
+    env.state_dir = (dir_ / (state.empty() ? "state-" + std::to_string(states_++) : state)).string();
+    env.clock = [] { return *manifest::ParseInstant("2026-08-31T00:00:00Z"); };
+    env.call_timeout = std::chrono::milliseconds(5000);
+    env.connect = [this](const mcp::ServerConfig&, const mcp::ClientOptions& options) {
+      ++server_.connects;
+      auto client = std::make_unique<mcp::Client>(
+          std::make_unique<mcp::MemoryTransport>(
+              [this](const mcp::Message& m, mcp::MemoryPeer& p) { server_.Handle(m, p); }),
+          options);
+      Status started = client->Start();
+      if (!started.ok()) return Result<std::unique_ptr<mcp::Client>>(std::move(started).error());
+      return Result<std::unique_ptr<mcp::Client>>(std::move(client));
+    };
+    return env;
+  }
+
+  static json::Value Args() {
+    return {{"source", std::string("https://a.example/") + kCanaryArgument}, {"angles", 6}, {"resolution", 2048}};
+  }
+
+  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
+
+  static inline int counter_ = 0;
+  int states_ = 0;
+  std::filesystem::path dir_;
+  mcp::RuntimeConfig config_;
+  ScriptedServer server_;
+  gate::Binding binding_;
+};
+
+}  // namespace udon::evidence::internal
