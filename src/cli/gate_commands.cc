@@ -49,21 +49,6 @@ Result<std::unique_ptr<PreparedGate>> Prepare(const GateCommandOptions& o, const
   return prepared;
 }
 
-Result<json::Value> ReadArguments(const GateCommandOptions& o) {
-  if (!o.args.empty() && !o.args_file.empty()) {
-    return MakeError("usage.invalid", "--args and --args-file exclude each other");
-  }
-  if (o.args.empty() && o.args_file.empty()) return json::Value::object();  // absent body: {}
-  std::string text = o.args;
-  if (!o.args_file.empty()) {
-    UDON_ASSIGN_OR_RETURN(text, json::ReadFile(o.args_file, 16u << 20));
-  }
-  auto value = json::Parse(text);
-  if (!value.ok()) return value.error().WithCode("usage.invalid");
-  if (!value->is_object()) return MakeError("usage.invalid", "arguments must be a JSON object");
-  return value;
-}
-
 int Report(const gate::GateResult& result, const GateCommandOptions& o, bool call) {
   if (!result.ok()) {
     json::Value details = result.error->details;
@@ -91,7 +76,7 @@ int RunGate(const GateCommandOptions& o, bool call) {
   gate::Binding binding{o.manifest, o.sha256, o.server, o.tool};
   gate::Gate gate((*prepared)->env);
   if (!call) return Report(gate.Verify(binding), o, false);
-  auto arguments = ReadArguments(o);
+  auto arguments = ReadToolArguments(o.args, o.args_file);
   if (!arguments.ok()) return ReportError(arguments.error(), json, kExitInvalidInput);
   gate::CallOptions options;
   options.expect_output = o.expect_output;

@@ -28,24 +28,9 @@ struct ProbeCommandOptions {
   CommonOptions common;
 };
 
-Result<json::Value> ReadArguments(const ProbeCommandOptions& o) {
-  if (!o.args.empty() && !o.args_file.empty()) {
-    return MakeError("usage.invalid", "--args and --args-file exclude each other");
-  }
-  if (o.args.empty() && o.args_file.empty()) return json::Value::object();
-  std::string text = o.args;
-  if (!o.args_file.empty()) {
-    UDON_ASSIGN_OR_RETURN(text, json::ReadFile(o.args_file, 16u << 20));
-  }
-  auto value = json::Parse(text);
-  if (!value.ok()) return value.error().WithCode("usage.invalid");
-  if (!value->is_object()) return MakeError("usage.invalid", "arguments must be a JSON object");
-  return value;
-}
-
 int RunProbe(const ProbeCommandOptions& o) {
   const bool json = o.common.json;
-  auto arguments = ReadArguments(o);
+  auto arguments = ReadToolArguments(o.args, o.args_file);
   if (!arguments.ok()) return ReportError(arguments.error(), json, kExitInvalidInput);
   gate::GateEnvironment env;
   auto policy = LoadPolicy(o.common);

@@ -1,5 +1,7 @@
 #include "cli/runtime.h"
 
+#include "json/file.h"
+
 namespace udon::cli {
 
 void AddCommonOptions(CLI::App* command, CommonOptions& options) {
@@ -22,6 +24,21 @@ Result<manifest::Policy> LoadPolicy(const CommonOptions& options) {
 
 Result<mcp::RuntimeConfig> LoadConfig(const CommonOptions& options) {
   return mcp::LoadRuntimeConfig(options.config, mcp::ProcessEnv());
+}
+
+Result<json::Value> ReadToolArguments(const std::string& args, const std::string& args_file) {
+  if (!args.empty() && !args_file.empty()) {
+    return MakeError("usage.invalid", "--args and --args-file exclude each other");
+  }
+  if (args.empty() && args_file.empty()) return json::Value::object();
+  std::string text = args;
+  if (!args_file.empty()) {
+    UDON_ASSIGN_OR_RETURN(text, json::ReadFile(args_file, 16u << 20));
+  }
+  auto value = json::Parse(text);
+  if (!value.ok()) return value.error().WithCode("usage.invalid");
+  if (!value->is_object()) return MakeError("usage.invalid", "arguments must be a JSON object");
+  return value;
 }
 
 Result<std::unique_ptr<gate::EvidenceWriter>> OpenEvidence(const CommonOptions& options) {

@@ -30,6 +30,9 @@ void AddCommonOptions(CLI::App* command, CommonOptions& options);
 Result<manifest::Policy> LoadPolicy(const CommonOptions& options);
 // The runtime configuration by the contract's lookup order.
 Result<mcp::RuntimeConfig> LoadConfig(const CommonOptions& options);
+// tools/call arguments from --args TEXT or --args-file FILE ("-" for stdin): a JSON object;
+// neither given is the absent body, {}. Errors: usage.invalid, io.unreadable.
+Result<json::Value> ReadToolArguments(const std::string& args, const std::string& args_file);
 // The evidence writer when --evidence was given, else nullptr.
 Result<std::unique_ptr<gate::EvidenceWriter>> OpenEvidence(const CommonOptions& options);
 

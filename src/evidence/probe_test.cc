@@ -4,17 +4,17 @@
 
 #include <gtest/gtest.h>
 
-#include "evidence/internal/scripted_gate.h"
+#include "gate/internal/scripted_gate.h"
 #include "json/file.h"
 #include "json/sha256.h"
 
 namespace udon::evidence {
 namespace {
 
-using internal::kCanaryArgument;
-using internal::kCanaryResult;
+using gate::internal::kCanaryArgument;
+using gate::internal::kCanaryResult;
 
-class ProbeTest : public internal::ScriptedGateTest {
+class ProbeTest : public gate::internal::ScriptedGateTest {
  protected:
   ProbeOutcome Probe(int repeat, int concurrency, bool fresh = false, bool allow_side_effects = false) {
     auto writer = gate::EvidenceWriter::Open(Path("evidence.jsonl"));

@@ -5,14 +5,14 @@
 
 #include <gtest/gtest.h>
 
-#include "evidence/internal/scripted_gate.h"
+#include "gate/internal/scripted_gate.h"
 #include "evidence/probe.h"
 
 namespace udon::evidence {
 namespace {
 
-using internal::kCanaryArgument;
-using internal::kCanaryResult;
+using gate::internal::kCanaryArgument;
+using gate::internal::kCanaryResult;
 
 json::Value Find(const json::Value& list, const char* member, const json::Value& key) {
   for (const json::Value& item : list) {
@@ -21,7 +21,7 @@ json::Value Find(const json::Value& list, const char* member, const json::Value&
   return nullptr;
 }
 
-class SummaryTest : public internal::ScriptedGateTest {
+class SummaryTest : public gate::internal::ScriptedGateTest {
  protected:
   // One gated call in a fresh Gate (as a separate `udon-mcp call` would be); its evidence
   // line is kept.

@@ -78,7 +78,7 @@ int ExitCodeFor(const std::string& code) {
       {"config.invalid", 2},      {"config.unreadable", 2}, {"policy.invalid", 2},
       {"usage.invalid", 2},       {"uws.invalid", 2},       {"uws.unsupported", 2},
       {"io.unreadable", 2},       {"io.too_large", 2},      {"state.unavailable", 2},
-      {"call.indeterminate", 5},
+      {"call.indeterminate", 5},  {"content_trust.blocked", 3}, {"probe.side_effects_refused", 3},
   };
   if (auto it = kExplicit.find(code); it != kExplicit.end()) return it->second;
   // Unreadable or malformed input of any kind.

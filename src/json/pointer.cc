@@ -1,5 +1,7 @@
 #include "json/pointer.h"
 
+#include "json/internal/parser.h"
+
 #include <algorithm>
 #include <charconv>
 
@@ -62,16 +64,7 @@ Result<Pointer> Pointer::Parse(std::string_view text) {
   return Pointer(std::move(tokens));
 }
 
-std::string Pointer::EscapeToken(std::string_view token) {
-  std::string out;
-  out.reserve(token.size());
-  for (char c : token) {
-    if (c == '~') out += "~0";
-    else if (c == '/') out += "~1";
-    else out.push_back(c);
-  }
-  return out;
-}
+std::string Pointer::EscapeToken(std::string_view token) { return internal::EscapePointerToken(token); }
 
 std::string Pointer::ToString() const {
   std::string out;

@@ -1,5 +1,6 @@
-// For the evidence tests: the gate in process against a scripted MCP server on a memory
-// transport, so probes and fault scenarios produce evidence with exactly known content.
+// For gate and evidence tests: the gate in process against a scripted MCP server on a
+// memory transport, so every step, fault and race is placed deterministically and the
+// evidence it produces has exactly known content.
 #pragma once
 
 #include <unistd.h>
@@ -18,7 +19,7 @@
 #include "manifest/manifest.h"
 #include "mcp/memory_transport.h"
 
-namespace udon::evidence::internal {
+namespace udon::gate::internal {
 
 inline const char* kCanaryArgument = "CANARY-ARGUMENT-e1d0";
 inline const char* kCanaryResult = "CANARY-RESULT-77f4";
@@ -86,7 +87,7 @@ class ScriptedGateTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = std::filesystem::temp_directory_path() /
-           ("udon-evidence-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++));
+           ("udon-gate-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++));
     std::filesystem::create_directories(dir_);
     config_.servers["blender_farm"].key = "blender_farm";
     WriteManifest(Reviewed(false, {}));
@@ -146,4 +147,4 @@ class ScriptedGateTest : public ::testing::Test {
   gate::Binding binding_;
 };
 
-}  // namespace udon::evidence::internal
+}  // namespace udon::gate::internal
