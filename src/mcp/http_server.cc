@@ -392,6 +392,9 @@ void HttpServer::Impl::Install() {
   const int threads = options.threads;
   http.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<std::size_t>(threads)); };
   http.set_payload_max_length(options.max_body_bytes);
+  // Responses go out in several writes (headers, body, SSE events): without TCP_NODELAY,
+  // Nagle's algorithm holds the later ones for the client's delayed ACK, ~40 ms a request.
+  http.set_tcp_nodelay(true);
   http.set_keep_alive_max_count(1000);
   http.set_keep_alive_timeout(2);  // idle connections must not hold up a shutdown for long
   http.set_exception_handler([](const httplib::Request&, httplib::Response& response,

@@ -1,0 +1,170 @@
+// What the gate costs: per-call latency of a gated call (hash, static checks, full re-list,
+// comparison, argument validation, call) against a bare list+call, on a persistent and on
+// a fresh connection, with the share of each gate step. The anchor is the bare client on
+// the same server and connection kind, measured in the same run.
+//
+//   gate_bench SERVER_BINARY TOOLS CALLS
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "gate/gate.h"
+#include "manifest/capture.h"
+#include "manifest/manifest.h"
+#include "mcp/client.h"
+#include "mcp/config.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using udon::json::Value;
+
+double Ms(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+// The demo server on an ephemeral loopback port; returns its URL.
+std::string StartServer(const std::string& binary, int tools, pid_t& pid) {
+  int out[2];
+  if (pipe(out) != 0) std::exit(1);
+  pid = fork();
+  if (pid == 0) {
+    dup2(out[1], 1);
+    close(out[0]);
+    const std::string count = std::to_string(tools);
+    execl(binary.c_str(), binary.c_str(), "--transport", "http", "--port", "0", "--synthetic-tools",
+          count.c_str(), "--page-size", "100", "--response-mode", "json", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(out[1]);
+  std::string line;
+  char c;
+  while (read(out[0], &c, 1) == 1 && c != '\n') line.push_back(c);
+  close(out[0]);
+  auto parsed = udon::json::Parse(line);
+  if (!parsed.ok()) {
+    std::fprintf(stderr, "demo server did not start\n");
+    std::exit(1);
+  }
+  return (*parsed)["url"].get<std::string>();
+}
+
+const Value kArgs = {{"source", "https://assets.example.test/a.blend"}, {"angles", 2}, {"resolution", 1024}};
+
+struct Row {
+  std::string mode;
+  double median_ms;
+  std::map<std::string, double> steps;  // median per gate step
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 4) {
+    std::fprintf(stderr, "usage: gate_bench SERVER_BINARY TOOLS CALLS\n");
+    return 2;
+  }
+  const std::string binary = argv[1];
+  const int tools = std::stoi(argv[2]);
+  const int calls = std::stoi(argv[3]);
+  pid_t server_pid = -1;
+  const std::string url = StartServer(binary, tools, server_pid);
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("udon-gate-bench-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+
+  auto config = udon::mcp::ParseRuntimeConfig(Value({{"mcpServers", {{"demo", {{"url", url}}}}}}).dump(),
+                                               udon::mcp::ProcessEnv());
+  udon::manifest::Policy policy;
+  udon::manifest::CaptureOptions capture;
+  capture.servers = {"demo"};
+  auto manifest = udon::manifest::Capture(*config, policy, capture, udon::manifest::NowSeconds());
+  if (!manifest.ok()) {
+    std::fprintf(stderr, "capture failed: %s\n", manifest.error().Describe().c_str());
+    return 1;
+  }
+  Value review = {{"reviewer", "bench@example.test"},
+                  {"reviewedAt", udon::manifest::FormatInstant(udon::manifest::NowSeconds())},
+                  {"assertions", {{"headless", true}, {"independentCalls", true}, {"modelBacked", false},
+                                  {"sideEffects", Value::array()}, {"concurrency", "safe"}, {"referenceBasedIO", true}}},
+                  {"inputChannels", {{"/source", "data"}, {"/angles", "data"}, {"/resolution", "data"}}}};
+  (void)manifest->SetReview("demo", "render_turntable", review);
+  const std::string path = (dir / "tools.json").string();
+  std::ofstream(path) << manifest->ToPrettyJson();
+  const udon::gate::Binding binding{path, manifest->sha256(), "demo", "render_turntable"};
+
+  std::vector<Row> rows;
+  auto bare = [&](bool fresh) {
+    std::vector<double> samples;
+    std::unique_ptr<udon::mcp::Client> client;
+    for (int i = 0; i < calls; ++i) {
+      const auto start = Clock::now();
+      if (!client) {
+        client = std::move(udon::mcp::Client::Connect(*config->Find("demo"), {}).value());
+        (void)client->Initialize();
+      }
+      auto pages = client->ListAllTools();
+      auto result = client->CallTool("render_turntable", kArgs);
+      if (!pages.ok() || !result.ok()) std::fprintf(stderr, "bare call failed\n");
+      if (fresh) {
+        client->Close();
+        client.reset();
+      }
+      samples.push_back(Ms(start));
+    }
+    rows.push_back({fresh ? "bare, fresh connection" : "bare, persistent", Median(samples), {}});
+  };
+  auto gated = [&](bool fresh) {
+    udon::gate::GateEnvironment env;
+    env.config = &*config;
+    env.state_dir = (dir / "state").string();
+    env.reuse_connections = !fresh;
+    udon::gate::Gate gate(env);
+    std::vector<double> samples;
+    std::map<std::string, std::vector<double>> steps;
+    udon::gate::CallOptions options;
+    options.expect_output = true;
+    for (int i = 0; i < calls; ++i) {
+      const auto start = Clock::now();
+      udon::gate::GateResult result = gate.Call(binding, kArgs, options);
+      samples.push_back(Ms(start));
+      if (!result.ok()) std::fprintf(stderr, "gated call failed: %s\n", result.error->code.c_str());
+      for (const auto& step : result.steps) steps[step.step].push_back(step.milliseconds);
+    }
+    Row row{fresh ? "gated, fresh connection" : "gated, persistent", Median(samples), {}};
+    for (auto& [name, values] : steps) row.steps[name] = Median(values);
+    rows.push_back(std::move(row));
+  };
+  bare(false);
+  gated(false);
+  bare(true);
+  gated(true);
+
+  std::printf("tools=%d calls=%d\n", tools, calls);
+  for (const Row& row : rows) {
+    std::printf("%-26s median %8.3f ms", row.mode.c_str(), row.median_ms);
+    for (const char* step : {"digest", "static", "connect", "list", "compare", "arguments", "dispatch"}) {
+      if (row.steps.count(step)) std::printf("  %s %.3f", step, row.steps.at(step));
+    }
+    std::printf("\n");
+  }
+  std::printf("gate overhead, persistent: %.3f ms; fresh: %.3f ms\n", rows[1].median_ms - rows[0].median_ms,
+              rows[3].median_ms - rows[2].median_ms);
+  kill(server_pid, SIGTERM);
+  waitpid(server_pid, nullptr, 0);
+  std::filesystem::remove_all(dir);
+  return 0;
+}
