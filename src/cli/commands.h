@@ -20,4 +20,6 @@ void RegisterValidateCommand(CLI::App& app);
 void RegisterRunCommand(CLI::App& app);
 void RegisterAnalyzeCommand(CLI::App& app);
 
+void RegisterDemoCommand(CLI::App& app);
+
 }  // namespace udon::cli

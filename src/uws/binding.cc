@@ -1,0 +1,318 @@
+#include "uws/binding.h"
+
+#include <filesystem>
+#include <optional>
+
+#include "json/pointer.h"
+#include "json/sha256.h"
+#include "manifest/manifest.h"
+#include "manifest/review.h"
+#include "schema/schema.h"
+#include "uws/expression.h"
+
+namespace udon::uws {
+namespace {
+
+std::string Child(const std::string& pointer, std::string_view token) {
+  return pointer + "/" + json::Pointer::EscapeToken(token);
+}
+
+Error At(Error error, const std::string& pointer) {
+  if (!error.pointer.empty()) error.details["manifestPointer"] = error.pointer;
+  error.pointer = pointer;
+  return error;
+}
+
+Error Shape(const char* message, const std::string& pointer) {
+  Error error = MakeError("uws.invalid", message, pointer);
+  error.details["rule"] = "mcp_binding";
+  return error;
+}
+
+// Can the pointer tokens select a value in instances of the schema? False only when the
+// schema rules it out for certain; anything the check cannot decide counts as possible.
+bool CanExist(const json::Value& schema, const json::Value& root, const std::vector<std::string>& tokens,
+              std::size_t at, int depth) {
+  if (depth > 64) return true;
+  if (schema.is_boolean()) return schema.get<bool>();
+  if (!schema.is_object()) return true;
+  if (auto ref = schema.find("$ref"); ref != schema.end() && ref->is_string()) {
+    const std::string& text = ref->get_ref<const std::string&>();
+    if (text.rfind("#", 0) == 0) {
+      auto pointer = json::Pointer::Parse(text.substr(1));
+      const json::Value* target = pointer.ok() ? pointer->Resolve(root) : nullptr;
+      if (target != nullptr && !CanExist(*target, root, tokens, at, depth + 1)) return false;
+    }
+  }
+  if (auto all = schema.find("allOf"); all != schema.end() && all->is_array()) {
+    for (const auto& part : *all) {
+      if (!CanExist(part, root, tokens, at, depth + 1)) return false;
+    }
+  }
+  for (const char* keyword : {"anyOf", "oneOf"}) {
+    auto some = schema.find(keyword);
+    if (some == schema.end() || !some->is_array() || some->empty()) continue;
+    bool any = false;
+    for (const auto& part : *some) any = any || CanExist(part, root, tokens, at, depth + 1);
+    if (!any) return false;
+  }
+  if (at == tokens.size()) return true;
+  const std::string& token = tokens[at];
+  bool object_allowed = true;
+  bool array_allowed = true;
+  if (auto type = schema.find("type"); type != schema.end()) {
+    auto allows = [&](const char* name) {
+      if (type->is_string()) return *type == name;
+      if (type->is_array()) {
+        for (const auto& entry : *type) {
+          if (entry == name) return true;
+        }
+        return false;
+      }
+      return true;
+    };
+    object_allowed = allows("object");
+    array_allowed = allows("array");
+  }
+  bool possible = false;
+  if (object_allowed) {
+    auto properties = schema.find("properties");
+    if (properties != schema.end() && properties->is_object() && properties->contains(token)) {
+      possible = CanExist((*properties)[token], root, tokens, at + 1, depth + 1);
+    } else if (schema.contains("patternProperties")) {
+      possible = true;
+    } else if (auto additional = schema.find("additionalProperties"); additional != schema.end()) {
+      possible = CanExist(*additional, root, tokens, at + 1, depth + 1);
+    } else {
+      possible = true;
+    }
+  }
+  if (!possible && array_allowed) {
+    const bool canonical = !token.empty() && token.size() <= 18 && (token == "0" || token[0] != '0') &&
+                           token.find_first_not_of("0123456789") == std::string::npos;
+    if (canonical) {
+      std::size_t index = std::stoull(token);
+      auto prefix = schema.find("prefixItems");
+      if (prefix != schema.end() && prefix->is_array() && index < prefix->size()) {
+        possible = CanExist((*prefix)[index], root, tokens, at + 1, depth + 1);
+      } else if (auto items = schema.find("items"); items != schema.end()) {
+        possible = CanExist(*items, root, tokens, at + 1, depth + 1);
+      } else {
+        possible = true;
+      }
+    }
+  }
+  return possible;
+}
+
+struct ManifestCache {
+  std::map<std::string, Result<manifest::Manifest>> loaded;
+  const Result<manifest::Manifest>& Get(const std::string& path) {
+    auto it = loaded.find(path);
+    if (it == loaded.end()) it = loaded.emplace(path, manifest::Manifest::Load(path)).first;
+    return it->second;
+  }
+};
+
+void CheckOutputs(const json::Value& operation, const json::Value& tool, const std::string& pointer,
+                  std::vector<Error>& errors) {
+  const json::Value* outputs = operation.contains("outputs") ? &operation["outputs"] : nullptr;
+  if (outputs == nullptr || !outputs->is_object() || !tool.contains("outputSchema")) return;
+  const json::Value& output_schema = tool["outputSchema"];
+  for (const auto& [name, text] : outputs->items()) {
+    if (!text.is_string()) continue;
+    auto expression = ParseExpression(text.get<std::string>());
+    if (!expression.ok()) continue;  // the plan refuses what is outside the grammar
+    for (const Source* source : expression->Sources()) {
+      if (source->root != Root::kResponseBody) continue;
+      if (!CanExist(output_schema, output_schema, source->path, 0, 0)) {
+        Error error = MakeError("uws.invalid", "the output pointer cannot exist in the reviewed outputSchema",
+                                Child(Child(pointer, "outputs"), name));
+        error.details["rule"] = "output_pointer";
+        errors.push_back(std::move(error));
+      }
+    }
+  }
+}
+
+// The request: only body (and x-*); the body is an object of literals and expressions, or
+// absent. Collects the bound paths.
+bool CheckRequest(const json::Value& operation, const std::string& pointer, McpOperation& bound,
+                  std::vector<Error>& errors) {
+  if (!operation.contains("request")) return true;
+  const json::Value& request = operation["request"];
+  bool ok = true;
+  if (request.is_object()) {
+    for (const auto& [key, unused] : request.items()) {
+      if (key == "body" || IsExtensionKey(key)) continue;
+      Error error = MakeError("uws.unsupported", "an MCP operation maps only request.body",
+                              Child(Child(pointer, "request"), key));
+      error.details["construct"] = "request." + key;
+      errors.push_back(std::move(error));
+      ok = false;
+    }
+  }
+  if (!request.is_object() || !request.contains("body")) return ok;
+  const json::Value& body = request["body"];
+  const std::string body_pointer = Child(Child(pointer, "request"), "body");
+  if (body.is_string() && !body.get<std::string>().empty() && body.get<std::string>().front() == '$') {
+    errors.push_back(MakeError("review.unclassified_channel",
+                               "a dynamic body binds argument paths no review can classify", body_pointer));
+    return false;
+  }
+  if (!body.is_object()) {
+    errors.push_back(MakeError("input.schema_violation", "tools/call arguments must be a JSON object", body_pointer));
+    return false;
+  }
+  ForEachExpression(body, "", [&](const std::string&, const std::string& path) { bound.bound_paths.push_back(path); });
+  return ok;
+}
+
+void CheckOperation(const Document& document, const json::Value& operation, const std::string& pointer,
+                    const manifest::Policy& policy, ManifestCache& cache, BindingCheck& out) {
+  const std::string binding_pointer = Child(pointer, "x-openudon-mcp");
+  const json::Value* binding = operation.contains("x-openudon-mcp") ? &operation["x-openudon-mcp"] : nullptr;
+  if (binding == nullptr || !binding->is_object()) {
+    out.errors.push_back(Shape("an MCP operation needs an x-openudon-mcp object", binding_pointer));
+    return;
+  }
+  bool shape_ok = true;
+  for (const char* field : {"manifest", "manifestSha256", "server", "tool"}) {
+    if (!binding->contains(field) || !(*binding)[field].is_string() || (*binding)[field].get<std::string>().empty()) {
+      out.errors.push_back(Shape("x-openudon-mcp needs manifest, manifestSha256, server and tool strings",
+                                 Child(binding_pointer, field)));
+      shape_ok = false;
+    }
+  }
+  for (const auto& [key, unused] : binding->items()) {
+    if (key != "manifest" && key != "manifestSha256" && key != "server" && key != "tool" && !IsExtensionKey(key)) {
+      out.errors.push_back(Shape("x-openudon-mcp has an unknown member", Child(binding_pointer, key)));
+      shape_ok = false;
+    }
+  }
+  if (!shape_ok) return;
+  McpOperation bound;
+  bound.operation_id = operation.value("operationId", "");
+  bound.pointer = pointer;
+  bound.binding.manifest_sha256 = (*binding)["manifestSha256"].get<std::string>();
+  bound.binding.server = (*binding)["server"].get<std::string>();
+  bound.binding.tool = (*binding)["tool"].get<std::string>();
+  if (!json::IsSha256Hex(bound.binding.manifest_sha256)) {
+    out.errors.push_back(Shape("manifestSha256 must be 64 lowercase hex digits", Child(binding_pointer, "manifestSha256")));
+    return;
+  }
+  auto path = ResolveManifestPath((*binding)["manifest"].get<std::string>(), document.directory);
+  if (!path.ok()) {
+    out.errors.push_back(At(path.error(), Child(binding_pointer, "manifest")));
+    return;
+  }
+  bound.binding.manifest_path = *path;
+  const auto& loaded = cache.Get(*path);
+  if (!loaded.ok()) {
+    out.errors.push_back(At(loaded.error(), Child(binding_pointer, "manifest")));
+    return;
+  }
+  const manifest::Manifest& m = *loaded;
+  if (m.sha256() != bound.binding.manifest_sha256) {
+    out.errors.push_back(MakeError("manifest.digest_mismatch",
+                                   "the manifest's canonical SHA-256 differs from the pinned one",
+                                   Child(binding_pointer, "manifestSha256")));
+    return;
+  }
+  auto location = manifest::SelectTool(m, bound.binding.server, bound.binding.tool);
+  if (!location.ok()) {
+    out.errors.push_back(At(location.error(), binding_pointer));
+    return;
+  }
+  const json::Value& tool = *location->tool;
+  const json::Value* review_json = m.review(bound.binding.server, bound.binding.tool);
+  if (review_json == nullptr) {
+    out.errors.push_back(MakeError("review.missing", "the selected tool has no review", binding_pointer));
+    return;
+  }
+  auto review = manifest::ValidateReview(*review_json, policy);
+  if (!review.ok()) {
+    out.errors.push_back(At(review.error(), binding_pointer));
+    return;
+  }
+  if (Status against = manifest::ValidateReviewAgainstTool(*review, tool); !against.ok()) {
+    out.errors.push_back(At(against.error(), binding_pointer));
+    return;
+  }
+  const std::size_t errors_before = out.errors.size();
+  bound.expects_output = operation.contains("outputs") && operation["outputs"].is_object() && !operation["outputs"].empty();
+  if (bound.expects_output && !tool.contains("outputSchema")) {
+    out.errors.push_back(MakeError("binding.output_schema_required",
+                                   "outputs are declared but the reviewed Tool has no outputSchema",
+                                   Child(pointer, "outputs")));
+  }
+  if (CheckRequest(operation, pointer, bound, out.errors)) {
+    for (const auto& bound_path : bound.bound_paths) {
+      if (!manifest::ChannelCovers(*review, bound_path)) {
+        Error error = MakeError("review.unclassified_channel", "a bound argument path has no reviewed input channel",
+                                Child(Child(pointer, "request"), "body") + bound_path);
+        out.errors.push_back(std::move(error));
+      }
+    }
+    const bool literal = bound.bound_paths.empty();
+    if (literal && tool.contains("inputSchema") && tool["inputSchema"].is_object()) {
+      json::Value arguments = json::Value::object();
+      if (operation.contains("request") && operation["request"].contains("body")) arguments = operation["request"]["body"];
+      auto compiled = schema::CompiledSchema::Compile(tool["inputSchema"]);
+      if (compiled.ok() && !compiled->IsValid(arguments)) {
+        out.errors.push_back(MakeError("input.schema_violation",
+                                       "the literal body does not validate against the reviewed inputSchema",
+                                       Child(Child(pointer, "request"), "body")));
+      }
+    }
+  }
+  CheckOutputs(operation, tool, pointer, out.errors);
+  if (out.errors.size() == errors_before) out.operations.emplace(bound.operation_id, std::move(bound));
+}
+
+}  // namespace
+
+bool IsMcpOperation(const json::Value& operation) {
+  return operation.is_object() && operation.contains("x-uws-operation-profile") &&
+         operation["x-uws-operation-profile"] == kMcpProfile;
+}
+
+Result<std::string> ResolveManifestPath(std::string_view reference, const std::string& directory) {
+  std::string path(reference);
+  if (path.rfind("file://", 0) == 0) {
+    path = path.substr(7);
+    if (path.rfind("localhost/", 0) == 0) path = path.substr(9);
+    if (path.empty() || path[0] != '/') {
+      return MakeError("manifest.unreadable", "a file: URI must name an absolute local path");
+    }
+    return path;
+  }
+  if (path.rfind("file:", 0) == 0) path = path.substr(5);
+  const auto colon = path.find(':');
+  const auto slash = path.find('/');
+  if (colon != std::string::npos && (slash == std::string::npos || colon < slash)) {
+    return MakeError("manifest.unreadable", "a manifest is a local path or a file: URI");
+  }
+  std::filesystem::path resolved(path);
+  if (resolved.is_relative()) resolved = std::filesystem::path(directory) / resolved;
+  return resolved.lexically_normal().string();
+}
+
+BindingCheck CheckBindings(const Document& document, const manifest::Policy& policy) {
+  BindingCheck out;
+  ManifestCache cache;
+  const json::Value& operations = document.root.contains("operations") ? document.root["operations"] : json::Value();
+  if (!operations.is_array()) return out;
+  for (std::size_t i = 0; i < operations.size(); ++i) {
+    const json::Value& operation = operations[i];
+    const std::string pointer = "/operations/" + std::to_string(i);
+    if (IsMcpOperation(operation)) {
+      CheckOperation(document, operation, pointer, policy, cache, out);
+    } else if (operation.is_object() && operation.contains("x-openudon-mcp")) {
+      out.errors.push_back(Shape("x-openudon-mcp needs x-uws-operation-profile openudon.mcp-tool-call.0.1", pointer));
+    }
+  }
+  return out;
+}
+
+}  // namespace udon::uws

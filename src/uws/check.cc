@@ -1,0 +1,47 @@
+#include "uws/check.h"
+
+#include "gate/gate.h"
+
+namespace udon::uws {
+
+CheckedDocument CheckParsedDocument(Document document, const manifest::Policy& policy) {
+  CheckedDocument checked;
+  std::vector<Error> errors = Validate(document);
+  if (!errors.empty()) {
+    checked.error = InvalidDocument(errors);
+    checked.exit_code = 2;
+    checked.document = std::move(document);
+    return checked;
+  }
+  checked.bindings = CheckBindings(document, policy);
+  checked.document = std::move(document);
+  const auto& binding_errors = checked.bindings.errors;
+  if (binding_errors.empty()) return checked;
+  // Document-level problems (binding shape, unsupported request keys) outrank the rest.
+  const Error* lead = &binding_errors.front();
+  for (const auto& error : binding_errors) {
+    if (error.code == "uws.invalid" || error.code == "uws.unsupported") {
+      lead = &error;
+      break;
+    }
+  }
+  Error summary = MakeError(lead->code, lead->message, lead->pointer);
+  summary.details = lead->details;
+  summary.details["errors"] = ErrorsToJson(binding_errors);
+  checked.exit_code = gate::ExitCodeFor(lead->code);
+  checked.error = std::move(summary);
+  return checked;
+}
+
+CheckedDocument CheckDocument(const std::string& path, const manifest::Policy& policy) {
+  auto document = LoadDocument(path);
+  if (!document.ok()) {
+    CheckedDocument checked;
+    checked.error = document.error().code == "uws.invalid" ? InvalidDocument({document.error()}) : document.error();
+    checked.exit_code = 2;
+    return checked;
+  }
+  return CheckParsedDocument(std::move(document).value(), policy);
+}
+
+}  // namespace udon::uws
