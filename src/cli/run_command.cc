@@ -11,6 +11,8 @@
 #include "gate/state.h"
 #include "json/file.h"
 #include "json/yaml.h"
+#include "trust/analyzer.h"
+#include "trust/mcp_resolver.h"
 #include "uws/check.h"
 #include "uws/plan.h"
 #include "uws/runner.h"
@@ -33,6 +35,15 @@ Result<json::Value> ReadInputs(const std::string& path) {
   return value;
 }
 
+// Policy blockOnFindings: content-trust findings at or above the level stop the run before
+// anything executes.
+Status CheckContentTrust(const uws::Document& document, const manifest::Policy& policy) {
+  if (policy.block_on_findings == manifest::FindingsBlock::kNone) return OkStatus();
+  const trust::McpResolver resolver(policy);
+  UDON_ASSIGN_OR_RETURN(trust::Report report, trust::Analyze(document, {&resolver}));
+  return trust::CheckFindingsPolicy(report, policy.block_on_findings);
+}
+
 int RunWorkflow(const RunOptions& options) {
   const bool json = options.common.json;
   auto policy = LoadPolicy(options.common);
@@ -44,6 +55,9 @@ int RunWorkflow(const RunOptions& options) {
   if (!options.workflow.empty()) workflow = options.workflow;
   auto plan = uws::MakePlan(document, checked.bindings, workflow);
   if (!plan.ok()) return ReportError(plan.error(), json, gate::ExitCodeFor(plan.error().code), options.file);
+  if (Status trusted = CheckContentTrust(document, *policy); !trusted.ok()) {
+    return ReportError(trusted.error(), json, gate::ExitCodeFor(trusted.error().code), options.file);
+  }
   auto inputs = ReadInputs(options.inputs);
   if (!inputs.ok()) return ReportError(inputs.error(), json, kExitInvalidInput, options.inputs);
   if (Status valid = uws::CheckEntryInputs(*plan, *inputs); !valid.ok()) {

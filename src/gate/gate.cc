@@ -5,6 +5,7 @@
 
 #include "gate/state.h"
 #include "json/diff.h"
+#include "json/file.h"
 #include "json/pointer.h"
 #include "json/sha256.h"
 #include "manifest/diff.h"
@@ -105,7 +106,7 @@ struct Gate::Run {
   CallOptions options;
   GateResult* result = nullptr;
 
-  std::optional<manifest::Manifest> manifest;
+  std::shared_ptr<const manifest::Manifest> manifest;
   manifest::ToolLocation location;
   manifest::Review review;
   std::optional<schema::CompiledSchema> input_schema;
@@ -186,9 +187,23 @@ Status Gate::StepDigest(Run& run) {
   if (!json::IsSha256Hex(run.binding.manifest_sha256)) {
     return Refuse("usage.invalid", "the pinned manifestSha256 must be 64 lowercase hex digits");
   }
-  auto loaded = manifest::Manifest::Load(run.binding.manifest_path);
-  if (!loaded.ok()) return std::move(loaded).error();
-  run.manifest.emplace(std::move(loaded).value());
+  // Every call reads the file and hashes its bytes; only bytes already parsed and
+  // canonicalized by this gate skip that work (same bytes, same canonical digest).
+  auto text = json::ReadFile(run.binding.manifest_path);
+  if (!text.ok()) return text.error().WithCode("manifest.unreadable");
+  const std::string raw_sha256 = json::Sha256Hex(*text);
+  {
+    std::lock_guard<std::mutex> guard(manifest_mutex_);
+    auto cached = manifests_.find(run.binding.manifest_path);
+    if (cached != manifests_.end() && cached->second.first == raw_sha256) run.manifest = cached->second.second;
+  }
+  if (!run.manifest) {
+    auto loaded = manifest::Manifest::FromText(*text);
+    if (!loaded.ok()) return std::move(loaded).error();
+    run.manifest = std::make_shared<const manifest::Manifest>(std::move(loaded).value());
+    std::lock_guard<std::mutex> guard(manifest_mutex_);
+    manifests_[run.binding.manifest_path] = {raw_sha256, run.manifest};
+  }
   if (run.manifest->sha256() != run.binding.manifest_sha256) {
     Error error = Refuse("manifest.digest_mismatch",
                          "the manifest's canonical SHA-256 differs from the pinned one");

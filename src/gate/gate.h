@@ -23,6 +23,7 @@
 #include "json/json.h"
 #include "json/result.h"
 #include "manifest/instant.h"
+#include "manifest/manifest.h"
 #include "manifest/policy.h"
 #include "mcp/client.h"
 #include "mcp/config.h"
@@ -117,6 +118,9 @@ class Gate {
   void Finish(Run& run, GateResult& result);
 
   GateEnvironment env_;
+  std::mutex manifest_mutex_;
+  // path -> (SHA-256 of the raw bytes, the manifest parsed from them)
+  std::map<std::string, std::pair<std::string, std::shared_ptr<const manifest::Manifest>>> manifests_;
   std::mutex pool_mutex_;
   std::map<std::string, std::unique_ptr<Pooled>> pool_;
 };

@@ -362,6 +362,22 @@ TEST_F(GateTest, SerializedToolNeverOverlapsAcrossCallers) {
   EXPECT_EQ(server_.max_in_flight.load(), 1);
 }
 
+TEST_F(GateTest, AManifestEditedBetweenCallsIsHashedAgain) {
+  Gate gate(StateEnv());
+  CallOptions options;
+  options.expect_output = true;
+  ASSERT_TRUE(gate.Call(binding_, Args(), options).ok());
+  // Same file, new bytes: the cached parse must not be reused for them.
+  json::Value doc = manifest::internal::ValidManifestJson();
+  doc["x-note"] = "edited after pinning";
+  auto edited = manifest::Manifest::FromValue(doc);
+  std::ofstream(binding_.manifest_path) << edited->ToPrettyJson();
+  server_.calls = 0;
+  ExpectRefused(gate.Call(binding_, Args(), options), "manifest.digest_mismatch");
+  binding_.manifest_sha256 = edited->sha256();
+  EXPECT_TRUE(gate.Call(binding_, Args(), options).ok());
+}
+
 TEST(GateExitCodes, FollowTheContract) {
   EXPECT_EQ(ExitCodeFor("manifest.digest_mismatch"), 3);
   EXPECT_EQ(ExitCodeFor("config.server_unknown"), 2);

@@ -78,3 +78,30 @@ TEST_F(AnalyzeCliTest, InvalidDocumentExitsTwo) {
 
 }  // namespace
 }  // namespace udon::testing
+
+namespace udon::testing {
+namespace {
+
+// Policy blockOnFindings makes `run` refuse a workflow with such findings before anything
+// executes (no runtime configuration is even needed to get that far).
+TEST_F(AnalyzeCliTest, RunBlocksOnFindingsWhenPolicySaysSo) {
+  for (const char* level : {"high", "warning"}) {
+    SCOPED_TRACE(level);
+    dir_.Write("policy.json", std::string(R"({"blockOnFindings":")") + level + "\"}");
+    ProcessResult run = RunProcess({UdonMcpBinary(), "run", dir_.File("triage.uws.json"), "--policy",
+                                    dir_.File("policy.json"), "--config", dir_.File("absent.json"), "--json"});
+    EXPECT_EQ(run.exit_code, 3) << run.out << run.err;
+    auto out = json::Parse(run.out);
+    ASSERT_TRUE(out.ok()) << run.out;
+    EXPECT_EQ((*out)["code"], "content_trust.blocked");
+  }
+  dir_.Write("policy.json", R"({"blockOnFindings":"none"})");
+  ProcessResult advisory = RunProcess({UdonMcpBinary(), "run", dir_.File("triage.uws.json"), "--policy",
+                                       dir_.File("policy.json"), "--config", dir_.File("absent.json"), "--json"});
+  auto out = json::Parse(advisory.out);
+  ASSERT_TRUE(out.ok()) << advisory.out;
+  EXPECT_NE((*out)["code"], "content_trust.blocked");
+}
+
+}  // namespace
+}  // namespace udon::testing
