@@ -1,6 +1,7 @@
 // Compilation: index every schema resource ($id, $anchor, $dynamicAnchor), then turn each
 // reachable schema object into a Node with its $ref targets resolved.
 #include "schema/internal/compiler.h"
+#include "json/pointer.h"
 
 #include <algorithm>
 #include <cmath>
@@ -23,19 +24,7 @@ Error Invalid(std::string message, const std::string& pointer) {
   return MakeError("schema.invalid", std::move(message), pointer);
 }
 
-std::string EscapeToken(std::string_view token) {
-  std::string out;
-  for (char c : token) {
-    if (c == '~') {
-      out += "~0";
-    } else if (c == '/') {
-      out += "~1";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
+std::string EscapeToken(std::string_view token) { return json::Pointer::EscapeToken(token); }
 
 std::string StripEmptyFragment(std::string_view uri) {
   if (!uri.empty() && uri.back() == '#') uri.remove_suffix(1);

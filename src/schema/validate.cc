@@ -4,6 +4,7 @@
 // read-only between threads. Locations are only built when errors are collected; the
 // evaluated-property/item bookkeeping only exists below a node with unevaluated*.
 #include "schema/internal/validate.h"
+#include "json/pointer.h"
 
 #include <algorithm>
 #include <cmath>
@@ -177,20 +178,7 @@ bool AllUnique(const json::Value& array) {
   return true;
 }
 
-std::string EscapeToken(std::string_view token) {
-  std::string out;
-  out.reserve(token.size());
-  for (char c : token) {
-    if (c == '~') {
-      out += "~0";
-    } else if (c == '/') {
-      out += "~1";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
+std::string EscapeToken(std::string_view token) { return json::Pointer::EscapeToken(token); }
 
 }  // namespace
 

@@ -1,4 +1,5 @@
 #include "trust/analyzer.h"
+#include "trust/internal/json_access.h"
 
 #include <algorithm>
 #include <cstddef>
@@ -117,16 +118,8 @@ using StateMap = std::map<std::string, State>;
 
 // ---- document access ------------------------------------------------------------------
 
-const json::Value* Member(const json::Value* object, std::string_view key) {
-  if (object == nullptr || !object->is_object()) return nullptr;
-  auto it = object->find(key);
-  return it == object->end() ? nullptr : &*it;
-}
-
-std::string Text(const json::Value* object, std::string_view key) {
-  const json::Value* value = Member(object, key);
-  return value != nullptr && value->is_string() ? value->get<std::string>() : std::string();
-}
+using internal::Member;
+using internal::Text;
 
 // The members of an object or the items of an array member, empty otherwise.
 const json::Value& Items(const json::Value* object, std::string_view key) {

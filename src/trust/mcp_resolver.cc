@@ -1,4 +1,5 @@
 #include "trust/mcp_resolver.h"
+#include "trust/internal/json_access.h"
 
 #include <algorithm>
 #include <utility>
@@ -22,16 +23,8 @@ Resolution Fail(const char* code, const char* message, std::size_t index) {
   return resolution;
 }
 
-const json::Value* Member(const json::Value* object, std::string_view key) {
-  if (object == nullptr || !object->is_object()) return nullptr;
-  auto it = object->find(key);
-  return it == object->end() ? nullptr : &*it;
-}
-
-std::string Text(const json::Value* object, std::string_view key) {
-  const json::Value* value = Member(object, key);
-  return value != nullptr && value->is_string() ? value->get<std::string>() : std::string();
-}
+using internal::Member;
+using internal::Text;
 
 // Follows local $refs ("#/..."); nullptr for a remote or dangling one, or a cycle.
 const json::Value* Dereference(const json::Value* schema, const json::Value& root) {
