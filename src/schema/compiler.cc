@@ -24,6 +24,16 @@ Error Invalid(std::string message, const std::string& pointer) {
   return MakeError("schema.invalid", std::move(message), pointer);
 }
 
+// Appends a keyword of `kind` to the node and returns it for the caller to fill in.
+Keyword& AddKeyword(Node* node, KeywordKind kind, std::string_view name, std::uint8_t applies_to) {
+  Keyword keyword;
+  keyword.kind = kind;
+  keyword.name = std::string(name);
+  keyword.applies_to = applies_to;
+  node->keywords.push_back(std::move(keyword));
+  return node->keywords.back();
+}
+
 std::string EscapeToken(std::string_view token) { return json::Pointer::EscapeToken(token); }
 
 std::string StripEmptyFragment(std::string_view uri) {
@@ -448,13 +458,8 @@ Status Compiler::CompileKeywords(const json::Value& object, const Location& loca
   auto get = [&](std::string_view keyword) -> const json::Value& {
     return object.at(std::string(keyword));
   };
-  auto add = [&](KeywordKind kind, std::string_view name, std::uint8_t applies_to) -> Keyword& {
-    Keyword keyword;
-    keyword.kind = kind;
-    keyword.name = std::string(name);
-    keyword.applies_to = applies_to;
-    node->keywords.push_back(std::move(keyword));
-    return node->keywords.back();
+  auto add = [node](KeywordKind kind, std::string_view name, std::uint8_t applies_to) -> Keyword& {
+    return AddKeyword(node, kind, name, applies_to);
   };
 
   if (has("$ref")) {
@@ -522,13 +527,8 @@ Status Compiler::CompileKeywords(const json::Value& object, const Location& loca
 Status Compiler::CompileValidation(const json::Value& object, const Location& location,
                                    Node* node) {
   const std::string& at = location.document_pointer;
-  auto add = [&](KeywordKind kind, std::string_view name, std::uint8_t applies_to) -> Keyword& {
-    Keyword keyword;
-    keyword.kind = kind;
-    keyword.name = std::string(name);
-    keyword.applies_to = applies_to;
-    node->keywords.push_back(std::move(keyword));
-    return node->keywords.back();
+  auto add = [node](KeywordKind kind, std::string_view name, std::uint8_t applies_to) -> Keyword& {
+    return AddKeyword(node, kind, name, applies_to);
   };
   auto it = object.find("type");
   if (it != object.end()) {
@@ -694,13 +694,8 @@ Status Compiler::CompileApplicators(const json::Value& object, const Location& l
                                     Node* node, std::size_t depth) {
   const bool draft07 = location.resource->dialect.draft07;
   const std::string& at = location.document_pointer;
-  auto add = [&](KeywordKind kind, std::string_view name, std::uint8_t applies_to) -> Keyword& {
-    Keyword keyword;
-    keyword.kind = kind;
-    keyword.name = std::string(name);
-    keyword.applies_to = applies_to;
-    node->keywords.push_back(std::move(keyword));
-    return node->keywords.back();
+  auto add = [node](KeywordKind kind, std::string_view name, std::uint8_t applies_to) -> Keyword& {
+    return AddKeyword(node, kind, name, applies_to);
   };
   auto schema_map = [&](std::string_view keyword, std::vector<NamedNode>* out) -> Status {
     const json::Value& map = object.at(std::string(keyword));
