@@ -56,11 +56,7 @@ INSTANTIATE_TEST_SUITE_P(Client, ConformanceTest,
                          ::testing::Values("initialize", "tools_call", "sse-retry",
                                            "json-schema-2020-12-preservation"),
                          [](const ::testing::TestParamInfo<std::string>& param_info) {
-                           std::string name = param_info.param;
-                           for (char& c : name) {
-                             if (c == '-') c = '_';
-                           }
-                           return name;
+                           return TestIdentifier(param_info.param);
                          });
 
 }  // namespace

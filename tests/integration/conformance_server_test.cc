@@ -58,13 +58,7 @@ INSTANTIATE_TEST_SUITE_P(
                       "tools-call-error", "tools-call-with-progress", "tools-call-with-logging",
                       "server-sse-multiple-streams", "dns-rebinding-protection",
                       "json-schema-2020-12"),
-    [](const ::testing::TestParamInfo<std::string>& param_info) {
-      std::string name = param_info.param;
-      for (char& c : name) {
-        if (c == '-') c = '_';
-      }
-      return name;
-    });
+    [](const ::testing::TestParamInfo<std::string>& param_info) { return TestIdentifier(param_info.param); });
 
 }  // namespace
 }  // namespace udon::testing

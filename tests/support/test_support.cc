@@ -273,6 +273,13 @@ bool WaitForPort(int port, std::chrono::milliseconds timeout) {
   return false;
 }
 
+std::string TestIdentifier(std::string scenario) {
+  for (char& c : scenario) {
+    if (c == '-') c = '_';
+  }
+  return scenario;
+}
+
 std::vector<pid_t> Descendants(pid_t root) {
   std::map<pid_t, pid_t> parent_of;
   if (DIR* proc = opendir("/proc")) {

@@ -81,6 +81,9 @@ int FreeLoopbackPort();
 // Polls until something accepts TCP connections on 127.0.0.1:port.
 bool WaitForPort(int port, std::chrono::milliseconds timeout = std::chrono::seconds(20));
 
+// A gtest-safe name for a scenario ("sse-retry" -> "sse_retry"), for parameterized tests.
+std::string TestIdentifier(std::string scenario);
+
 // Every live descendant process of pid (from /proc), for process-hygiene assertions.
 std::vector<pid_t> Descendants(pid_t pid);
 
