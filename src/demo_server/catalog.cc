@@ -11,11 +11,14 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
+
+#include "json/sha256.h"
 
 namespace udon::demo {
 namespace {
@@ -483,6 +486,252 @@ void AddFixture(mcp::Server& server, const char* name, const char* description,
                  std::move(handler));
 }
 
+// The diagnostic tools the 2026-07-28 scenarios (server-stateless, the SEP-2243 header
+// scenarios) call by name.
+void AddModernFixtures(mcp::Server& server) {
+  AddFixture(server, "test_missing_capability",
+             "Needs the client's sampling capability; without it the request is refused (-32021).",
+             [](const Value&, ToolContext& context) {
+               if (!context.HasClientCapability("sampling")) {
+                 return ToolOutcome{
+                     {},
+                     mcp::RpcError{mcp::rpc_code::kMissingRequiredClientCapability,
+                                   "Missing required client capability",
+                                   {{"requiredCapabilities", {{"sampling", Value::object()}}}}}};
+               }
+               return Text("The client declared the sampling capability.");
+             });
+  AddFixture(server, "test_streaming_elicitation",
+             "Answers on its request stream with results only, never with a server request.",
+             [](const Value&, ToolContext&) {
+               return Text("Input is requested in results (multi round-trip), never as a request.");
+             });
+  AddFixture(server, "test_logging_tool", "Logs three info messages when the request asks for logs.",
+             [](const Value&, ToolContext& context) {
+               for (const char* message : {"Tool execution started", "Tool processing data",
+                                           "Tool execution completed"}) {
+                 context.Log("info", message);
+               }
+               return Text("Logging test completed.");
+             });
+  auto added = std::make_shared<std::atomic<int>>(0);
+  AddFixture(server, "test_trigger_tool_change",
+             "Adds a tool to the catalog and announces the change to listening clients.",
+             [&server, added](const Value&, ToolContext& context) {
+               const std::string name = "test_dynamic_tool_" + std::to_string(++*added);
+               server.AddTool({{"name", name},
+                               {"description", "A tool added by test_trigger_tool_change."},
+                               {"inputSchema", NoArguments()}},
+                              [](const Value&, ToolContext&) { return Text("dynamic"); });
+               context.ToolsListChanged();
+               return Text("Added " + name + ".");
+             });
+  AddFixture(server, "test_header_param",
+             "Echoes its region, which travels in the Mcp-Param-Region header over HTTP.",
+             [](const Value& arguments, ToolContext&) {
+               const Value* region = Argument(arguments, "region");
+               return Text("region: " + (region != nullptr && region->is_string()
+                                             ? region->get<std::string>()
+                                             : std::string("(none)")));
+             },
+             {{"type", "object"},
+              {"properties",
+               {{"region", {{"type", "string"}, {"x-mcp-header", "Region"}}},
+                {"query", {{"type", "string"}}}}},
+              {"required", {"region"}}});
+}
+
+// Multi round-trip (2026-07-28 input_required) helpers for the SEP-2322 fixtures.
+Value Elicit(const char* message, Value properties, Value required) {
+  return {{"method", "elicitation/create"},
+          {"params",
+           {{"message", message},
+            {"requestedSchema",
+             {{"type", "object"}, {"properties", std::move(properties)}, {"required", std::move(required)}}}}}};
+}
+
+Value Sample(const char* text, int max_tokens) {
+  return {{"method", "sampling/createMessage"},
+          {"params",
+           {{"messages", Value::array({{{"role", "user"}, {"content", {{"type", "text"}, {"text", text}}}}})},
+            {"maxTokens", max_tokens}}}};
+}
+
+Value ListRoots() { return {{"method", "roots/list"}, {"params", Value::object()}}; }
+
+ToolOutcome InputRequired(Value requests, const std::string& state = {}) {
+  Value result = {{"resultType", "input_required"}, {"inputRequests", std::move(requests)}};
+  if (!state.empty()) result["requestState"] = state;
+  return {std::move(result), {}};
+}
+
+ToolOutcome TamperedState() {
+  return {{}, mcp::RpcError{mcp::kInvalidParams, "requestState failed its integrity check", nullptr}};
+}
+
+// requestState is "STEP.MAC": the step a client must not be able to forge, and a keyed
+// SHA-256 over it with a per-process secret, so a modified state is detected.
+class StateSeal {
+ public:
+  StateSeal() {
+    std::random_device device;
+    for (int i = 0; i < 4; ++i) secret_ += std::to_string(device());
+  }
+  std::string Seal(const std::string& step) const { return step + "." + json::Sha256Hex(secret_ + step); }
+  // The step a sealed state carries; nullopt if it was not sealed here or was changed.
+  std::optional<std::string> Open(const std::string& state) const {
+    const auto dot = state.rfind('.');
+    if (dot == std::string::npos) return std::nullopt;
+    const std::string step = state.substr(0, dot);
+    if (Seal(step) != state) return std::nullopt;
+    return step;
+  }
+
+ private:
+  std::string secret_;
+};
+
+// The client's response under `key`, if it sent one (extra keys are ignored).
+const Value* InputResponse(const ToolContext& context, const char* key) {
+  const Value& responses = context.input_responses();
+  auto it = responses.find(key);
+  return it == responses.end() || !it->is_object() ? nullptr : &*it;
+}
+
+std::string ElicitedString(const Value& response, const char* field) {
+  auto action = response.find("action");
+  if (action == response.end() || *action != "accept" || !response.contains("content") ||
+      !response["content"].is_object()) {
+    return "(declined)";
+  }
+  const Value& content = response["content"];
+  return content.contains(field) && content[field].is_string() ? content[field].get<std::string>()
+                                                               : std::string("(none)");
+}
+
+// The SEP-2322 scenarios' tools: results that ask the client for input and are retried.
+void AddInputRequiredFixtures(mcp::Server& server) {
+  auto seal = std::make_shared<StateSeal>();
+  const auto name_request = [] {
+    return Elicit("What is your name?", {{"name", {{"type", "string"}}}}, {"name"});
+  };
+  AddFixture(server, "test_input_required_result_elicitation",
+             "Asks for the user's name by elicitation, then greets them.",
+             [name_request](const Value&, ToolContext& context) {
+               const Value* response = InputResponse(context, "user_name");
+               if (response == nullptr) return InputRequired({{"user_name", name_request()}});
+               return Text("Hello, " + ElicitedString(*response, "name") + "!");
+             });
+  AddFixture(server, "test_input_required_result_sampling",
+             "Asks the client's model a question by sampling, then reports the answer.",
+             [](const Value&, ToolContext& context) {
+               const Value* response = InputResponse(context, "capital_question");
+               if (response == nullptr) {
+                 return InputRequired(
+                     {{"capital_question", Sample("What is the capital of France?", 100)}});
+               }
+               std::string answer = "(no text)";
+               if (response->contains("content") && (*response)["content"].is_object()) {
+                 const Value& content = (*response)["content"];
+                 if (content.contains("text") && content["text"].is_string()) answer = content["text"];
+               }
+               return Text("Sampling response: " + answer);
+             });
+  AddFixture(server, "test_input_required_result_list_roots",
+             "Asks the client for its roots, then lists them.",
+             [](const Value&, ToolContext& context) {
+               const Value* response = InputResponse(context, "client_roots");
+               if (response == nullptr) return InputRequired({{"client_roots", ListRoots()}});
+               std::string uris;
+               if (response->contains("roots") && (*response)["roots"].is_array()) {
+                 for (const Value& root : (*response)["roots"]) {
+                   if (root.is_object() && root.contains("uri") && root["uri"].is_string()) {
+                     uris += (uris.empty() ? "" : ", ") + root["uri"].get<std::string>();
+                   }
+                 }
+               }
+               return Text("Roots: " + (uris.empty() ? std::string("(none)") : uris));
+             });
+  AddFixture(server, "test_input_required_result_request_state",
+             "Asks for confirmation with an integrity-protected requestState.",
+             [seal](const Value&, ToolContext& context) {
+               const Value* response = InputResponse(context, "confirm");
+               if (response != nullptr && context.request_state()) {
+                 if (seal->Open(*context.request_state()) != "confirm") return TamperedState();
+                 return Text("state-ok: confirmation received.");
+               }
+               return InputRequired(
+                   {{"confirm", Elicit("Please confirm", {{"ok", {{"type", "boolean"}}}}, {"ok"})}},
+                   seal->Seal("confirm"));
+             });
+  AddFixture(server, "test_input_required_result_tampered_state",
+             "Like test_input_required_result_request_state; a changed requestState is refused.",
+             [seal](const Value&, ToolContext& context) {
+               if (context.request_state()) {
+                 if (seal->Open(*context.request_state()) != "tamper-check") return TamperedState();
+                 if (InputResponse(context, "confirm") != nullptr) return Text("state-ok");
+               }
+               return InputRequired(
+                   {{"confirm", Elicit("Please confirm", {{"ok", {{"type", "boolean"}}}}, {"ok"})}},
+                   seal->Seal("tamper-check"));
+             });
+  AddFixture(server, "test_input_required_result_multiple_inputs",
+             "Asks for a name, a greeting and the roots at once.",
+             [seal, name_request](const Value&, ToolContext& context) {
+               if (context.request_state()) {
+                 if (seal->Open(*context.request_state()) != "multiple") return TamperedState();
+                 if (InputResponse(context, "user_name") != nullptr &&
+                     InputResponse(context, "greeting") != nullptr &&
+                     InputResponse(context, "client_roots") != nullptr) {
+                   return Text("All inputs received.");
+                 }
+               }
+               return InputRequired({{"user_name", name_request()},
+                                     {"greeting", Sample("Generate a greeting", 50)},
+                                     {"client_roots", ListRoots()}},
+                                    seal->Seal("multiple"));
+             });
+  AddFixture(server, "test_input_required_result_multi_round",
+             "Asks for a name, then a colour, carrying its progress in requestState.",
+             [seal](const Value&, ToolContext& context) {
+               const auto round2 = [&] {
+                 return InputRequired({{"step2", Elicit("Step 2: What is your favorite color?",
+                                                        {{"color", {{"type", "string"}}}}, {"color"})}},
+                                      seal->Seal("round-2"));
+               };
+               if (context.request_state()) {
+                 const std::optional<std::string> step = seal->Open(*context.request_state());
+                 if (!step) return TamperedState();
+                 if (*step == "round-1") {
+                   if (InputResponse(context, "step1") != nullptr) return round2();
+                 } else if (*step == "round-2") {
+                   if (InputResponse(context, "step2") != nullptr) return Text("Both steps completed.");
+                   return round2();
+                 }
+               }
+               return InputRequired({{"step1", Elicit("Step 1: What is your name?",
+                                                      {{"name", {{"type", "string"}}}}, {"name"})}},
+                                    seal->Seal("round-1"));
+             });
+  AddFixture(server, "test_input_required_result_capabilities",
+             "Asks only for input the request's client capabilities allow.",
+             [name_request](const Value&, ToolContext& context) {
+               Value requests = Value::object();
+               if (context.HasClientCapability("elicitation")) requests["user_name"] = name_request();
+               if (context.HasClientCapability("sampling")) {
+                 requests["greeting"] = Sample("Generate a greeting", 50);
+               }
+               if (context.HasClientCapability("roots")) requests["client_roots"] = ListRoots();
+               bool answered = !requests.empty();
+               for (const auto& [key, request] : requests.items()) {
+                 answered = answered && InputResponse(context, key.c_str()) != nullptr;
+               }
+               if (requests.empty()) return Text("The client declared no input capability.");
+               if (answered) return Text("All inputs received.");
+               return InputRequired(std::move(requests));
+             });
+}
+
 // The tools @modelcontextprotocol/conformance server scenarios call by name.
 void AddConformanceFixtures(mcp::Server& server) {
   AddFixture(server, "test_simple_text", "Returns a simple text block.",
@@ -551,6 +800,8 @@ void AddConformanceFixtures(mcp::Server& server) {
                }
                return Text("Logging test completed.");
              });
+  AddModernFixtures(server);
+  AddInputRequiredFixtures(server);
   Value schema = {
       {"$schema", "https://json-schema.org/draft/2020-12/schema"},
       {"type", "object"},

@@ -33,7 +33,8 @@ const std::vector<std::string>& CallFaults() {
       "call-is-error",          "call-no-structured-content", "call-bad-structured-content",
       "call-rpc-error",         "list-changed-during-call",   "sampling-during-call",
       "elicitation-during-call", "crash-during-call",         "hang-during-call",
-      "garbage-during-call",    "oversized-during-call"};
+      "garbage-during-call",    "oversized-during-call",      "call-input-required",
+      "call-unknown-result-type"};
   return names;
 }
 
@@ -112,7 +113,8 @@ const std::vector<FaultInfo>& KnownFaults() {
        "list the tool again at the end of the catalog (another page when paginated)"},
       {"server-version", "VERSION", "report serverInfo.version VERSION (default: suffix -changed)"},
       {"protocol-version", "VERSION",
-       "negotiate VERSION instead of the requested version (default: another supported one)"},
+       "negotiate VERSION instead of the requested version (default: another supported one); "
+       "server/discover offers only VERSION (default: 2025-11-25)"},
       {"cursor-loop", "", "tools/list keeps returning the cursor it was given, forever"},
       {"list-changed-after-list", "N",
        "send notifications/tools/list_changed after each tools/list answer (only the first N)"},
@@ -134,6 +136,18 @@ const std::vector<FaultInfo>& KnownFaults() {
       {"garbage-during-call", "TOOL", "write a line that is not JSON before answering a tools/call"},
       {"oversized-during-call", "TOOL",
        "write a 16 MiB + 1 KiB message before answering a tools/call"},
+      {"call-input-required", "TOOL",
+       "answer calls with resultType input_required carrying only a requestState"},
+      {"call-unknown-result-type", "TOOL",
+       "answer calls with the unknown resultType udon_unknown (content kept)"},
+      {"server-info-drift-after", "N",
+       "modern: after N tools/call results, result _meta serverInfo.version gains -drift "
+       "(server/discover keeps the original; default N 1)"},
+      {"listen-unsupported", "",
+       "modern: subscriptions/listen acknowledgments omit toolsListChanged (nothing is delivered)"},
+      {"listen-drop", "",
+       "modern: subscriptions/listen streams end right after the acknowledgment, without a "
+       "response (HTTP: the SSE stream closes; stdio: the subscription is silently dropped)"},
   };
   return faults;
 }
@@ -166,7 +180,8 @@ Result<FaultSpec> ParseFault(const std::string& text, FaultTrigger default_trigg
   if (!spec.value.empty() && std::string_view(info->value).empty()) {
     return MakeError("demo.fault_invalid", "this fault takes no value");
   }
-  if (spec.name == "list-changed-after-list" && !spec.value.empty()) {
+  if ((spec.name == "list-changed-after-list" || spec.name == "server-info-drift-after") &&
+      !spec.value.empty()) {
     long n = 0;
     auto [end, ec] = std::from_chars(spec.value.data(), spec.value.data() + spec.value.size(), n);
     if (ec != std::errc() || end != spec.value.data() + spec.value.size() || n < 1) {
@@ -181,7 +196,7 @@ Result<FaultSpec> ParseFault(const std::string& text, FaultTrigger default_trigg
   return spec;
 }
 
-Result<std::unique_ptr<DemoHooks>> DemoHooks::Create(const mcp::Server& server,
+Result<std::unique_ptr<DemoHooks>> DemoHooks::Create(mcp::Server& server,
                                                      std::vector<FaultSpec> faults,
                                                      const std::string& request_log) {
   for (const FaultSpec& fault : faults) {
@@ -196,11 +211,25 @@ Result<std::unique_ptr<DemoHooks>> DemoHooks::Create(const mcp::Server& server,
     fd = open(request_log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd < 0) return MakeError("demo.log_unwritable", "cannot open the request log");
   }
-  return std::unique_ptr<DemoHooks>(new DemoHooks(std::move(faults), fd));
+  return std::unique_ptr<DemoHooks>(new DemoHooks(server, std::move(faults), fd));
 }
 
-DemoHooks::DemoHooks(std::vector<FaultSpec> faults, int log_fd)
-    : faults_(std::move(faults)), log_fd_(log_fd) {}
+DemoHooks::DemoHooks(mcp::Server& server, std::vector<FaultSpec> faults, int log_fd)
+    : server_(server), faults_(std::move(faults)), log_fd_(log_fd) {}
+
+bool DemoHooks::Modern(const Message& request) const {
+  return server_.RequestEra(request) == mcp::Era::kModern;
+}
+
+// A tools list change caused by `request`: the modern era tells the listen streams that
+// asked for it, the legacy era the session (on `legacy_sink`).
+void DemoHooks::ToolsListChanged(const Message& request, mcp::MessageSink& legacy_sink) {
+  if (Modern(request)) {
+    server_.NotifyToolsListChanged();
+  } else {
+    legacy_sink.Send(mcp::MakeNotification("notifications/tools/list_changed"));
+  }
+}
 
 DemoHooks::~DemoHooks() {
   if (log_fd_ >= 0) close(log_fd_);
@@ -294,9 +323,7 @@ std::optional<Message> DemoHooks::BeforeRequest(Message& request, mcp::MessageSi
     related.Send(mcp::MakeNotification("notifications/message",
                                        {{"level", "debug"}, {"data", padding}}));
   }
-  if (ForTool("list-changed-during-call", tool) != nullptr) {
-    related.Send(mcp::MakeNotification("notifications/tools/list_changed"));
-  }
+  if (ForTool("list-changed-during-call", tool) != nullptr) ToolsListChanged(request, related);
   if (ForTool("sampling-during-call", tool) != nullptr) {
     SendServerRequest(related, "sampling/createMessage");
   }
@@ -327,6 +354,38 @@ void DemoHooks::TransformTools(std::vector<Value>& tools) {
 void DemoHooks::AfterRequest(const Message& request, Message& response, mcp::MessageSink&) {
   t_first_listing_now = false;
   if (response.kind != MessageKind::kResult) return;
+  ChangeResult(request, response);
+  if (response.kind == MessageKind::kResult && Modern(request)) ChangeServerInfo(request, response);
+  // Counted before the answer goes out, so the client's next request already sees it.
+  if (request.method == "tools/call") ++calls_answered_;
+}
+
+// The identity a modern result carries in _meta, after server-version and
+// server-info-drift-after.
+void DemoHooks::ChangeServerInfo(const Message& request, Message& response) {
+  if (!response.result.is_object()) return;
+  Value info = server_.options().server_info;
+  bool changed = false;
+  if (const FaultSpec* fault = Find("server-version")) {
+    info["version"] = fault->value.empty() ? info.value("version", "") + "-changed" : fault->value;
+    changed = true;
+  }
+  if (const FaultSpec* fault = Find("server-info-drift-after");
+      fault != nullptr && request.method != mcp::kDiscoverMethod) {
+    const long after = fault->value.empty() ? 1 : std::stol(fault->value);
+    if (calls_answered_.load() >= after) {
+      info["version"] = info.value("version", "") + "-drift";
+      changed = true;
+    }
+  }
+  if (!changed) return;
+  if (!response.result.contains("_meta") || !response.result["_meta"].is_object()) {
+    response.result["_meta"] = Value::object();
+  }
+  response.result["_meta"][std::string(mcp::meta::kServerInfo)] = std::move(info);
+}
+
+void DemoHooks::ChangeResult(const Message& request, Message& response) {
   if (request.method == "initialize") {
     if (const FaultSpec* fault = Find("server-version")) {
       Value& info = response.result["serverInfo"];
@@ -336,10 +395,17 @@ void DemoHooks::AfterRequest(const Message& request, Message& response, mcp::Mes
       std::string version = fault->value;
       if (version.empty()) {
         const std::string requested = response.result["protocolVersion"].get<std::string>();
-        version = requested == mcp::kLatestProtocolVersion ? "2025-06-18"
-                                                           : std::string(mcp::kLatestProtocolVersion);
+        version = requested == mcp::kLatestLegacyProtocolVersion
+                      ? "2025-06-18"
+                      : std::string(mcp::kLatestLegacyProtocolVersion);
       }
       response.result["protocolVersion"] = version;
+    }
+  } else if (request.method == "server/discover") {
+    // The modern era's version fault: the server stops offering what the client asked for.
+    if (const FaultSpec* fault = Find("protocol-version"); fault != nullptr && response.result.is_object()) {
+      response.result["supportedVersions"] =
+          Value::array({fault->value.empty() ? std::string(mcp::kLatestLegacyProtocolVersion) : fault->value});
     }
   } else if (request.method == "tools/list") {
     if (Find("cursor-loop") != nullptr) {
@@ -365,6 +431,10 @@ void DemoHooks::AfterRequest(const Message& request, Message& response, mcp::Mes
                 {"isError", true}};
     }
     if (ForTool("call-no-structured-content", tool) != nullptr) result.erase("structuredContent");
+    if (ForTool("call-input-required", tool) != nullptr) {
+      result = {{"resultType", "input_required"}, {"requestState", "udon-fault-request-state"}};
+    }
+    if (ForTool("call-unknown-result-type", tool) != nullptr) result["resultType"] = "udon_unknown";
     if (ForTool("call-bad-structured-content", tool) != nullptr) {
       Value broken = Value::object();
       if (result.contains("structuredContent") && result["structuredContent"].is_object()) {
@@ -381,12 +451,16 @@ void DemoHooks::AfterResponse(const Message& request, mcp::ServerSession& sessio
     if (const FaultSpec* fault = Find("list-changed-after-list")) {
       const long answered = ++lists_answered_;
       const long limit = fault->value.empty() ? 0 : std::stol(fault->value);
-      if (limit == 0 || answered <= limit) {
-        session.standalone().Send(mcp::MakeNotification("notifications/tools/list_changed"));
-      }
+      if (limit == 0 || answered <= limit) ToolsListChanged(request, session.standalone());
     }
   }
   t_first_listing_now = false;
 }
+
+void DemoHooks::TransformAcknowledgment(Value& notifications) {
+  if (Find("listen-unsupported") != nullptr) notifications.erase("toolsListChanged");
+}
+
+bool DemoHooks::DropSubscription(const Message&) { return Find("listen-drop") != nullptr; }
 
 }  // namespace udon::demo

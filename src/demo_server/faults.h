@@ -39,7 +39,7 @@ class DemoHooks : public mcp::ServerHooks {
  public:
   // Checks every fault against the server's catalog (tool targets must exist) and opens the
   // request log (empty path: none). Errors: demo.fault_invalid, demo.log_unwritable.
-  static Result<std::unique_ptr<DemoHooks>> Create(const mcp::Server& server,
+  static Result<std::unique_ptr<DemoHooks>> Create(mcp::Server& server,
                                                    std::vector<FaultSpec> faults,
                                                    const std::string& request_log);
   ~DemoHooks() override;
@@ -52,21 +52,29 @@ class DemoHooks : public mcp::ServerHooks {
   void AfterRequest(const mcp::Message& request, mcp::Message& response,
                     mcp::MessageSink& related) override;
   void AfterResponse(const mcp::Message& request, mcp::ServerSession& session) override;
+  void TransformAcknowledgment(json::Value& notifications) override;
+  bool DropSubscription(const mcp::Message& listen_request) override;
 
  private:
-  DemoHooks(std::vector<FaultSpec> faults, int log_fd);
+  DemoHooks(mcp::Server& server, std::vector<FaultSpec> faults, int log_fd);
+  bool Modern(const mcp::Message& request) const;
+  void ToolsListChanged(const mcp::Message& request, mcp::MessageSink& legacy_sink);
+  void ChangeResult(const mcp::Message& request, mcp::Message& response);
+  void ChangeServerInfo(const mcp::Message& request, mcp::Message& response);
   bool Active(const FaultSpec& fault) const;
   const FaultSpec* Find(const std::string& name) const;
   // An active fault of this name aimed at `tool` (an empty value aims at every tool).
   const FaultSpec* ForTool(const std::string& name, const std::string& tool) const;
   void SendServerRequest(mcp::MessageSink& sink, const std::string& method);
 
+  mcp::Server& server_;
   std::vector<FaultSpec> faults_;
   int log_fd_ = -1;
   std::mutex log_mutex_;
   std::atomic<bool> listed_{false};        // a complete tools/list has been answered
   std::atomic<long> lists_answered_{0};    // while list-changed-after-list is active
   std::atomic<long> next_request_id_{1};   // ids of server->client requests
+  std::atomic<long> calls_answered_{0};    // tools/call answers, for server-info-drift-after
 };
 
 }  // namespace udon::demo

@@ -79,6 +79,9 @@ int main(int argc, char** argv) {
   std::vector<std::string> fault_args;
   std::string fault_at = "startup";
   std::string request_log;
+  std::string era = "dual";
+  long ttl_ms = 0;
+  std::string cache_scope = "public";
 
   app.add_option("--transport", transport, "stdio or http")
       ->check(CLI::IsMember({"stdio", "http"}))
@@ -98,6 +101,19 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 30))
       ->capture_default_str();
   app.add_option("--page-size", page_size, "tools per tools/list page; 0 = one page")
+      ->capture_default_str();
+  app.add_option("--era", era,
+                 "protocol eras served: dual (initialize and 2026-07-28 per-request _meta), "
+                 "modern (2026-07-28 only; initialize is refused naming it) or legacy "
+                 "(2025-11-25 and older only)")
+      ->check(CLI::IsMember({"dual", "modern", "legacy"}))
+      ->capture_default_str();
+  app.add_option("--ttl-ms", ttl_ms, "modern: ttlMs of server/discover and tools/list results")
+      ->check(CLI::Range(0L, 86400000L))
+      ->capture_default_str();
+  app.add_option("--cache-scope", cache_scope,
+                 "modern: cacheScope of server/discover and tools/list results")
+      ->check(CLI::IsMember({"public", "private"}))
       ->capture_default_str();
   app.add_option("--synthetic-tools", catalog.synthetic_tools,
                  "add N generated tools (synthetic_00000...) for scale tests")
@@ -139,7 +155,19 @@ int main(int argc, char** argv) {
       "Demonstration tools for udon-mcp: rendering by reference, text analysis, unit "
       "conversion, summaries, slow counting and a ledger.";
   options.page_size = page_size;
+  options.ttl_ms = ttl_ms;
+  options.cache_scope =
+      cache_scope == "private" ? udon::mcp::CacheScope::kPrivate : udon::mcp::CacheScope::kPublic;
+  if (era != "dual") {
+    std::vector<std::string> versions;
+    for (const std::string& version : udon::mcp::SupportedProtocolVersions()) {
+      if ((era == "modern") == udon::mcp::IsModernProtocolVersion(version)) versions.push_back(version);
+    }
+    options.versions = std::move(versions);
+  }
   catalog.conformance_fixtures = fixtures == "conformance";
+  // The conformance suite probes every cacheable list of the modern era.
+  options.empty_prompts_and_resources = catalog.conformance_fixtures;
   udon::mcp::Server server(options);
   udon::demo::RegisterTools(server, catalog);
 

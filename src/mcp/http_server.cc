@@ -2,15 +2,21 @@
 
 #include <httplib.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <condition_variable>
 #include <deque>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <string_view>
+#include <thread>
 #include <utility>
+#include <vector>
 
 #include "mcp/sse.h"
 
@@ -181,6 +187,146 @@ class JsonCollector : public MessageSink {
   std::string body_;
 };
 
+// Nothing unsolicited exists in the modern era: a per-request session's standalone stream.
+class NullSink : public MessageSink {
+ public:
+  void Send(const Message&) override {}
+  void SendRaw(const std::string&) override {}
+};
+
+// A modern request's messages, from the thread that handles it to the HTTP response: held
+// until the first one shows whether the answer is a single response (then its status code
+// can still follow the error) or a stream (progress, logs, a listen stream).
+class RequestChannel : public MessageSink {
+ public:
+  struct Frame {
+    std::string data;
+    bool response = false;
+    bool keep_alive = false;
+  };
+
+  void Send(const Message& message) override { Push({SerializeMessage(message), message.IsResponse()}); }
+  void SendRaw(const std::string& frame) override { Push({frame, false}); }
+  void KeepAlive() override { Push({{}, false, true}); }
+  bool Open() const override {
+    std::lock_guard lock(mutex_);
+    return !closed_;
+  }
+  // The handling thread is done.
+  void Finish() {
+    {
+      std::lock_guard lock(mutex_);
+      finished_ = true;
+    }
+    changed_.notify_all();
+  }
+  // The client is gone: later messages are dropped.
+  void Close() {
+    {
+      std::lock_guard lock(mutex_);
+      closed_ = true;
+      frames_.clear();
+    }
+    changed_.notify_all();
+  }
+  // Waits until a frame other than the response is queued (true: stream it) or the handling
+  // thread finished (false: answer with what is queued).
+  bool WaitForStream() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [this] { return finished_ || HasStreamFrame(); });
+    return HasStreamFrame();
+  }
+  std::vector<Frame> Take(std::chrono::milliseconds wait, bool& finished) {
+    std::unique_lock lock(mutex_);
+    changed_.wait_for(lock, wait, [this] { return finished_ || !frames_.empty(); });
+    finished = finished_;
+    std::vector<Frame> out(std::make_move_iterator(frames_.begin()),
+                           std::make_move_iterator(frames_.end()));
+    frames_.clear();
+    return out;
+  }
+
+ private:
+  void Push(Frame frame) {
+    {
+      std::lock_guard lock(mutex_);
+      if (closed_) return;
+      frames_.push_back(std::move(frame));
+    }
+    changed_.notify_all();
+  }
+  bool HasStreamFrame() const {
+    return std::any_of(frames_.begin(), frames_.end(), [](const Frame& f) { return !f.response; });
+  }
+
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<Frame> frames_;
+  bool finished_ = false;
+  bool closed_ = false;
+};
+
+// A request header's value without the optional whitespace around it (RFC 9110 5.5).
+std::optional<std::string> HeaderValue(const httplib::Request& request, std::string_view name) {
+  const std::string key(name);
+  if (!request.has_header(key)) return std::nullopt;
+  std::string value = request.get_header_value(key);
+  const auto first = value.find_first_not_of(" \t");
+  if (first == std::string::npos) return std::string();
+  const auto last = value.find_last_not_of(" \t");
+  return value.substr(first, last - first + 1);
+}
+
+// The HTTP status a modern error answer carries.
+int ModernErrorStatus(int code) {
+  if (code == kMethodNotFound) return 404;
+  if (code == kParseError || code == kInvalidRequest || code == kInvalidParams ||
+      code == rpc_code::kHeaderMismatch || code == rpc_code::kMissingRequiredClientCapability ||
+      code == rpc_code::kUnsupportedProtocolVersion) {
+    return 400;
+  }
+  return 200;
+}
+
+void SetModernError(httplib::Response& response, const json::Value& id, int code, const char* message,
+                    json::Value data = nullptr) {
+  response.status = ModernErrorStatus(code);
+  response.set_content(SerializeMessage(MakeError(id, code, message, std::move(data))),
+                       "application/json");
+}
+
+// The x-mcp-header annotations of an inputSchema: each annotated property's path (a chain
+// of `properties` keys) and header name.
+void CollectHeaderParams(const json::Value& schema, std::vector<std::string>& path,
+                         std::vector<std::pair<std::vector<std::string>, std::string>>& out) {
+  if (!schema.is_object()) return;
+  auto properties = schema.find("properties");
+  if (properties == schema.end() || !properties->is_object()) return;
+  for (const auto& [name, property] : properties->items()) {
+    if (!property.is_object()) continue;
+    path.push_back(name);
+    if (auto header = property.find("x-mcp-header"); header != property.end() && header->is_string()) {
+      out.emplace_back(path, header->get<std::string>());
+    }
+    CollectHeaderParams(property, path, out);
+    path.pop_back();
+  }
+}
+
+// Whether a decoded Mcp-Param value stands for the body value (integers compare as numbers).
+bool HeaderMatchesValue(const std::string& header, const json::Value& value) {
+  if (value.is_string()) return header == value.get<std::string>();
+  if (value.is_boolean()) return header == (value.get<bool>() ? "true" : "false");
+  if (value.is_number()) {
+    char* end = nullptr;
+    errno = 0;
+    const double parsed = std::strtod(header.c_str(), &end);
+    return !header.empty() && end == header.c_str() + header.size() && errno == 0 &&
+           parsed == value.get<double>();
+  }
+  return header == value.dump();
+}
+
 }  // namespace
 
 bool IsAllowedOrigin(const std::string& origin) {
@@ -205,7 +351,13 @@ struct HttpServer::Impl {
   Impl(Server& s, HttpServerOptions o) : server(s), options(std::move(o)) {}
 
   void Install();
+  bool AdmitOrigin(const httplib::Request& request, httplib::Response& response);
   bool Admit(const httplib::Request& request, httplib::Response& response);
+  bool IsModern(const httplib::Request& request, const Message& message) const;
+  bool CheckModernHeaders(const httplib::Request& request, const Message& message,
+                          httplib::Response& response);
+  void ServeModern(Message message, httplib::Response& response);
+  void RefuseLegacy(Message message, httplib::Response& response);
   std::shared_ptr<HttpSession> FindSession(const httplib::Request& request,
                                            httplib::Response& response);
   void Post(const httplib::Request& request, httplib::Response& response);
@@ -220,20 +372,232 @@ struct HttpServer::Impl {
   std::atomic<bool> stopping{false};
   std::mutex sessions_mutex;
   std::map<std::string, std::shared_ptr<HttpSession>> sessions;
+  // Threads handling modern requests and their open response streams; Stop waits
+  // (bounded) for them.
+  std::mutex workers_mutex;
+  std::condition_variable workers_cv;
+  int workers = 0;
+  int streams = 0;
 };
 
-bool HttpServer::Impl::Admit(const httplib::Request& request, httplib::Response& response) {
+bool HttpServer::Impl::AdmitOrigin(const httplib::Request& request, httplib::Response& response) {
   if (!IsAllowedOrigin(request.get_header_value("Origin")) ||
       !IsAllowedHost(request.get_header_value("Host"))) {
     SetJsonRpcError(response, 403, kInvalidRequest, "forbidden origin or host");
     return false;
   }
+  return true;
+}
+
+// GET and DELETE exist for legacy sessions only.
+bool HttpServer::Impl::Admit(const httplib::Request& request, httplib::Response& response) {
+  if (!AdmitOrigin(request, response)) return false;
+  if (request.has_header(kVersionHeader) && server.ServesModern() &&
+      IsModernProtocolVersion(request.get_header_value(kVersionHeader))) {
+    SetJsonRpcError(response, 405, kInvalidRequest, "method not allowed for this protocol version");
+    return false;
+  }
   if (request.has_header(kVersionHeader) &&
-      !IsSupportedProtocolVersion(request.get_header_value(kVersionHeader))) {
+      !IsLegacyProtocolVersion(request.get_header_value(kVersionHeader))) {
     SetJsonRpcError(response, 400, kInvalidRequest, "unsupported protocol version");
     return false;
   }
   return true;
+}
+
+// Modern: a modern MCP-Protocol-Version header, or a body the core serves as modern.
+bool HttpServer::Impl::IsModern(const httplib::Request& request, const Message& message) const {
+  if (!server.ServesModern()) return false;
+  if (auto header = HeaderValue(request, http_header::kProtocolVersion);
+      header && IsModernProtocolVersion(*header)) {
+    return true;
+  }
+  return message.kind == MessageKind::kRequest && server.RequestEra(message) == Era::kModern;
+}
+
+// The request metadata headers of a modern request, in the order the specification's
+// errors need: _meta fields (-32602), MCP-Protocol-Version equal to _meta (-32020), a
+// supported version (-32022), Mcp-Method, an implemented method (404, -32601), Mcp-Name and
+// the Mcp-Param-* headers of the tool's x-mcp-header properties (-32020).
+bool HttpServer::Impl::CheckModernHeaders(const httplib::Request& request, const Message& message,
+                                          httplib::Response& response) {
+  std::optional<Message> rejected = ValidateModernRequest(server, message);
+  if (rejected && rejected->error["code"] == kInvalidParams) {
+    response.status = 400;
+    response.set_content(SerializeMessage(*rejected), "application/json");
+    return false;
+  }
+  const std::string requested =
+      message.params["_meta"][std::string(meta::kProtocolVersion)].get<std::string>();
+  if (HeaderValue(request, http_header::kProtocolVersion) != requested) {
+    SetModernError(response, message.id, rpc_code::kHeaderMismatch,
+                   "MCP-Protocol-Version header does not match _meta protocolVersion");
+    return false;
+  }
+  if (rejected) {
+    response.status = 400;
+    response.set_content(SerializeMessage(*rejected), "application/json");
+    return false;
+  }
+  if (HeaderValue(request, http_header::kMethod) != message.method) {
+    SetModernError(response, message.id, rpc_code::kHeaderMismatch,
+                   "Mcp-Method header does not match the body method");
+    return false;
+  }
+  if (!server.ServesModernMethod(message.method)) {
+    SetModernError(response, message.id, kMethodNotFound, "method not found");
+    return false;
+  }
+  // Mcp-Name mirrors params.name (tools/call, prompts/get) or params.uri (resources/read).
+  const char* name_field = message.method == "tools/call" || message.method == "prompts/get" ? "name"
+                           : message.method == "resources/read"                              ? "uri"
+                                                                                             : nullptr;
+  if (name_field == nullptr) return true;
+  const json::Value& params = message.params;
+  if (!params.contains(name_field) || !params[name_field].is_string()) return true;  // the core's -32602
+  const std::string name = params[name_field].get<std::string>();
+  std::string decoded;
+  auto name_header = HeaderValue(request, http_header::kName);
+  if (!name_header || !DecodeHeaderValue(*name_header, decoded) || decoded != name) {
+    SetModernError(response, message.id, rpc_code::kHeaderMismatch,
+                   "Mcp-Name header does not match the body name");
+    return false;
+  }
+  if (message.method != "tools/call") return true;
+  const json::Value* input_schema = nullptr;
+  const std::vector<json::Value> tools = server.ListedTools();
+  for (const auto& tool : tools) {
+    if (tool.value("name", "") == name && tool.contains("inputSchema")) {
+      input_schema = &tool["inputSchema"];
+      break;
+    }
+  }
+  if (input_schema == nullptr) return true;  // the core answers for an unknown tool
+  std::vector<std::pair<std::vector<std::string>, std::string>> annotated;
+  std::vector<std::string> path;
+  CollectHeaderParams(*input_schema, path, annotated);
+  const json::Value no_arguments = json::Value::object();
+  const json::Value& arguments =
+      params.contains("arguments") && params["arguments"].is_object() ? params["arguments"] : no_arguments;
+  for (const auto& [property_path, header_name] : annotated) {
+    const json::Value* value = &arguments;
+    for (const auto& key : property_path) {
+      if (!value->is_object() || !value->contains(key)) {
+        value = nullptr;
+        break;
+      }
+      value = &(*value)[key];
+    }
+    const bool has_value = value != nullptr && !value->is_null();
+    auto header = HeaderValue(request, std::string(http_header::kParamPrefix) + header_name);
+    bool matches = !has_value && !header;
+    if (has_value && header) {
+      matches = DecodeHeaderValue(*header, decoded) && HeaderMatchesValue(decoded, *value);
+    }
+    if (!matches) {
+      SetModernError(response, message.id, rpc_code::kHeaderMismatch,
+                     "an Mcp-Param header does not match its argument");
+      return false;
+    }
+  }
+  return true;
+}
+
+// A stateless request: its own short-lived session, no Mcp-Session-Id. A single answer
+// comes back as JSON (or one SSE event) with the status its error needs; anything that
+// streams (progress, logs, a listen stream) comes back as SSE without event ids.
+void HttpServer::Impl::ServeModern(Message message, httplib::Response& response) {
+  if (message.kind != MessageKind::kRequest) {
+    response.status = 202;  // no client notification means anything here without a session
+    return;
+  }
+  auto session = std::shared_ptr<ServerSession>(server.NewSession(std::make_shared<NullSink>()));
+  auto channel = std::make_shared<RequestChannel>();
+  {
+    std::lock_guard lock(workers_mutex);
+    ++workers;
+  }
+  std::thread([this, session, channel, request = std::move(message)]() mutable {
+    HandleOptions handle_options;
+    handle_options.modern = true;
+    session->Handle(std::move(request), channel, nullptr, handle_options);
+    channel->Finish();
+    // Notify under the lock: Stop() returns, and the server may be destroyed, as soon as
+    // it sees the count reach zero.
+    std::lock_guard lock(workers_mutex);
+    --workers;
+    workers_cv.notify_all();
+  }).detach();
+  if (!channel->WaitForStream()) {
+    bool finished = false;
+    auto frames = channel->Take(std::chrono::milliseconds(0), finished);
+    if (frames.empty()) {
+      response.status = 202;  // cancelled: never answered
+      return;
+    }
+    const std::string& body = frames.back().data;
+    int status = 200;
+    if (auto parsed = json::Parse(body); parsed.ok() && parsed->is_object() && parsed->contains("error") &&
+                                         (*parsed)["error"].contains("code") &&
+                                         (*parsed)["error"]["code"].is_number_integer()) {
+      status = ModernErrorStatus((*parsed)["error"]["code"].get<int>());
+    }
+    response.status = status;
+    if (options.json_responses || status != 200) {
+      response.set_content(body, "application/json");
+    } else {
+      response.set_header("Cache-Control", "no-cache");
+      response.set_content(FormatSseEvent(body, {}, "message"), "text/event-stream");
+    }
+    return;
+  }
+  response.set_header("Cache-Control", "no-cache");
+  response.set_header("X-Accel-Buffering", "no");
+  {
+    std::lock_guard lock(workers_mutex);
+    ++streams;
+  }
+  response.set_chunked_content_provider(
+      "text/event-stream",
+      [session, channel](std::size_t, httplib::DataSink& sink) {
+        for (;;) {
+          bool finished = false;
+          auto frames = channel->Take(std::chrono::milliseconds(200), finished);
+          for (const auto& frame : frames) {
+            const std::string event =
+                frame.keep_alive ? std::string(":\n\n") : FormatSseEvent(frame.data, {}, "message");
+            if (!sink.write(event.data(), event.size())) {
+              channel->Close();
+              session->CancelAll();
+              return false;
+            }
+          }
+          if (finished && frames.empty()) break;
+        }
+        sink.done();
+        return true;
+      },
+      [this, session, channel](bool) {
+        // The client went away (or the stream ended): stop the work it was waiting for.
+        channel->Close();
+        session->CancelAll();
+        std::lock_guard lock(workers_mutex);  // as above: notify before Stop() can return
+        --streams;
+        workers_cv.notify_all();
+      });
+}
+
+// A modern-only server answers a legacy request (initialize) with the core's refusal.
+void HttpServer::Impl::RefuseLegacy(Message message, httplib::Response& response) {
+  if (message.kind != MessageKind::kRequest) {
+    SetJsonRpcError(response, 400, kInvalidRequest, "unsupported protocol version");
+    return;
+  }
+  auto session = server.NewSession(std::make_shared<NullSink>());
+  auto collector = std::make_shared<JsonCollector>(std::make_shared<NullSink>());
+  session->Handle(std::move(message), collector);
+  response.status = 400;
+  response.set_content(collector->body(), "application/json");
 }
 
 std::shared_ptr<HttpSession> HttpServer::Impl::FindSession(const httplib::Request& request,
@@ -252,7 +616,22 @@ std::shared_ptr<HttpSession> HttpServer::Impl::FindSession(const httplib::Reques
 }
 
 void HttpServer::Impl::Post(const httplib::Request& request, httplib::Response& response) {
-  if (!Admit(request, response)) return;
+  if (!AdmitOrigin(request, response)) return;
+  // A version header neither era knows: a modern body still gets its modern error (-32022
+  // or -32020); anything else the legacy answer, before any other check.
+  if (request.has_header(kVersionHeader) &&
+      !IsLegacyProtocolVersion(request.get_header_value(kVersionHeader)) &&
+      !(server.ServesModern() && IsModernProtocolVersion(request.get_header_value(kVersionHeader)))) {
+    MessageLimits peek_limits;
+    peek_limits.max_bytes = options.max_body_bytes;
+    auto peeked = request.body.size() <= options.max_body_bytes
+                      ? ParseMessage(request.body, peek_limits)
+                      : Result<Message>(udon::MakeError("rpc.too_large", "message too large"));
+    if (!peeked.ok() || !IsModern(request, *peeked)) {
+      SetJsonRpcError(response, 400, kInvalidRequest, "unsupported protocol version");
+      return;
+    }
+  }
   if (!HeaderHas(request, "Content-Type", "application/json")) {
     SetJsonRpcError(response, 415, kInvalidRequest, "Content-Type must be application/json");
     return;
@@ -277,6 +656,15 @@ void HttpServer::Impl::Post(const httplib::Request& request, httplib::Response& 
     return;
   }
   Message message = std::move(*parsed);
+  if (IsModern(request, message)) {
+    if (message.kind == MessageKind::kRequest && !CheckModernHeaders(request, message, response)) return;
+    ServeModern(std::move(message), response);
+    return;
+  }
+  if (!server.ServesLegacy()) {
+    RefuseLegacy(std::move(message), response);
+    return;
+  }
   std::shared_ptr<HttpSession> session;
   if (message.kind == MessageKind::kRequest && message.method == "initialize") {
     if (request.has_header(kSessionHeader)) {
@@ -429,6 +817,15 @@ void HttpServer::Serve() { impl_->http.listen_after_bind(); }
 
 void HttpServer::Stop() {
   impl_->stopping = true;
+  // Listen streams end with their graceful closure response, written before the listener
+  // goes away; then the threads of modern requests get a moment to finish.
+  impl_->server.CloseSubscriptions();
+  {
+    std::unique_lock lock(impl_->workers_mutex);
+    impl_->workers_cv.wait_for(lock, std::chrono::seconds(2), [this] {
+      return impl_->workers == 0 && impl_->streams == 0;
+    });
+  }
   {
     std::lock_guard lock(impl_->sessions_mutex);
     for (auto& [id, session] : impl_->sessions) session->stream->Close();

@@ -3,8 +3,11 @@
 #include <httplib.h>
 #include <gtest/gtest.h>
 
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 
+#include "mcp/protocol.h"
 #include "mcp/sse.h"
 
 namespace udon::mcp {
@@ -221,6 +224,245 @@ TEST_F(HttpServerTest, OneGetStreamPerSessionCarriesUnsolicitedMessages) {
   EXPECT_EQ(call->status, 200);
   reader.join();
   EXPECT_NE(received.find("\"progressToken\":9"), std::string::npos);
+}
+
+
+// ---- The modern era (2026-07-28) on the same endpoint. ----
+
+Value ModernParams(Value params = Value::object(), const std::string& version = "2026-07-28") {
+  params["_meta"] = {{std::string(meta::kProtocolVersion), version},
+                     {std::string(meta::kClientCapabilities), Value::object()}};
+  return params;
+}
+
+httplib::Headers ModernHeaders(const std::string& method, const std::string& name = {}) {
+  httplib::Headers headers = {{"Accept", "application/json, text/event-stream"},
+                              {"MCP-Protocol-Version", "2026-07-28"},
+                              {"Mcp-Method", method}};
+  if (!name.empty()) headers.emplace("Mcp-Name", name);
+  return headers;
+}
+
+class HttpModernTest : public HttpServerTest {
+ protected:
+  void SetUp() override {
+    HttpServerTest::SetUp();
+    server_->AddTool({{"name", "regional"},
+                      {"description", "d"},
+                      {"inputSchema",
+                       {{"type", "object"},
+                        {"properties",
+                         {{"region", {{"type", "string"}, {"x-mcp-header", "Region"}}},
+                          {"limits",
+                           {{"type", "object"},
+                            {"properties", {{"max", {{"type", "integer"}, {"x-mcp-header", "Max"}}}}}}}}}}}},
+                     [](const Value&, ToolContext&) {
+                       return ToolOutcome{{{"content", Value::array()}}, {}};
+                     });
+  }
+  httplib::Result PostModern(const httplib::Headers& headers, const Message& message) {
+    return client_->Post("/mcp", headers, SerializeMessage(message), "application/json");
+  }
+  // The status and the one JSON-RPC answer (JSON body or the last SSE event).
+  std::pair<int, Value> Answer(const httplib::Headers& headers, const Message& message) {
+    auto result = PostModern(headers, message);
+    EXPECT_TRUE(result);
+    if (!result) return {0, nullptr};
+    Value body;
+    if (result->get_header_value("Content-Type").find("text/event-stream") != std::string::npos) {
+      auto events = Events(result->body);
+      if (!events.empty()) body = events.back();
+    } else if (auto parsed = json::Parse(result->body); parsed.ok()) {
+      body = *parsed;
+    }
+    return {result->status, body};
+  }
+  Message CallRegional(Value arguments) {
+    return MakeRequest(7, "tools/call", ModernParams({{"name", "regional"}, {"arguments", arguments}}));
+  }
+};
+
+TEST_F(HttpModernTest, ModernRequestsNeedNoSessionAndMintNone) {
+  Start();
+  auto result = PostModern(ModernHeaders("tools/list"), MakeRequest(1, "tools/list", ModernParams()));
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->status, 200);
+  EXPECT_FALSE(result->has_header("Mcp-Session-Id"));
+  EXPECT_EQ(result->body.find("id: "), std::string::npos);  // no resumability, no event ids
+  auto events = Events(result->body);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0]["result"]["resultType"], "complete");
+  EXPECT_EQ(events[0]["result"]["cacheScope"], "public");
+  httplib::Headers stale = ModernHeaders("tools/list");
+  stale.emplace("Mcp-Session-Id", "left-over-from-legacy");
+  EXPECT_EQ(Answer(stale, MakeRequest(2, "tools/list", ModernParams())).first, 200);
+}
+
+TEST_F(HttpModernTest, MetaAndVersionErrorsAre400WithTheRequestId) {
+  Start();
+  auto [missing_status, missing] =
+      Answer(ModernHeaders("server/discover"), MakeRequest(101, "server/discover", Value::object()));
+  EXPECT_EQ(missing_status, 400);
+  EXPECT_EQ(missing["error"]["code"], kInvalidParams);
+  EXPECT_EQ(missing["id"], 101);
+  auto [mismatch_status, mismatch] = Answer(
+      ModernHeaders("server/discover"), MakeRequest(302, "server/discover", ModernParams({}, "v999.0.0")));
+  EXPECT_EQ(mismatch_status, 400);
+  EXPECT_EQ(mismatch["error"]["code"], rpc_code::kHeaderMismatch);
+  httplib::Headers unknown_version = ModernHeaders("server/discover");
+  unknown_version.erase("MCP-Protocol-Version");
+  unknown_version.emplace("MCP-Protocol-Version", "v999.0.0");
+  auto [version_status, version] = Answer(
+      unknown_version, MakeRequest(301, "server/discover", ModernParams({}, "v999.0.0")));
+  EXPECT_EQ(version_status, 400);
+  EXPECT_EQ(version["error"]["code"], rpc_code::kUnsupportedProtocolVersion);
+  EXPECT_EQ(version["error"]["data"]["requested"], "v999.0.0");
+  EXPECT_EQ(version["id"], 301);
+  httplib::Headers no_header = ModernHeaders("tools/list");
+  no_header.erase("MCP-Protocol-Version");
+  EXPECT_EQ(Answer(no_header, MakeRequest(3, "tools/list", ModernParams())).second["error"]["code"],
+            rpc_code::kHeaderMismatch);
+}
+
+TEST_F(HttpModernTest, MethodHeaderMustMatchAndUnknownMethodsAre404) {
+  Start();
+  httplib::Headers no_method = ModernHeaders("tools/list");
+  no_method.erase("Mcp-Method");
+  auto [absent_status, absent] = Answer(no_method, MakeRequest(1, "tools/list", ModernParams()));
+  EXPECT_EQ(absent_status, 400);
+  EXPECT_EQ(absent["error"]["code"], rpc_code::kHeaderMismatch);
+  EXPECT_EQ(Answer(ModernHeaders("TOOLS/LIST"), MakeRequest(2, "tools/list", ModernParams())).first,
+            400);
+  httplib::Headers lower = {{"accept", "application/json, text/event-stream"},
+                            {"mcp-protocol-version", "2026-07-28"},
+                            {"mcp-method", "  tools/list  "}};
+  EXPECT_EQ(Answer(lower, MakeRequest(3, "tools/list", ModernParams())).first, 200);
+  for (const char* method : {"ping", "initialize", "logging/setLevel", "unknown/method"}) {
+    auto [status, body] = Answer(ModernHeaders(method), MakeRequest(4, method, ModernParams()));
+    EXPECT_EQ(status, 404) << method;
+    EXPECT_EQ(body["error"]["code"], kMethodNotFound) << method;
+  }
+}
+
+TEST_F(HttpModernTest, NameHeaderMustMatchTheToolDecodedFromBase64) {
+  Start();
+  const Message call = MakeRequest(1, "tools/call", ModernParams({{"name", "t2"}}));
+  EXPECT_EQ(Answer(ModernHeaders("tools/call"), call).second["error"]["code"], rpc_code::kHeaderMismatch);
+  EXPECT_EQ(Answer(ModernHeaders("tools/call", "t1"), call).first, 400);
+  EXPECT_EQ(Answer(ModernHeaders("tools/call", "=?base64?dDI?="), call).first, 400);  // bad padding
+  EXPECT_EQ(Answer(ModernHeaders("tools/call", "t2"), call).first, 200);
+  auto [status, body] = Answer(ModernHeaders("tools/call", "=?base64?dDI=?="), call);
+  EXPECT_EQ(status, 200);
+  EXPECT_EQ(body["result"]["resultType"], "complete");
+}
+
+TEST_F(HttpModernTest, ParamHeadersMirrorAnnotatedArguments) {
+  Start();
+  httplib::Headers headers = ModernHeaders("tools/call", "regional");
+  EXPECT_EQ(Answer(headers, CallRegional(Value::object())).first, 200);  // nothing to mirror
+  EXPECT_EQ(Answer(headers, CallRegional({{"region", "us-west1"}})).second["error"]["code"],
+            rpc_code::kHeaderMismatch);  // value in the body, header missing
+  httplib::Headers with_region = headers;
+  with_region.emplace("Mcp-Param-Region", "us-west1");
+  EXPECT_EQ(Answer(with_region, CallRegional({{"region", "us-west1"}})).first, 200);
+  EXPECT_EQ(Answer(with_region, CallRegional({{"region", "eu-north1"}})).first, 400);
+  EXPECT_EQ(Answer(with_region, CallRegional(Value::object())).first, 400);  // header, no value
+  httplib::Headers encoded = headers;
+  encoded.emplace("mcp-param-region", "=?base64?IHBhZGRlZCA=?=");
+  EXPECT_EQ(Answer(encoded, CallRegional({{"region", " padded "}})).first, 200);
+  httplib::Headers nested = headers;
+  nested.emplace("Mcp-Param-Max", "42");
+  EXPECT_EQ(Answer(nested, CallRegional({{"limits", {{"max", 42}}}})).first, 200);
+  EXPECT_EQ(Answer(nested, CallRegional({{"limits", {{"max", 43}}}})).first, 400);
+}
+
+TEST_F(HttpModernTest, ProgressStreamsEvenInJsonMode) {
+  HttpServerOptions options;
+  options.json_responses = true;
+  Start(options);
+  Value params = ModernParams({{"name", "t1"}});
+  params["_meta"]["progressToken"] = 3;
+  auto result = PostModern(ModernHeaders("tools/call", "t1"), MakeRequest(5, "tools/call", params));
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->status, 200);
+  EXPECT_NE(result->get_header_value("Content-Type").find("text/event-stream"), std::string::npos);
+  auto events = Events(result->body);
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0]["method"], "notifications/progress");
+  EXPECT_EQ(events[1]["id"], 5);
+  auto plain = PostModern(ModernHeaders("tools/list"), MakeRequest(6, "tools/list", ModernParams()));
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->get_header_value("Content-Type"), "application/json");
+}
+
+TEST_F(HttpModernTest, GetAndDeleteAreForLegacySessionsOnly) {
+  Start();
+  httplib::Headers headers = {{"Accept", "text/event-stream"}, {"MCP-Protocol-Version", "2026-07-28"}};
+  auto get = client_->Get("/mcp", headers);
+  ASSERT_TRUE(get);
+  EXPECT_EQ(get->status, 405);
+  auto del = client_->Delete("/mcp", headers);
+  ASSERT_TRUE(del);
+  EXPECT_EQ(del->status, 405);
+}
+
+TEST_F(HttpModernTest, BothErasOnOneEndpoint) {
+  Start();
+  const std::string session = Initialize();
+  ASSERT_FALSE(session.empty());
+  auto legacy = Post(MakeRequest(2, "tools/list"), session);
+  ASSERT_TRUE(legacy);
+  auto legacy_events = Events(legacy->body);
+  ASSERT_EQ(legacy_events.size(), 1u);
+  EXPECT_FALSE(legacy_events[0]["result"].contains("resultType"));
+  auto [status, modern] = Answer(ModernHeaders("tools/list"), MakeRequest(3, "tools/list", ModernParams()));
+  EXPECT_EQ(status, 200);
+  EXPECT_EQ(modern["result"]["resultType"], "complete");
+}
+
+TEST_F(HttpModernTest, ListenStreamCarriesChangesAndEndsGracefullyAtStop) {
+  Start();
+  std::mutex mutex;
+  std::condition_variable cv;
+  std::string received;
+  httplib::Client listen_client("127.0.0.1", port_);
+  httplib::Request request;
+  request.method = "POST";
+  request.path = "/mcp";
+  request.headers = ModernHeaders("subscriptions/listen");
+  request.headers.emplace("Content-Type", "application/json");
+  request.body = SerializeMessage(MakeRequest(
+      "listen-1", "subscriptions/listen", ModernParams({{"notifications", {{"toolsListChanged", true}}}})));
+  request.content_receiver = [&](const char* data, std::size_t size, std::uint64_t, std::uint64_t) {
+    std::lock_guard lock(mutex);
+    received.append(data, size);
+    cv.notify_all();
+    return true;
+  };
+  int status = 0;
+  std::thread reader([&] {
+    httplib::Response response;
+    httplib::Error error = httplib::Error::Success;
+    listen_client.send(request, response, error);
+    status = response.status;
+  });
+  auto wait_for = [&](const char* text) {
+    std::unique_lock lock(mutex);
+    return cv.wait_for(lock, std::chrono::minutes(1),
+                       [&] { return received.find(text) != std::string::npos; });
+  };
+  ASSERT_TRUE(wait_for("notifications/subscriptions/acknowledged"));
+  server_->NotifyToolsListChanged();
+  ASSERT_TRUE(wait_for("notifications/tools/list_changed"));
+  http_->Stop();
+  reader.join();
+  EXPECT_EQ(status, 200);
+  auto events = Events(received);
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_EQ(events[0]["method"], "notifications/subscriptions/acknowledged");
+  EXPECT_EQ(events[1]["params"]["_meta"][std::string(meta::kSubscriptionId)], "listen-1");
+  EXPECT_EQ(events[2]["id"], "listen-1");
+  EXPECT_EQ(events[2]["result"]["_meta"][std::string(meta::kSubscriptionId)], "listen-1");
 }
 
 }  // namespace

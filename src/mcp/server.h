@@ -1,6 +1,12 @@
 // The MCP server core, independent of transport: lifecycle and version negotiation, ping,
 // paginated tools/list, tools/call dispatch with progress, logging and cancellation. The
 // stdio and Streamable HTTP front ends feed it messages, so both behave identically.
+//
+// Both protocol eras are served side by side. A request whose params._meta names a modern
+// protocol version (or a modern-only method) is served statelessly: its _meta is validated
+// on its own, server/discover and subscriptions/listen exist, every result carries
+// resultType and the server's identity in _meta, and ping/logging/setLevel do not exist.
+// Everything else is legacy: the initialize handshake and its session, exactly as before.
 #pragma once
 
 #include <chrono>
@@ -28,26 +34,52 @@ class MessageSink {
   virtual void Send(const Message& message) = 0;
   // Bytes that need not be a valid message (fault injection only).
   virtual void SendRaw(const std::string& frame) = 0;
+  // False once the peer can no longer receive (an HTTP response stream the client closed).
+  virtual bool Open() const { return true; }
+  // Called now and then while a long-lived stream is quiet (HTTP: an SSE comment line).
+  virtual void KeepAlive() {}
 };
 
+class Server;
+
 // What a tool handler sees of its request: arguments, progress and logging tied to the
-// request, and cancellation.
+// request, the client's declared capabilities, and cancellation.
 class ToolContext {
  public:
   ToolContext(std::shared_ptr<MessageSink> related, json::Value progress_token);
+
+  Era era() const { return era_; }
+  // The client's capabilities (modern: this request's _meta; legacy: initialize's).
+  const json::Value& client_capabilities() const { return client_capabilities_; }
+  bool HasClientCapability(std::string_view name) const;
+  // Multi round-trip requests (2026-07-28): a retried request's inputResponses (an object;
+  // empty when none came) and requestState, echoed from an earlier input_required result.
+  const json::Value& input_responses() const { return input_responses_; }
+  const std::optional<std::string>& request_state() const { return request_state_; }
+  // Tells the clients that asked for it that the tool list changed: in the modern era the
+  // subscriptions/listen streams that opted in, in the legacy era this session's stream.
+  void ToolsListChanged();
 
   bool cancelled() const;
   // Waits up to `duration`; false if the request was cancelled meanwhile.
   bool SleepFor(std::chrono::milliseconds duration) const;
   // notifications/progress; a no-op when the request carried no progress token.
   void Progress(double progress, std::optional<double> total, const std::string& message = {});
-  // notifications/message at `level`.
+  // notifications/message at `level`. Modern requests get it only when their _meta asked
+  // for a log level at or below `level`.
   void Log(const std::string& level, json::Value data);
   void Cancel();
 
  private:
+  friend class ServerSession;
   std::shared_ptr<MessageSink> related_;
   json::Value progress_token_;
+  Era era_ = Era::kLegacy;
+  json::Value client_capabilities_ = json::Value::object();
+  json::Value input_responses_ = json::Value::object();
+  std::optional<std::string> request_state_;
+  int min_log_severity_ = 0;  // modern: -1 means no logs were asked for
+  std::function<void()> tools_list_changed_;
   mutable std::mutex mutex_;
   mutable std::condition_variable cancelled_cv_;
   bool cancelled_ = false;
@@ -68,6 +100,9 @@ struct ToolOutcome {
 using ToolHandler = std::function<ToolOutcome(const json::Value& arguments, ToolContext& context)>;
 
 class ServerSession;
+
+// The severity rank of an MCP logging level (debug 0 ... emergency 7), -1 if unknown.
+int LogSeverity(std::string_view level);
 
 // Extension points for the demo server's fault injector and request log. Every method has a
 // harmless default and may be called from several threads at once.
@@ -102,23 +137,68 @@ class ServerHooks {
     (void)request;
     (void)session;
   }
+  // The filter a subscriptions/listen acknowledgment reports (and the stream then honors).
+  virtual void TransformAcknowledgment(json::Value& notifications) { (void)notifications; }
+  // Polled while a listen stream is open: true ends it at once, without a response.
+  virtual bool DropSubscription(const Message& listen_request) {
+    (void)listen_request;
+    return false;
+  }
 };
+
+// Cache hints of modern cacheable results (server/discover, tools/list).
+enum class CacheScope { kPublic, kPrivate };
+const char* CacheScopeName(CacheScope scope);
 
 struct ServerOptions {
   json::Value server_info = {{"name", "udon-mcp-server"}, {"version", "0.0.0"}};
   std::string instructions;
   std::size_t page_size = 0;  // 0: one page
   bool logging = true;        // declare the logging capability
+  // The protocol versions served, newest first (default: every one this build speaks).
+  // Without a legacy version initialize is refused; without a modern one every request is
+  // served as legacy.
+  std::vector<std::string> versions = SupportedProtocolVersions();
+  // Modern cache hints on server/discover and tools/list: fresh for ttl_ms (0: stale at
+  // once, so a client re-lists whenever it needs the catalog).
+  long ttl_ms = 0;
+  CacheScope cache_scope = CacheScope::kPublic;
+  // Modern era only: declare prompts and resources, answer their list methods with empty,
+  // cacheable pages and resources/read with "not found" (for test harnesses that probe
+  // every cacheable list).
+  bool empty_prompts_and_resources = false;
 };
 
 class Server {
  public:
   explicit Server(ServerOptions options);
+  ~Server();
 
-  // `tool` is the complete Tool object tools/list shows; its name must be unique.
+  // `tool` is the complete Tool object tools/list shows; its name must be unique. May be
+  // called while serving (a handler may add tools; then call NotifyToolsListChanged).
   void AddTool(json::Value tool, ToolHandler handler);
   void SetHooks(ServerHooks* hooks) { hooks_ = hooks; }
-  bool HasTool(const std::string& name) const { return handlers_.count(name) != 0; }
+  bool HasTool(const std::string& name) const;
+  const ServerOptions& options() const { return options_; }
+
+  bool ServesModern() const;
+  bool ServesLegacy() const;
+  // The era a request is served in: modern when the server speaks a modern version and the
+  // request names a non-legacy version in params._meta or is a modern-only method (on a
+  // modern-only server: everything but initialize).
+  Era RequestEra(const Message& request) const;
+  // Whether the modern era has a handler for `method` (else -32601).
+  bool ServesModernMethod(std::string_view method) const;
+  // The catalog as tools/list shows it (after the hooks' transformation).
+  std::vector<json::Value> ListedTools() const;
+
+  // Sends notifications/tools/list_changed to every open subscriptions/listen stream that
+  // acknowledged toolsListChanged (and to nobody else).
+  void NotifyToolsListChanged();
+  // Ends every open listen stream with its graceful closure response and waits (bounded)
+  // until they have been sent. New listen requests are then answered at once the same way.
+  void CloseSubscriptions();
+  std::size_t open_subscriptions() const;
 
   // Opaque tools/list cursors: the offset of a page's first tool.
   static std::string EncodeCursor(std::size_t offset);
@@ -129,14 +209,32 @@ class Server {
 
  private:
   friend class ServerSession;
+  struct Subscription;
+  std::optional<ToolHandler> FindHandler(const std::string& name) const;
+  bool Subscribe(const std::shared_ptr<Subscription>& subscription);
+  void Unsubscribe(const std::shared_ptr<Subscription>& subscription);
+  bool closing() const;
+
   ServerOptions options_;
+  mutable std::mutex catalog_mutex_;
   std::vector<json::Value> tools_;
   std::map<std::string, ToolHandler, std::less<>> handlers_;
   ServerHooks* hooks_ = nullptr;
+  mutable std::mutex subscriptions_mutex_;
+  std::condition_variable subscriptions_cv_;
+  std::vector<std::shared_ptr<Subscription>> subscriptions_;
+  bool closing_ = false;
 };
 
 // Runs deferred work (a tools/call) somewhere; inline when not set.
 using WorkRunner = std::function<void(std::function<void()>)>;
+
+// How a transport hands a request over.
+struct HandleOptions {
+  // The transport already knows the request is modern (an HTTP request with a modern
+  // MCP-Protocol-Version header): its _meta is validated even when it names no version.
+  bool modern = false;
+};
 
 // One client connection's protocol state.
 class ServerSession {
@@ -144,29 +242,49 @@ class ServerSession {
   ServerSession(Server& server, std::shared_ptr<MessageSink> standalone);
 
   // Handles one received message. Messages tied to a request (its response, progress, logs)
-  // go to `related`. A tools/call is registered as in flight at once (so a cancellation that
-  // follows finds it) and its work is handed to `runner`.
+  // go to `related`. A tools/call or subscriptions/listen is registered as in flight at once
+  // (so a cancellation that follows finds it) and its work is handed to `runner`; a listen
+  // stream's work lasts until it is cancelled, dropped or closed.
   void Handle(Message message, std::shared_ptr<MessageSink> related,
-              const WorkRunner& runner = nullptr);
+              const WorkRunner& runner = nullptr, HandleOptions options = {});
+  // Cancels every request in flight (a transport whose request stream closed).
+  void CancelAll();
 
   MessageSink& standalone() { return *standalone_; }
   std::string protocol_version() const;
 
  private:
-  Message Dispatch(const Message& request);
+  Message Dispatch(const Message& request, Era era);
+  Message DispatchModern(const Message& request);
   Message Initialize(const Message& request);
-  Message ListTools(const Message& request);
-  void Finish(const Message& request, Message response, const std::shared_ptr<MessageSink>& related);
+  Message Discover(const Message& request);
+  Message ListTools(const Message& request, Era era);
+  Message EmptyList(const Message& request, const char* member);
+  void Finish(const Message& request, Message response, const std::shared_ptr<MessageSink>& related,
+              Era era);
   void HandleNotification(const Message& notification);
-  std::optional<Message> PrepareCall(const Message& request, ToolHandler*& handler);
+  std::optional<Message> PrepareCall(const Message& request, ToolHandler& handler);
+  std::shared_ptr<ToolContext> NewContext(const Message& request, Era era,
+                                          const std::shared_ptr<MessageSink>& related);
   void RunCall(Message& request, const std::shared_ptr<MessageSink>& related,
                const std::shared_ptr<ToolContext>& context);
+  void RunListen(const Message& request, const std::shared_ptr<MessageSink>& related,
+                 const std::shared_ptr<ToolContext>& context);
 
   Server& server_;
   std::shared_ptr<MessageSink> standalone_;
   mutable std::mutex mutex_;
   std::string protocol_version_;
+  json::Value client_capabilities_ = json::Value::object();  // from initialize
   std::map<std::string, std::shared_ptr<ToolContext>> in_flight_;  // by serialized id
 };
+
+// The checks every modern request passes before dispatch: params an object with a _meta
+// object carrying a protocolVersion string and a clientCapabilities object (else -32602),
+// a version the server speaks in the modern era (else -32022 with data.supported and
+// data.requested). nullopt when the request may proceed.
+std::optional<Message> ValidateModernRequest(const Server& server, const Message& request);
+// Adds resultType "complete" and _meta serverInfo to a modern result where absent.
+void StampModernResult(const Server& server, Message& response);
 
 }  // namespace udon::mcp

@@ -31,10 +31,14 @@ class LineWriter : public MessageSink {
       written += static_cast<std::size_t>(n);
     }
   }
+  bool Open() const override {
+    std::lock_guard lock(mutex_);
+    return !broken_;
+  }
 
  private:
   int fd_;
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   bool broken_ = false;
 };
 
@@ -116,6 +120,8 @@ void RunStdioServer(Server& server, const StdioServerOptions& options) {
       session->Handle(std::move(*message), writer, runner);
     }
   }
+  // End of input is the shutdown signal: open listen streams get their closure response.
+  server.CloseSubscriptions();
   tracker.WaitIdle();
 }
 

@@ -13,9 +13,11 @@ struct StdioServerOptions {
   MessageLimits limits;
 };
 
-// Serves one session until the input ends, then waits for calls still running. Tool calls
-// run on their own threads so that pings and cancellations keep flowing meanwhile. Frames
-// that are not valid JSON-RPC are answered with a JSON-RPC error without an id.
+// Serves one session until the input ends, then closes open subscriptions/listen streams
+// (each gets its graceful closure response) and waits for calls still running. Tool calls
+// and listen streams run on their own threads so that other requests and cancellations
+// keep flowing meanwhile; both eras share the one channel. Frames that are not valid
+// JSON-RPC are answered with a JSON-RPC error without an id.
 void RunStdioServer(Server& server, const StdioServerOptions& options = {});
 
 }  // namespace udon::mcp

@@ -169,10 +169,21 @@ TEST(DemoServerCatalog, ConformanceFixturesOnlyOnRequest) {
   for (const char* name : {"test_simple_text", "test_image_content", "test_audio_content",
                            "test_embedded_resource", "test_multiple_content_types",
                            "test_error_handling", "test_tool_with_progress",
-                           "test_tool_with_logging", "json_schema_2020_12_tool"}) {
+                           "test_tool_with_logging", "json_schema_2020_12_tool",
+                           // the 2026-07-28 scenarios' diagnostic tools
+                           "test_missing_capability", "test_streaming_elicitation",
+                           "test_logging_tool", "test_trigger_tool_change", "test_header_param",
+                           "test_input_required_result_elicitation",
+                           "test_input_required_result_sampling",
+                           "test_input_required_result_list_roots",
+                           "test_input_required_result_request_state",
+                           "test_input_required_result_tampered_state",
+                           "test_input_required_result_multiple_inputs",
+                           "test_input_required_result_multi_round",
+                           "test_input_required_result_capabilities"}) {
     EXPECT_EQ(CountTool(tools, name), 1) << name;
   }
-  EXPECT_EQ(Catalog().size() + 9, tools.size());
+  EXPECT_EQ(Catalog().size() + 22, tools.size());
 }
 
 TEST(DemoServerTools, StructuredResultsAreDeterministicWhereTheyShouldBe) {
