@@ -1,5 +1,6 @@
 #include <unistd.h>
 
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,6 +27,10 @@ int RunCapture(const CaptureCommandOptions& options) {
   const bool json = options.common.json;
   auto policy = LoadPolicy(options.common);
   if (!policy.ok()) return ReportError(policy.error(), json, kExitInvalidInput);
+  // --timeout overrides callTimeoutSeconds as in verify and call (whole seconds, rounded up).
+  if (options.common.timeout_seconds > 0) {
+    policy->call_timeout_seconds = static_cast<int>(std::ceil(options.common.timeout_seconds));
+  }
   auto config = LoadConfig(options.common);
   if (!config.ok()) return ReportError(config.error(), json, kExitInvalidInput);
 
@@ -56,12 +61,12 @@ int RunCapture(const CaptureCommandOptions& options) {
 void RegisterCaptureCommand(CLI::App& app) {
   auto options = std::make_shared<CaptureCommandOptions>();
   CLI::App* command = app.add_subcommand(
-      "capture", "Initialize each server, exhaust tools/list, write a manifest (atomically)");
+      "capture", "Open each server (server/discover or initialize), exhaust tools/list, write a manifest (atomically)");
   command->add_option("--server", options->servers, "Server key from the runtime configuration (repeatable)")
       ->required();
   command->add_option("--expires-in", options->expires_in_days, "Days until the review expires (default 7)");
   command->add_option("--protocol-version", options->protocol_version,
-                      "Ask for this MCP protocol version (default: the newest supported)");
+                      "Open at exactly this MCP protocol version (default: negotiate the newest both sides speak)");
   command->add_option("-o,--output", options->output, "Manifest file to write")->required();
   AddCommonOptions(command, options->common);
   SetAction(command, &options->common.json, [options] { return RunCapture(*options); });

@@ -111,7 +111,7 @@ int RunDemo(const DemoOptions& options) {
   auto config = WriteConfig(dir, *server, {});
   if (!config.ok()) return Fail("writing the runtime configuration", config.error());
 
-  Say("1. capture: initialize the demo server, exhaust tools/list");
+  Say("1. capture: open the demo server at the newest revision both sides speak, exhaust tools/list");
   manifest::CaptureOptions capture;
   capture.servers = {kServerKey};
   auto captured = manifest::Capture(*config, policy, capture, manifest::NowSeconds());

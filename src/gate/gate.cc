@@ -11,6 +11,7 @@
 #include "manifest/diff.h"
 #include "manifest/manifest.h"
 #include "manifest/review.h"
+#include "mcp/param_headers.h"
 #include "schema/schema.h"
 
 namespace udon::gate {
@@ -55,6 +56,12 @@ json::Value SchemaErrors(const schema::ValidationResult& result) {
     if (errors.size() >= 50) break;
   }
   return errors;
+}
+
+// Whether an event ends the modern era's tool-list subscription of this connection.
+bool EndsSubscription(const mcp::Event& event, const mcp::Client& client) {
+  return event.kind == mcp::EventKind::kStreamEnded && client.subscription_id() &&
+         event.id == json::Value(*client.subscription_id());
 }
 
 Result<schema::CompiledSchema> CompileToolSchema(const json::Value& tool, const char* member) {
@@ -130,6 +137,7 @@ struct Gate::Run {
   std::string live_tool_sha256;
   std::string arguments_sha256;
   std::string result_sha256;
+  std::string subscription;  // modern era: the tool-list subscription's state
   double call_milliseconds = 0;
 };
 
@@ -251,7 +259,22 @@ Status Gate::StepStatic(Run& run) {
     UDON_ASSIGN_OR_RETURN(auto output_schema, CompileToolSchema(tool, "outputSchema"));
     run.output_schema.emplace(std::move(output_schema));
   }
-  return OkStatus();
+  return CheckParamHeaders(run);
+}
+
+// 2026-07-28 over HTTP: a client must refuse a tool whose x-mcp-header annotations break
+// the rules (it could not mirror its arguments faithfully); other wires ignore them.
+Status Gate::CheckParamHeaders(Run& run) {
+  const auto version = run.manifest->protocol_version();
+  if (!version || !mcp::IsModernProtocolVersion(*version) || env_.config == nullptr) return OkStatus();
+  auto server = env_.config->Find(run.binding.server);
+  if (!server.ok() || server->type != mcp::ServerType::kHttp) return OkStatus();
+  auto params = mcp::ParamHeadersOf(*run.location.tool);
+  if (params.ok()) return OkStatus();
+  Error error = Refuse("input.schema_invalid", "the reviewed Tool carries an invalid x-mcp-header annotation",
+                       params.error().pointer);
+  error.details["cause"] = params.error().code;
+  return error;
 }
 
 Status Gate::StepConnect(Run& run) {
@@ -279,6 +302,7 @@ Status Gate::StepConnect(Run& run) {
       for (const auto& event : pooled->client->connection().EventsSince(pooled->bound_since)) {
         if (event.kind == mcp::EventKind::kNotification && event.method == kListChanged) list_changed = true;
         if (event.kind == mcp::EventKind::kDisconnected) eligible = false;
+        if (EndsSubscription(event, *pooled->client)) eligible = false;
       }
       if (list_changed) {
         // The binding on this connection began at its first comparison: the proposal's
@@ -312,10 +336,23 @@ Status Gate::StepConnect(Run& run) {
   }
   run.connection = std::make_unique<Pooled>();
   run.connection->client = std::move(client).value();
-  auto init = run.connection->client->Initialize(recorded_version);
+  // The manifest's revision decides the wire: initialize (legacy) or server/discover (modern).
+  auto init = run.connection->client->Open(recorded_version);
   if (!init.ok()) {
-    if (init.error().code == "server.protocol_version_mismatch") return std::move(init).error();
-    Error error = Refuse("server.connect_failed", "initialize failed");
+    // The client's contract codes carry the engine's cause (and transportCause) already.
+    if (init.error().code == "server.protocol_version_mismatch" || init.error().code == "server.connect_failed") {
+      Error error = std::move(init).error();
+      error.details["recorded"] = recorded_version;
+      return error;
+    }
+    if (init.error().code == "mcp.server_info_missing") {
+      run.server_info_drift = DriftDetails(json::Diff(recorded_info, json::Value()));
+      Error error = Refuse("server.server_info_mismatch", "discovery named no serverInfo; the reviewed one is required");
+      error.details["pointers"] = run.server_info_drift;
+      return error;
+    }
+    Error error = Refuse("server.connect_failed",
+                         mcp::IsModernProtocolVersion(recorded_version) ? "server/discover failed" : "initialize failed");
     error.details["cause"] = init.error().code;
     return error;
   }
@@ -332,6 +369,15 @@ Status Gate::StepConnect(Run& run) {
     error.details["pointers"] = run.server_info_drift;
     return error;
   }
+  // Modern era: tool-list changes arrive only on a subscription, so it must stand before
+  // the listing that the comparison relies on.
+  Status subscribed = run.connection->client->Subscribe();
+  if (!subscribed.ok()) {
+    Error error = Refuse("server.connect_failed", "the tool-list subscription could not be established");
+    error.details["cause"] = subscribed.error().code;
+    if (subscribed.error().details.contains("reason")) error.details["reason"] = subscribed.error().details["reason"];
+    return error;
+  }
   run.connection->protocol_version = recorded_version;
   run.connection->server_info_sha256 = recorded_info_sha;
   return OkStatus();
@@ -344,9 +390,12 @@ Status Gate::StepList(Run& run) {
     auto pages = client.ListAllTools(env_.policy.max_pages);
     ++run.listings;
     if (!pages.ok()) {
-      if (pages.error().code == "catalog.pagination_invalid") return std::move(pages).error();
+      // Contract codes (a malformed page, a modern result breaking the rules) stand as they are.
+      const std::string& code = pages.error().code;
+      if (code.rfind("catalog.", 0) == 0 || code.rfind("server.", 0) == 0) return std::move(pages).error();
       Error error = Refuse("server.connect_failed", "the live tools/list failed");
       error.details["cause"] = pages.error().code;
+      if (pages.error().details.contains("cause")) error.details["transportCause"] = pages.error().details["cause"];
       return error;
     }
     // Everything that arrived since the last examination, through now: a list_changed
@@ -359,6 +408,11 @@ Status Gate::StepList(Run& run) {
         run.server_requests.push_back(event.method);
         return Refuse("server.request_refused",
                       "the server asked for sampling, elicitation or roots before dispatch");
+      }
+      if (EndsSubscription(event, client)) {
+        Error error = Refuse("server.connect_failed", "the tool-list subscription ended during the listing");
+        error.details["reason"] = "subscription_lost";
+        return error;
       }
       if (event.kind == mcp::EventKind::kNotification && event.method == kListChanged) {
         ++run.list_changed_before_binding;
@@ -429,6 +483,13 @@ Status Gate::CheckBindingEvents(Run& run, std::uint64_t after, bool during_call)
     }
   }
   for (const auto& event : run.connection->client->connection().EventsSince(after)) {
+    if (EndsSubscription(event, *run.connection->client)) {
+      // Changes can no longer be seen: nothing may be trusted from here on.
+      Error error = during_call ? Refuse("call.indeterminate", "the tool-list subscription ended during the call")
+                                : Refuse("server.connect_failed", "the tool-list subscription ended before dispatch");
+      error.details["reason"] = "subscription_lost";
+      return error;
+    }
     if (event.kind == mcp::EventKind::kServerRequest) {
       run.server_requests.push_back(event.method);
       return during_call ? Refuse("call.server_request_refused",
@@ -475,16 +536,23 @@ Status Gate::Dispatch(Run& run) {
   auto outcome = client.CallTool(run.binding.tool, *run.arguments,
                                  env_.call_timeout.count() > 0
                                      ? env_.call_timeout
-                                     : std::chrono::milliseconds(env_.policy.call_timeout_seconds * 1000LL));
+                                     : std::chrono::milliseconds(env_.policy.call_timeout_seconds * 1000LL),
+                                 run.location.tool);
   run.call_milliseconds = MillisecondsSince(start);
   // Anything after the last pre-dispatch examination counts as during the call.
   UDON_RETURN_IF_ERROR(CheckBindingEvents(run, run.checked_through, true));
-  if (!outcome.ok() && outcome.error().code == "call.protocol_error") {
-    return Refuse("call.protocol_error", "the tools/call result is malformed");
-  }
   if (!outcome.ok()) {
+    // The client's verdicts on a result that did arrive stand as they are.
+    const Error& failure = outcome.error();
+    if (failure.code == "call.protocol_error" || failure.code == "call.server_request_refused" ||
+        failure.details.value("reason", "") == "server_info_changed") {
+      return std::move(outcome).error();
+    }
     Error error = Refuse("call.indeterminate", "the call was dispatched and then timed out or lost its connection");
-    error.details["cause"] = outcome.error().code;
+    // CallTool wraps the engine's code in call.indeterminate: report the engine's code.
+    const json::Value& cause = outcome.error().details;
+    error.details["cause"] = cause.value("cause", outcome.error().code);
+    if (cause.contains("transportCause")) error.details["transportCause"] = cause["transportCause"];
     if (outcome.error().details.contains("reason")) error.details["reason"] = outcome.error().details["reason"];
     return error;
   }
@@ -525,6 +593,9 @@ Status Gate::Dispatch(Run& run) {
 void Gate::Release(Run& run, bool keep) {
   run.lock.reset();
   if (!run.connection) return;
+  if (run.connection->client->initialized() && run.connection->client->initialized()->era == mcp::Era::kModern) {
+    run.subscription = mcp::SubscriptionName(run.connection->client->subscription());
+  }
   if (keep && env_.reuse_connections && run.connection->client->connection().connected()) {
     std::lock_guard<std::mutex> guard(pool_mutex_);
     auto& slot = pool_[run.binding.server];
@@ -571,7 +642,9 @@ void Gate::Finish(Run& run, GateResult& result) {
                         {"callMs", run.call_milliseconds}};
   if (run.manifest && run.manifest->protocol_version()) {
     record["protocolVersion"] = *run.manifest->protocol_version();
+    record["era"] = mcp::EraName(mcp::EraOf(*run.manifest->protocol_version()));
   }
+  if (!run.subscription.empty()) record["subscription"] = run.subscription;
   if (run.review.reviewer.size() > 0) record["modelBacked"] = run.review.model_backed;
   if (!run.invalidation.empty()) record["invalidation"] = run.invalidation;
   if (!run.drift.empty()) record["drift"] = run.drift;

@@ -3,7 +3,9 @@
 //   1 digest     resolve and hash the manifest; compare with the pin (no connection yet)
 //   2 static     expiry, window, completeness, durable invalidation, review (Stage 1 +
 //                policy), taskSupport, outputs need an outputSchema, schema dialects
-//   3 connect    initialize with the recorded version; exact version and serverInfo
+//   3 connect    open at the recorded version (initialize, or for 2026-07-28 server/discover
+//                plus a subscriptions/listen for tool-list changes); exact version and
+//                serverInfo (and, modern, the serverInfo in every later result's _meta)
 //   4 list       exhaust tools/list (again if list_changed disturbed it); name once
 //   5 compare    canonical equality of the live and the reviewed Tool object
 //   6 arguments  validate against the reviewed inputSchema; list_changed since step 5?
@@ -108,6 +110,7 @@ class Gate {
                      const CallOptions& options);
   Status StepDigest(Run& run);
   Status StepStatic(Run& run);
+  Status CheckParamHeaders(Run& run);
   Status StepConnect(Run& run);
   Status StepList(Run& run);
   Status StepCompare(Run& run);

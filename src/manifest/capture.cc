@@ -19,15 +19,24 @@ Result<std::vector<json::Value>> StableListing(mcp::Client& client, const Policy
   for (int attempt = 0; attempt < 3; ++attempt) {
     auto listing = client.ListAllTools(policy.max_pages);
     if (!listing.ok()) {
-      if (listing.error().code == "catalog.pagination_invalid") return std::move(listing).error();
+      // Contract codes (a malformed page, a modern result breaking the rules) stand as they are.
+      const std::string& code = listing.error().code;
+      if (code.rfind("catalog.", 0) == 0 || code.rfind("server.", 0) == 0) return std::move(listing).error();
       Error error = MakeError("server.connect_failed", "the tools/list capture failed");
       error.details["cause"] = listing.error().code;
+      if (listing.error().details.contains("cause")) error.details["transportCause"] = listing.error().details["cause"];
       return error;
     }
     bool disturbed = false;
     for (const auto& event : client.connection().EventsSince(listing->sequence_before)) {
       if (event.sequence > listing->sequence_after) break;
       if (event.kind == mcp::EventKind::kNotification && event.method == kListChanged) disturbed = true;
+      if (event.kind == mcp::EventKind::kStreamEnded && client.subscription_id() &&
+          event.id == json::Value(*client.subscription_id())) {
+        Error error = MakeError("server.connect_failed", "the tool-list subscription ended during the capture");
+        error.details = {{"server", key}, {"reason", "subscription_lost"}};
+        return error;
+      }
     }
     if (!disturbed) {
       if (options.on_progress) options.on_progress(key, listing->pages.size());
@@ -51,11 +60,18 @@ Result<CapturedServer> CaptureServer(const mcp::RuntimeConfig& config, const Pol
     return error;
   }
   mcp::Client& c = **client;
-  auto init = c.Initialize(options.protocol_version.value_or(std::string(mcp::kLatestProtocolVersion)));
+  // Told a version: exactly that one, by its era's mechanism. Otherwise the newest both
+  // sides speak (server/discover first, initialize for a legacy server).
+  auto init = options.protocol_version ? c.Open(*options.protocol_version) : c.Negotiate();
   if (!init.ok()) {
     c.Close();
-    if (init.error().code == "server.protocol_version_mismatch") return std::move(init).error();
-    Error error = MakeError("server.connect_failed", "initialize failed");
+    // The client's contract codes carry the engine's cause (and transportCause) already.
+    if (init.error().code == "server.protocol_version_mismatch" || init.error().code == "server.connect_failed") {
+      Error error = std::move(init).error();
+      error.details["server"] = key;
+      return error;
+    }
+    Error error = MakeError("server.connect_failed", "the server could not be opened (initialize or server/discover)");
     error.details = {{"server", key}, {"cause", init.error().code}};
     return error;
   }
@@ -64,6 +80,13 @@ Result<CapturedServer> CaptureServer(const mcp::RuntimeConfig& config, const Pol
     Error error = MakeError("server.protocol_version_mismatch",
                             "the server negotiated another protocol version than the one asked for");
     error.details = {{"server", key}, {"requested", *options.protocol_version}, {"negotiated", init->protocol_version}};
+    return error;
+  }
+  // Modern era: list changes arrive only on a subscription; it must stand before listing.
+  if (Status subscribed = c.Subscribe(); !subscribed.ok()) {
+    c.Close();
+    Error error = MakeError("server.connect_failed", "the tool-list subscription could not be established");
+    error.details = {{"server", key}, {"cause", subscribed.error().code}};
     return error;
   }
   auto pages = StableListing(c, policy, key, options);

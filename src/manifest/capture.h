@@ -19,7 +19,8 @@ namespace udon::manifest {
 struct CaptureOptions {
   std::vector<std::string> servers;        // keys in the runtime configuration
   int expires_in_days = 7;
-  std::optional<std::string> protocol_version;  // ask for this one; default: the newest
+  // Open at exactly this version; default: negotiate the newest both sides speak.
+  std::optional<std::string> protocol_version;
   std::function<void(const std::string& server, std::size_t pages)> on_progress;
   // How a connection is made (tests substitute); default mcp::Client::Connect.
   std::function<Result<std::unique_ptr<mcp::Client>>(const mcp::ServerConfig&, const mcp::ClientOptions&)>

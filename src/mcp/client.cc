@@ -1,9 +1,12 @@
 #include "mcp/client.h"
 
+#include <algorithm>
 #include <set>
 #include <utility>
 
+#include "json/diff.h"
 #include "mcp/http_transport.h"
+#include "mcp/param_headers.h"
 #include "mcp/stdio_transport.h"
 
 #ifndef UDON_PROJECT_VERSION
@@ -19,6 +22,9 @@ Error Wrap(std::string code, std::string message, const Error& cause) {
   for (const auto& [key, value] : cause.details.items()) {
     if (key != "cause") error.details[key] = value;
   }
+  // Under mcp.disconnected the transport's code tells a hostile frame (malformed, too
+  // large) from a lost connection.
+  if (cause.details.contains("cause")) error.details["transportCause"] = cause.details["cause"];
   return error;
 }
 
@@ -29,6 +35,50 @@ Error ErrorResponse(const Message& response) {
     error.details["rpcCode"] = response.error["code"];
   }
   return error;
+}
+
+std::optional<int> RpcCode(const Message& response) {
+  if (response.error.is_object() && response.error.contains("code") &&
+      response.error["code"].is_number_integer()) {
+    return response.error["code"].get<int>();
+  }
+  return std::nullopt;
+}
+
+// The versions an UnsupportedProtocolVersion error lists, as strings.
+std::vector<std::string> SupportedList(const Message& response) {
+  std::vector<std::string> out;
+  const json::Value& error = response.error;
+  if (!error.is_object() || !error.contains("data") || !error["data"].is_object()) return out;
+  auto supported = error["data"].find("supported");
+  if (supported == error["data"].end() || !supported->is_array()) return out;
+  for (const json::Value& version : *supported) {
+    if (version.is_string()) out.push_back(version.get<std::string>());
+  }
+  return out;
+}
+
+// The newest version in `offered` this client speaks and `accept` admits, or empty.
+std::string NewestCommon(const std::vector<std::string>& offered, bool (*accept)(std::string_view)) {
+  for (const std::string& ours : SupportedProtocolVersions()) {
+    if (!accept(ours)) continue;
+    for (const std::string& theirs : offered) {
+      if (theirs == ours) return ours;
+    }
+  }
+  return {};
+}
+
+// Whether a failed probe identifies a legacy server: anything but a modern answer, a
+// local failure or a lost connection.
+bool MeansLegacy(const Error& error) {
+  if (error.code != "server.connect_failed") return false;
+  const std::string cause = error.details.value("cause", "");
+  if (cause == "mcp.error_response") {
+    return !error.details.contains("rpcCode") ||
+           !rpc_code::IsModernError(error.details["rpcCode"].get<int>());
+  }
+  return cause == "mcp.timeout" || cause == "mcp.http_status" || cause == "mcp.stream_ended";
 }
 
 Error PaginationError(std::string message, std::size_t page) {
@@ -74,8 +124,8 @@ Status Client::Start() {
 }
 
 Result<InitializeResult> Client::Initialize(std::string_view requested_version) {
-  if (!IsSupportedProtocolVersion(requested_version)) {
-    return udon::MakeError("mcp.unsupported_version", "this client does not speak that version");
+  if (!IsLegacyProtocolVersion(requested_version)) {
+    return udon::MakeError("mcp.unsupported_version", "initialize is only for legacy protocol versions");
   }
   json::Value params = {
       {"protocolVersion", std::string(requested_version)},
@@ -100,8 +150,9 @@ Result<InitializeResult> Client::Initialize(std::string_view requested_version) 
     return udon::MakeError("server.connect_failed", "the initialize result is malformed");
   }
   InitializeResult init;
+  init.era = Era::kLegacy;
   init.protocol_version = result["protocolVersion"].get<std::string>();
-  if (!IsSupportedProtocolVersion(init.protocol_version)) {
+  if (!IsLegacyProtocolVersion(init.protocol_version)) {
     // The spec's SHOULD/MUST: disconnect rather than speak an unknown version.
     connection_.Close();
     return udon::MakeError("server.protocol_version_mismatch",
@@ -120,6 +171,201 @@ Result<InitializeResult> Client::Initialize(std::string_view requested_version) 
   return init;
 }
 
+json::Value Client::WithMeta(json::Value params, std::string_view version) const {
+  if (!IsModernProtocolVersion(version)) return params;
+  if (!params.is_object()) params = json::Value::object();
+  json::Value& meta = params["_meta"];
+  if (!meta.is_object()) meta = json::Value::object();
+  meta[std::string(meta::kProtocolVersion)] = std::string(version);
+  meta[std::string(meta::kClientInfo)] = {{"name", std::string(kClientName)}, {"version", ClientVersion()}};
+  meta[std::string(meta::kClientCapabilities)] = json::Value::object();
+  return params;
+}
+
+Result<InitializeResult> Client::DiscoverOnce(std::string_view version, std::chrono::milliseconds timeout) {
+  auto response = connection_.Request(std::string(kDiscoverMethod), WithMeta(json::Value::object(), version),
+                                      timeout, /*cancellable=*/false);
+  if (!response.ok()) return Wrap("server.connect_failed", "server/discover failed", response.error());
+  const Message& message = response->message;
+  if (message.kind == MessageKind::kError) {
+    if (RpcCode(message) == rpc_code::kUnsupportedProtocolVersion) {
+      Error error = udon::MakeError("server.protocol_version_mismatch",
+                                    "the server does not support the requested protocol version");
+      error.details = {{"requested", std::string(version)}, {"supported", SupportedList(message)}};
+      return error;
+    }
+    return Wrap("server.connect_failed", "server/discover was refused", ErrorResponse(message));
+  }
+  const json::Value& result = message.result;
+  if (!result.is_object() || !result.contains("supportedVersions") || !result["supportedVersions"].is_array() ||
+      !result.contains("capabilities") || !result["capabilities"].is_object() ||
+      (result.contains("instructions") && !result["instructions"].is_string())) {
+    return udon::MakeError("server.connect_failed", "the server/discover result is malformed");
+  }
+  InitializeResult init;
+  init.era = Era::kModern;
+  init.protocol_version = std::string(version);
+  for (const json::Value& offered : result["supportedVersions"]) {
+    if (offered.is_string()) init.supported_versions.push_back(offered.get<std::string>());
+  }
+  if (std::find(init.supported_versions.begin(), init.supported_versions.end(), version) ==
+      init.supported_versions.end()) {
+    Error error = udon::MakeError("server.protocol_version_mismatch",
+                                  "the server's supportedVersions lack the requested protocol version");
+    error.details = {{"requested", std::string(version)}, {"supported", init.supported_versions}};
+    return error;
+  }
+  UDON_RETURN_IF_ERROR(CheckModernResult(result, Phase::kOpen));
+  const json::Value* info = nullptr;
+  if (auto meta = result.find("_meta"); meta != result.end() && meta->is_object()) {
+    if (auto found = meta->find(std::string(meta::kServerInfo)); found != meta->end() && found->is_object()) {
+      info = &*found;
+    }
+  }
+  // Servers built on drafts of the revision (the conformance suite's mocks among them)
+  // send serverInfo as a member of the result; the identity is the same either way.
+  if (info == nullptr && result.contains("serverInfo") && result["serverInfo"].is_object()) {
+    info = &result["serverInfo"];
+  }
+  if (info == nullptr) {
+    return udon::MakeError("mcp.server_info_missing", "server/discover named no serverInfo");
+  }
+  init.server_info = *info;
+  init.capabilities = result["capabilities"];
+  if (result.contains("instructions")) init.instructions = result["instructions"].get<std::string>();
+  init.raw = result;
+  return init;
+}
+
+Result<InitializeResult> Client::Discover(std::string_view requested_version) {
+  if (!IsModernProtocolVersion(requested_version)) {
+    return udon::MakeError("mcp.unsupported_version", "server/discover is only for modern protocol versions");
+  }
+  auto init = DiscoverOnce(requested_version, options_.request_timeout);
+  if (!init.ok() && init.error().code == "server.protocol_version_mismatch" &&
+      init.error().details.contains("supported")) {
+    // The spec's retry: once, with the newest modern version both sides name.
+    const std::string retry =
+        NewestCommon(init.error().details["supported"].get<std::vector<std::string>>(), &IsModernProtocolVersion);
+    if (!retry.empty()) init = DiscoverOnce(retry, options_.request_timeout);
+  }
+  if (init.ok()) initialized_ = *init;
+  return init;
+}
+
+Result<InitializeResult> Client::Open(std::string_view version) {
+  if (IsModernProtocolVersion(version)) return Discover(version);
+  return Initialize(version);
+}
+
+Result<InitializeResult> Client::Negotiate() {
+  auto probe = DiscoverOnce(kModernProtocolVersion, std::min(options_.probe_timeout, options_.request_timeout));
+  if (probe.ok()) {
+    initialized_ = *probe;
+    return probe;
+  }
+  const Error& error = probe.error();
+  if (error.code == "server.protocol_version_mismatch" && error.details.contains("supported")) {
+    const auto supported = error.details["supported"].get<std::vector<std::string>>();
+    if (const std::string modern = NewestCommon(supported, &IsModernProtocolVersion); !modern.empty()) {
+      return Discover(modern);
+    }
+    // A dual-era server whose modern versions we lack: the newest legacy one it names.
+    if (const std::string legacy = NewestCommon(supported, &IsLegacyProtocolVersion); !legacy.empty()) {
+      return Initialize(legacy);
+    }
+    return std::move(probe).error();
+  }
+  if (MeansLegacy(error)) return Initialize(kLatestLegacyProtocolVersion);
+  return std::move(probe).error();
+}
+
+Status Client::CheckModernResult(const json::Value& result, Phase phase) const {
+  if (!result.is_object()) return OkStatus();
+  if (auto type = result.find("resultType"); type != result.end() && *type != "complete") {
+    if (*type == "input_required") {
+      return udon::MakeError(phase == Phase::kCall ? "call.server_request_refused" : "server.request_refused",
+                             "the server asked for client input (sampling, elicitation or roots)");
+    }
+    const char* code = phase == Phase::kCall   ? "call.protocol_error"
+                       : phase == Phase::kList ? "catalog.pagination_invalid"
+                                               : "server.connect_failed";
+    return udon::MakeError(code, "the result's resultType is not one this client knows");
+  }
+  if (phase == Phase::kOpen || !initialized_ || initialized_->era != Era::kModern) return OkStatus();
+  auto meta = result.find("_meta");
+  if (meta == result.end() || !meta->is_object()) return OkStatus();
+  auto info = meta->find(std::string(meta::kServerInfo));
+  if (info == meta->end() || json::CanonicallyEqual(*info, initialized_->server_info)) return OkStatus();
+  if (phase == Phase::kList) {
+    return udon::MakeError("server.server_info_mismatch", "a tools/list result names another serverInfo");
+  }
+  Error error = udon::MakeError("call.indeterminate", "the call's result names another serverInfo");
+  error.details["reason"] = "server_info_changed";
+  return error;
+}
+
+Status Client::Subscribe() {
+  if (!initialized_ || initialized_->era != Era::kModern) return OkStatus();
+  const json::Value& capabilities = initialized_->capabilities;
+  const bool offered = capabilities.contains("tools") && capabilities["tools"].is_object() &&
+                       capabilities["tools"].value("listChanged", false) == true;
+  if (!offered) {
+    subscription_ = Subscription::kNotOffered;
+    return OkStatus();
+  }
+  std::uint64_t seen = connection_.LastSequence();
+  auto id = connection_.OpenStream(std::string(kListenMethod),
+                                   WithMeta({{"notifications", {{"toolsListChanged", true}}}},
+                                            initialized_->protocol_version));
+  if (!id.ok()) return Wrap("mcp.subscription_failed", "subscriptions/listen could not be sent", id.error());
+  auto failed = [](const char* reason) {
+    Error error = udon::MakeError("mcp.subscription_failed", "the tool-list subscription was not acknowledged");
+    error.details["reason"] = reason;
+    return error;
+  };
+  const auto deadline = std::chrono::steady_clock::now() + options_.request_timeout;
+  while (true) {
+    for (const Event& event : connection_.EventsSince(seen)) {
+      seen = event.sequence;
+      if (event.kind == EventKind::kDisconnected) return failed("disconnected");
+      if (event.kind == EventKind::kStreamEnded && event.id == json::Value(*id)) return failed("stream_ended");
+      if (event.kind != EventKind::kNotification || event.method != kAcknowledgedNotification) continue;
+      const json::Value& params = event.params;
+      if (!params.is_object() || !params.contains("_meta") || !params["_meta"].is_object() ||
+          params["_meta"].value(std::string(meta::kSubscriptionId), json::Value()) != json::Value(*id)) {
+        continue;  // another subscription's
+      }
+      const bool granted = params.contains("notifications") && params["notifications"].is_object() &&
+                           params["notifications"].value("toolsListChanged", false) == true;
+      if (!granted) {
+        connection_.CancelStream(*id);
+        subscription_ = Subscription::kDeclined;
+        return OkStatus();
+      }
+      subscription_ = Subscription::kActive;
+      subscription_id_ = *id;
+      return OkStatus();
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) {
+      connection_.CancelStream(*id);
+      return failed("unacknowledged");
+    }
+    connection_.WaitForEventAfter(seen, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now));
+  }
+}
+
+const char* SubscriptionName(Client::Subscription subscription) {
+  switch (subscription) {
+    case Client::Subscription::kNone: return "none";
+    case Client::Subscription::kNotOffered: return "not_offered";
+    case Client::Subscription::kDeclined: return "declined";
+    case Client::Subscription::kActive: return "active";
+  }
+  return "none";
+}
+
 Result<ToolPages> Client::ListAllTools(std::size_t max_pages) {
   if (!initialized_) return udon::MakeError("mcp.not_initialized", "initialize first");
   ToolPages out;
@@ -132,10 +378,12 @@ Result<ToolPages> Client::ListAllTools(std::size_t max_pages) {
     }
     json::Value params = json::Value::object();
     if (cursor) params["cursor"] = *cursor;
-    auto response = connection_.Request("tools/list", std::move(params), options_.request_timeout);
+    auto response = connection_.Request("tools/list", WithMeta(std::move(params), initialized_->protocol_version),
+                                        options_.request_timeout);
     if (!response.ok()) return std::move(response).error();
     if (response->message.kind == MessageKind::kError) return ErrorResponse(response->message);
     json::Value& page = response->message.result;
+    UDON_RETURN_IF_ERROR(CheckModernResult(page, Phase::kList));
     if (!page.is_object() || !page.contains("tools") || !page["tools"].is_array()) {
       return PaginationError("a tools/list page is malformed", out.pages.size());
     }
@@ -158,11 +406,17 @@ Result<ToolPages> Client::ListAllTools(std::size_t max_pages) {
 }
 
 Result<CallOutcome> Client::CallTool(const std::string& name, const json::Value& arguments,
-                                     std::chrono::milliseconds timeout) {
+                                     std::chrono::milliseconds timeout, const json::Value* tool) {
   if (!initialized_) return udon::MakeError("mcp.not_initialized", "initialize first");
   if (timeout.count() <= 0) timeout = options_.request_timeout;
-  json::Value params = {{"name", name}, {"arguments", arguments}};
-  auto response = connection_.Request("tools/call", std::move(params), timeout);
+  RequestHeaders headers;
+  if (tool != nullptr && initialized_->era == Era::kModern) {
+    auto params = ParamHeadersOf(*tool);
+    if (!params.ok()) return std::move(params).error();
+    headers = MirrorArguments(*params, arguments);
+  }
+  json::Value params = WithMeta({{"name", name}, {"arguments", arguments}}, initialized_->protocol_version);
+  auto response = connection_.Request("tools/call", std::move(params), timeout, /*cancellable=*/true, headers);
   if (!response.ok()) {
     const Error& cause = response.error();
     if (cause.code == "mcp.timeout" || cause.code == "mcp.disconnected") {
@@ -184,6 +438,7 @@ Result<CallOutcome> Client::CallTool(const std::string& name, const json::Value&
     outcome.error = std::move(message.error);
     return outcome;
   }
+  UDON_RETURN_IF_ERROR(CheckModernResult(message.result, Phase::kCall));
   if (!message.result.is_object() || !message.result.contains("content") ||
       !message.result["content"].is_array()) {
     return udon::MakeError("call.protocol_error", "the tools/call result is malformed");

@@ -1,5 +1,21 @@
-// The MCP client operations a tools-only gate needs: initialize with exact version
-// negotiation, exhaustive tools/list pagination with its event window, and tools/call.
+// The MCP client operations a tools-only gate needs, in both protocol eras: opening
+// (initialize for legacy revisions, server/discover for 2026-07-28), exhaustive tools/list
+// pagination with its event window, tools/call, and for the modern era the
+// subscriptions/listen stream that carries tool-list changes.
+//
+// Modern era: every request carries _meta (protocolVersion, clientInfo, empty
+// clientCapabilities: the client answers no input requests); every result must be
+// resultType "complete" (absent counts as complete) and any serverInfo in its _meta must
+// equal the one discovery reported.
+//
+// Modern results that break the rules fail with the contract's code for where they arrived
+// (opening / tools/list / tools/call):
+//   resultType input_required   server.request_refused / server.request_refused /
+//                               call.server_request_refused (a headless client gives no input)
+//   unknown resultType          server.connect_failed / catalog.pagination_invalid /
+//                               call.protocol_error
+//   another _meta serverInfo    — / server.server_info_mismatch / call.indeterminate
+//                               (details.reason "server_info_changed")
 //
 // Error codes: the contract's where they fit —
 //   server.connect_failed            start/initialize failed (details.cause: internal code)
@@ -12,6 +28,9 @@
 //   mcp.error_response               a JSON-RPC error answered a list request
 //   mcp.not_initialized              an operation before a successful Initialize
 //   mcp.unsupported_version          Initialize was asked for a version the client lacks
+//   mcp.server_info_missing          server/discover named no serverInfo
+//   mcp.subscription_failed          subscriptions/listen was refused, ended or never
+//                                    acknowledged (details.reason)
 #pragma once
 
 #include <chrono>
@@ -41,11 +60,17 @@ struct ClientOptions {
   std::chrono::milliseconds shutdown_grace{2'000};
   // HTTP: open the optional GET stream for server notifications after initialize.
   bool http_notification_stream = true;
+  // Negotiate: how long server/discover may stay unanswered before the server counts as
+  // legacy (stdio legacy servers may ignore unknown methods before initialize).
+  std::chrono::milliseconds probe_timeout{5'000};
 };
 
+// How a connection opened: the InitializeResult (legacy) or the DiscoverResult (modern).
 struct InitializeResult {
+  Era era = Era::kLegacy;
   std::string protocol_version;
-  json::Value server_info;   // exactly as sent
+  std::vector<std::string> supported_versions;  // modern: DiscoverResult.supportedVersions
+  json::Value server_info;   // exactly as sent (modern: _meta's io.modelcontextprotocol/serverInfo)
   json::Value capabilities;  // exactly as sent
   std::optional<std::string> instructions;
   json::Value raw;           // the whole InitializeResult
@@ -74,22 +99,56 @@ class Client {
   static Result<std::unique_ptr<Client>> Connect(const ServerConfig& server,
                                                  ClientOptions options = {});
 
+  // The modern era's tool-list subscription: kNone before Subscribe (and always for legacy),
+  // kNotOffered when the server declares no tools.listChanged, kDeclined when its
+  // acknowledgment leaves toolsListChanged out, kActive once acknowledged.
+  enum class Subscription { kNone, kNotOffered, kDeclined, kActive };
+
   Status Start();
-  Result<InitializeResult> Initialize(std::string_view requested_version = kLatestProtocolVersion);
+  // Legacy era: the initialize handshake at exactly this version.
+  Result<InitializeResult> Initialize(std::string_view requested_version = kLatestLegacyProtocolVersion);
+  // Modern era: server/discover at this version; an UnsupportedProtocolVersion answer whose
+  // supported list names a modern version this client speaks is retried once with it.
+  Result<InitializeResult> Discover(std::string_view requested_version = kModernProtocolVersion);
+  // Opens at exactly this version, choosing the era's mechanism.
+  Result<InitializeResult> Open(std::string_view version);
+  // The newest revision both sides speak: probes with server/discover and falls back to
+  // initialize when the answer identifies a legacy server (any error that is not a modern
+  // one, or silence for probe_timeout).
+  Result<InitializeResult> Negotiate();
+  // Modern era: opens subscriptions/listen for toolsListChanged and waits for the
+  // acknowledgment; a no-op for legacy connections.
+  Status Subscribe();
   // Follows nextCursor until it is absent; refuses a repeated cursor and more than
   // max_pages pages.
   Result<ToolPages> ListAllTools(std::size_t max_pages = 1000);
+  // `tool`, when given, is the Tool object the call is bound to: on HTTP in the modern era
+  // its x-mcp-header parameters are mirrored into Mcp-Param-* headers.
   Result<CallOutcome> CallTool(const std::string& name, const json::Value& arguments,
-                               std::chrono::milliseconds timeout = std::chrono::milliseconds{0});
+                               std::chrono::milliseconds timeout = std::chrono::milliseconds{0},
+                               const json::Value* tool = nullptr);
   void Close();
 
   Connection& connection() { return connection_; }
   const std::optional<InitializeResult>& initialized() const { return initialized_; }
+  Subscription subscription() const { return subscription_; }
+  // The subscriptions/listen request id while kActive: its end is a kStreamEnded event.
+  std::optional<std::int64_t> subscription_id() const { return subscription_id_; }
 
  private:
+  Result<InitializeResult> DiscoverOnce(std::string_view version, std::chrono::milliseconds timeout);
+  // params with the modern era's _meta added (unchanged for legacy connections).
+  json::Value WithMeta(json::Value params, std::string_view version) const;
+  enum class Phase { kOpen, kList, kCall };
+  Status CheckModernResult(const json::Value& result, Phase phase) const;
+
   ClientOptions options_;
   Connection connection_;
   std::optional<InitializeResult> initialized_;
+  Subscription subscription_ = Subscription::kNone;
+  std::optional<std::int64_t> subscription_id_;
 };
+
+const char* SubscriptionName(Client::Subscription subscription);
 
 }  // namespace udon::mcp

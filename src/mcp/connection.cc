@@ -33,6 +33,7 @@ std::string_view EventKindName(EventKind kind) {
     case EventKind::kIgnoredResponse: return "ignored_response";
     case EventKind::kRequestFailed: return "request_failed";
     case EventKind::kDisconnected: return "disconnected";
+    case EventKind::kStreamEnded: return "stream_ended";
   }
   return "unknown";
 }
@@ -62,24 +63,29 @@ Status Connection::Start() {
   return started;
 }
 
+Result<std::int64_t> Connection::NextIdLocked() {
+  if (closed_) {
+    Error error = udon::MakeError("mcp.disconnected", "the connection is not open");
+    error.details["cause"] = closed_->code;
+    return error;
+  }
+  return next_id_++;
+}
+
 Result<Response> Connection::Request(const std::string& method, json::Value params,
-                                     std::chrono::milliseconds timeout, bool cancellable) {
+                                     std::chrono::milliseconds timeout, bool cancellable,
+                                     const RequestHeaders& headers) {
   if (timeout.count() <= 0) timeout = options_.default_timeout;
   auto pending = std::make_shared<Pending>();
   std::int64_t id = 0;
   std::uint64_t sequence_at_send = 0;
   {
     std::lock_guard lock(mutex_);
-    if (closed_) {
-      Error error = udon::MakeError("mcp.disconnected", "the connection is not open");
-      error.details["cause"] = closed_->code;
-      return error;
-    }
-    id = next_id_++;
+    UDON_ASSIGN_OR_RETURN(id, NextIdLocked());
     pending_[id] = pending;
     sequence_at_send = last_sequence_;
   }
-  Status sent = transport_->Send(MakeRequest(id, method, std::move(params)));
+  Status sent = transport_->SendRequest(MakeRequest(id, method, std::move(params)), headers);
   if (!sent.ok()) {
     std::lock_guard lock(mutex_);
     pending_.erase(id);
@@ -108,6 +114,32 @@ Result<Response> Connection::Request(const std::string& method, json::Value para
                       sequence_at_send);
 }
 
+Result<std::int64_t> Connection::OpenStream(const std::string& method, json::Value params) {
+  std::int64_t id = 0;
+  {
+    std::lock_guard lock(mutex_);
+    UDON_ASSIGN_OR_RETURN(id, NextIdLocked());
+    streams_.insert(id);
+  }
+  Status sent = transport_->Send(MakeRequest(id, method, std::move(params)));
+  if (!sent.ok()) {
+    std::lock_guard lock(mutex_);
+    streams_.erase(id);
+    return std::move(sent).error();
+  }
+  return id;
+}
+
+void Connection::CancelStream(std::int64_t id) {
+  {
+    std::lock_guard lock(mutex_);
+    if (streams_.erase(id) == 0 || closed_) return;
+  }
+  (void)transport_->Send(MakeNotification("notifications/cancelled",
+                                          json::Value{{"requestId", id}, {"reason", "done"}}));
+  transport_->Abandon(json::Value(id));
+}
+
 Status Connection::Notify(const std::string& method, json::Value params) {
   {
     std::lock_guard lock(mutex_);
@@ -122,6 +154,15 @@ void Connection::OnMessage(Message message) {
     std::lock_guard lock(mutex_);
     if (message.IsResponse()) {
       auto id = OurId(message.id);
+      if (id && streams_.erase(*id) > 0) {
+        Event event;
+        event.kind = EventKind::kStreamEnded;
+        event.id = message.id;
+        event.params = message.kind == MessageKind::kError ? std::move(message.error)
+                                                           : std::move(message.result);
+        AppendEventLocked(std::move(event));
+        return;
+      }
       auto it = id ? pending_.find(*id) : pending_.end();
       if (it == pending_.end() || it->second->response || it->second->failure) {
         ++ignored_responses_;
@@ -160,12 +201,12 @@ void Connection::OnMessage(Message message) {
 
 void Connection::OnRequestFailed(const json::Value& id, Error error) {
   std::lock_guard lock(mutex_);
+  auto our = OurId(id);
   Event event;
-  event.kind = EventKind::kRequestFailed;
+  event.kind = our && streams_.erase(*our) > 0 ? EventKind::kStreamEnded : EventKind::kRequestFailed;
   event.id = id;
   event.error = error;
   AppendEventLocked(std::move(event));
-  auto our = OurId(id);
   auto it = our ? pending_.find(*our) : pending_.end();
   if (it == pending_.end() || it->second->response || it->second->failure) return;
   it->second->failure = std::move(error);

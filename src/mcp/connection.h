@@ -19,6 +19,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,8 @@ enum class EventKind {
   kIgnoredResponse,   // a response with an unknown or expired id (late), ignored: id
   kRequestFailed,     // the transport failed one of our requests: error
   kDisconnected,      // the connection ended: error
+  kStreamEnded,       // a long-lived request (subscriptions/listen) ended: id; params the
+                      // final result or error object, or error when the stream broke off
 };
 
 struct Event {
@@ -76,7 +79,13 @@ class Connection {
   // mcp.send_failed; details.sequenceAtSend says where the request started.
   Result<Response> Request(const std::string& method, json::Value params = nullptr,
                            std::chrono::milliseconds timeout = std::chrono::milliseconds{0},
-                           bool cancellable = true);
+                           bool cancellable = true, const RequestHeaders& headers = {});
+  // Sends a long-lived request whose answer is a stream of notifications (the modern
+  // era's subscriptions/listen) and returns its id without waiting. Its end, graceful or
+  // not, is recorded as a kStreamEnded event. Fails like Request when it cannot be sent.
+  Result<std::int64_t> OpenStream(const std::string& method, json::Value params);
+  // Ends a stream opened here: notifications/cancelled (stdio), transfer abandoned (HTTP).
+  void CancelStream(std::int64_t id);
   Status Notify(const std::string& method, json::Value params = nullptr);
 
   Transport& transport() { return *transport_; }
@@ -101,6 +110,8 @@ class Connection {
     std::uint64_t sequence_at_response = 0;
   };
 
+  // A fresh request id, or mcp.disconnected once the connection is closed.
+  Result<std::int64_t> NextIdLocked();
   void OnMessage(Message message);
   void OnRequestFailed(const json::Value& id, Error error);
   void OnClosed(Error error);
@@ -113,6 +124,7 @@ class Connection {
   mutable std::condition_variable changed_;
   std::int64_t next_id_ = 1;
   std::map<std::int64_t, std::shared_ptr<Pending>> pending_;
+  std::set<std::int64_t> streams_;  // open long-lived requests
   std::deque<Event> events_;
   std::uint64_t last_sequence_ = 0;
   std::size_t ignored_responses_ = 0;

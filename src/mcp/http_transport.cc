@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <utility>
 
+#include "mcp/protocol.h"
 #include "mcp/sse.h"
 
 namespace udon::mcp {
@@ -38,6 +39,29 @@ bool IsBlank(std::string_view text) { return Trim(text).empty(); }
 
 constexpr std::size_t kErrorBodyBytes = 4096;
 
+// The protocol version a modern-era request names in params._meta, or empty.
+std::string ModernVersionOf(const Message& message) {
+  if (!message.params.is_object()) return {};
+  auto meta = message.params.find("_meta");
+  if (meta == message.params.end() || !meta->is_object()) return {};
+  auto version = meta->find(std::string(meta::kProtocolVersion));
+  return version != meta->end() && version->is_string() ? version->get<std::string>() : std::string();
+}
+
+// The headers the modern era mirrors from a request's body.
+RequestHeaders MirroredHeaders(const Message& message, const std::string& version) {
+  RequestHeaders headers = {{std::string(http_header::kProtocolVersion), version},
+                            {std::string(http_header::kMethod), message.method}};
+  for (const char* member : {"name", "uri"}) {
+    auto value = message.params.find(member);
+    if (value != message.params.end() && value->is_string()) {
+      headers.emplace_back(std::string(http_header::kName), EncodeHeaderValue(value->get<std::string>()));
+      break;
+    }
+  }
+  return headers;
+}
+
 void GlobalInit() {
   static std::once_flag once;
   std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
@@ -65,10 +89,13 @@ struct HttpTransport::Transfer {
   void* multi = nullptr;  // CURLM* while performing, for wakeups (guarded by owner mutex)
 
   bool outlives_close = false;  // the final DELETE
+  bool modern = false;          // a modern-era request: no session, errors in 4xx bodies
+  RequestHeaders headers;       // sent besides the transport's own
   bool ignore_body = false;     // a POSTed notification or response: any answer body is moot
   // Recorded as soon as the headers arrive: an SSE body delivers the initialize response
   // before the transfer ends, and the next request must already carry the session.
   void AdoptSession(std::string_view id) {
+    if (modern) return;
     std::lock_guard lock(owner->mutex_);
     if (owner->session_id_.empty()) owner->session_id_ = std::string(id);
   }
@@ -234,11 +261,16 @@ void HttpTransport::Perform(Transfer& transfer, const char* method, const std::s
   auto add = [&headers](const std::string& header) {
     headers = curl_slist_append(headers, header.c_str());
   };
-  {
+  if (!transfer.modern) {
     std::lock_guard lock(mutex_);
     if (!session_id_.empty()) add("Mcp-Session-Id: " + session_id_);
     if (!protocol_version_.empty()) add("MCP-Protocol-Version: " + protocol_version_);
   }
+  // libcurl drops "Name:" lines; "Name;" is its spelling of a header with an empty value.
+  auto add_field = [&add](const std::string& name, const std::string& value) {
+    add(value.empty() ? name + ";" : name + ": " + value);
+  };
+  for (const auto& [name, value] : transfer.headers) add_field(name, value);
   if (body != nullptr) {
     add("Content-Type: application/json");
     add("Accept: application/json, text/event-stream");
@@ -247,7 +279,7 @@ void HttpTransport::Perform(Transfer& transfer, const char* method, const std::s
   }
   if (!last_event_id.empty()) add("Last-Event-ID: " + last_event_id);
   add("Expect:");
-  for (const auto& [name, value] : server_.headers) add(name + ": " + value);
+  for (const auto& [name, value] : server_.headers) add_field(name, value);
 
   curl_easy_setopt(curl, CURLOPT_URL, server_.url.c_str());
   curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -263,6 +295,12 @@ void HttpTransport::Perform(Transfer& transfer, const char* method, const std::s
     curl_easy_setopt(curl, CURLOPT_POST, 1L);
     curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body->data());
     curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body->size()));
+    // A notification or response is sent on the caller's thread (a timed-out request's
+    // cancellation, the reader answering a ping): a server that never answers it must not
+    // hold that thread longer than a connect may take.
+    if (transfer.ignore_body) {
+      curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.connect_timeout.count()));
+    }
   } else if (std::string_view(method) != "GET") {
     curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method);
     curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
@@ -319,6 +357,15 @@ void HttpTransport::WakeLocked(Transfer& transfer) {
   if (transfer.multi != nullptr) curl_multi_wakeup(static_cast<CURLM*>(transfer.multi));
 }
 
+bool HttpTransport::DeliverErrorBody(Transfer& transfer) {
+  auto parsed = ParseFrame(transfer.error_body, options_.max_message_bytes);
+  if (!parsed.ok() || parsed->kind != MessageKind::kError) return false;
+  // Some servers cannot read the id of a request they reject; the exchange says whose it is.
+  parsed->id = *transfer.request_id;
+  callbacks_.on_message(std::move(parsed).value());
+  return true;
+}
+
 bool HttpTransport::SessionGone(const Transfer& transfer) const {
   {
     std::lock_guard lock(mutex_);
@@ -344,7 +391,9 @@ bool HttpTransport::SleepUnlessClosing(std::chrono::milliseconds duration,
   return !closing_ && (transfer == nullptr || !transfer->abort);
 }
 
-Status HttpTransport::Send(const Message& message) {
+Status HttpTransport::Send(const Message& message) { return SendRequest(message, {}); }
+
+Status HttpTransport::SendRequest(const Message& message, const RequestHeaders& headers) {
   if (closing_ || failed_) return udon::MakeError("mcp.send_failed", "the connection is closed");
   if (message.kind == MessageKind::kRequest) {
     std::lock_guard lock(mutex_);
@@ -352,8 +401,8 @@ Status HttpTransport::Send(const Message& message) {
     if (closing_) return udon::MakeError("mcp.send_failed", "the connection is closed");
     ReapWorkers();
     auto done = std::make_shared<std::atomic<bool>>(false);
-    workers_.push_back(Worker{std::thread([this, message, done] {
-                                RunRequest(message);
+    workers_.push_back(Worker{std::thread([this, message, headers, done] {
+                                RunRequest(message, headers);
                                 *done = true;
                               }),
                               done});
@@ -385,10 +434,15 @@ Status HttpTransport::Send(const Message& message) {
   return error;
 }
 
-void HttpTransport::RunRequest(Message message) {
+void HttpTransport::RunRequest(Message message, RequestHeaders headers) {
   Transfer transfer;
   transfer.owner = this;
   transfer.request_id = message.id;
+  if (const std::string version = ModernVersionOf(message); !version.empty()) {
+    transfer.modern = true;
+    transfer.headers = MirroredHeaders(message, version);
+  }
+  transfer.headers.insert(transfer.headers.end(), headers.begin(), headers.end());
   std::optional<std::int64_t> key;
   if (message.id.is_number_integer()) key = message.id.get<std::int64_t>();
   if (key) {
@@ -411,6 +465,7 @@ void HttpTransport::RunRequest(Message message) {
       break;
     }
     if (transfer.status < 200 || transfer.status >= 300) {
+      if (transfer.modern && DeliverErrorBody(transfer)) break;
       if (SessionGone(transfer)) {
         CloseWith(udon::MakeError("mcp.session_expired", "the server ended the session"));
         break;
@@ -420,7 +475,7 @@ void HttpTransport::RunRequest(Message message) {
       break;
     }
     // 2xx without our response: resume the stream if it can be resumed.
-    if (!transfer.is_sse || transfer.last_event_id.empty() ||
+    if (transfer.modern || !transfer.is_sse || transfer.last_event_id.empty() ||
         attempts >= options_.max_resume_attempts) {
       error = udon::MakeError("mcp.stream_ended", "the response stream ended without a response");
       error->details["status"] = transfer.status;

@@ -2,8 +2,8 @@
 //
 // - Every request is POSTed on its own worker thread with Accept: application/json,
 //   text/event-stream; the answer may be one JSON body or an SSE stream (empty priming
-//   events are skipped). Notifications and responses are POSTed synchronously; 202 or
-//   200 (with any body, which is ignored) is success.
+//   events are skipped). Notifications and responses are POSTed synchronously, bounded by
+//   connect_timeout; 202 or 200 (with any body, which is ignored) is success.
 // - Mcp-Session-Id from the server is echoed on every later request; MCP-Protocol-Version
 //   is sent after initialize. 404 (or 400 whose body mentions the session, as the
 //   TypeScript SDK answers) while a session exists means the session ended: the
@@ -16,6 +16,12 @@
 // - Configured headers are sent as given and never logged. libcurl uses the system CA
 //   store for https; only http and https are allowed, redirects are not followed.
 // - The size limit applies to a JSON body and to each SSE event while streaming.
+// - Modern era (2026-07-28; a request whose params._meta names its protocol version):
+//   MCP-Protocol-Version mirrors that version, Mcp-Method the method, Mcp-Name the
+//   tool name (base64 sentinel when not header-safe), plus the caller's Mcp-Param-*
+//   headers; no session is sent or adopted and nothing is resumed. A 4xx whose body is a
+//   JSON-RPC error is that request's answer (UnsupportedProtocolVersion, HeaderMismatch,
+//   Method not found), so the client can tell a modern server from a legacy one.
 #pragma once
 
 #include <atomic>
@@ -51,6 +57,7 @@ class HttpTransport : public Transport {
 
   Status Start(TransportCallbacks callbacks) override;
   Status Send(const Message& message) override;
+  Status SendRequest(const Message& request, const RequestHeaders& headers) override;
   void OnInitialized(const std::string& protocol_version) override;
   void Abandon(const json::Value& id) override;
   void Close() override;
@@ -65,7 +72,7 @@ class HttpTransport : public Transport {
     std::shared_ptr<std::atomic<bool>> done;
   };
 
-  void RunRequest(Message message);
+  void RunRequest(Message message, RequestHeaders headers);
   void RunNotificationStream();
   void RunStreamLoop(Transfer& transfer);
   struct Handle {
@@ -79,6 +86,8 @@ class HttpTransport : public Transport {
                const std::string& last_event_id);
   bool SleepUnlessClosing(std::chrono::milliseconds duration, const Transfer* transfer);
   bool SessionGone(const Transfer& transfer) const;
+  // A modern-era 4xx whose body is a JSON-RPC error: delivered as the request's answer.
+  bool DeliverErrorBody(Transfer& transfer);
   void CloseWith(Error error);
   void ReapWorkers();
   Handle AcquireHandle();

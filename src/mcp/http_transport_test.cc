@@ -169,6 +169,61 @@ TEST(HttpTransportTest, JsonAndSseAnswersWithSessionAndVersionHeaders) {
   EXPECT_EQ(Header(seen[3].headers, "Mcp-Session-Id"), "sess-1");
 }
 
+json::Value DiscoverResult() {
+  return {{"resultType", "complete"},
+          {"supportedVersions", {"2026-07-28"}},
+          {"capabilities", {{"tools", json::Value::object()}}},
+          {"_meta", {{"io.modelcontextprotocol/serverInfo", {{"name", "fake-modern"}, {"version", "1"}}}}}};
+}
+
+TEST(HttpTransportTest, ModernRequestsMirrorTheirBodyIntoHeadersAndKeepNoSession) {
+  FakeHttpServer server([](const Message& in, httplib::Response& res) {
+    if (in.method == "server/discover") {
+      Json(res, MakeResult(in.id, DiscoverResult()), "sess-never-used");
+    } else if (in.method == "tools/call") {
+      Json(res, MakeResult(in.id, {{"resultType", "complete"}, {"content", json::Value::array()}}));
+    }
+  });
+  auto client = Connect(server.url());
+  ASSERT_NE(client, nullptr);
+  ASSERT_TRUE(client->Discover().ok());
+  json::Value tool = {{"name", "caf\u00e9"},
+                      {"inputSchema", {{"type", "object"},
+                                       {"properties", {{"region", {{"type", "string"}, {"x-mcp-header", "Region"}}},
+                                                       {"empty", {{"type", "string"}, {"x-mcp-header", "Empty"}}}}}}}};
+  json::Value arguments = {{"region", "us-west1"}, {"empty", ""}};
+  ASSERT_TRUE(client->CallTool("caf\u00e9", arguments, milliseconds(0), &tool).ok());
+  client->Close();
+  auto seen = server.seen();
+  ASSERT_EQ(seen.size(), 2u);  // no GET stream, no DELETE
+  for (const auto& request : seen) {
+    EXPECT_EQ(request.method, "POST");
+    EXPECT_EQ(Header(request.headers, "MCP-Protocol-Version"), "2026-07-28");
+    EXPECT_EQ(Header(request.headers, "Mcp-Method"), request.rpc_method);
+    EXPECT_EQ(Header(request.headers, "Mcp-Session-Id"), "");
+  }
+  EXPECT_EQ(Header(seen[1].headers, "Mcp-Name"), "=?base64?Y2Fmw6k=?=");
+  EXPECT_EQ(Header(seen[1].headers, "Mcp-Param-Region"), "us-west1");
+  // (An empty value is sent as "Mcp-Param-Empty:" too, but cpp-httplib's parser drops empty
+  // fields; the conformance scenario http-custom-headers checks it with Node's parser.)
+}
+
+TEST(HttpTransportTest, AModernErrorInA400BodyIsTheRequestsAnswer) {
+  FakeHttpServer server([](const Message& in, httplib::Response& res) {
+    res.status = 400;
+    res.set_content(SerializeMessage(MakeError(nullptr, -32022, "Unsupported protocol version",
+                                               {{"supported", {"2099-01-01"}}, {"requested", "2026-07-28"}})),
+                    "application/json");
+    (void)in;
+  });
+  auto client = Connect(server.url());
+  ASSERT_NE(client, nullptr);
+  auto init = client->Discover();
+  ASSERT_FALSE(init.ok());
+  EXPECT_EQ(init.error().code, "server.protocol_version_mismatch");
+  EXPECT_EQ(init.error().details["supported"], json::Value({"2099-01-01"}));
+}
+
 TEST(HttpTransportTest, NotificationAnsweredWithA200BodyIsAccepted) {
   FakeHttpServer server([](const Message& in, httplib::Response& res) {
     if (in.method == "initialize") {

@@ -18,6 +18,8 @@
 
 #include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "json/result.h"
 #include "mcp/jsonrpc.h"
@@ -28,6 +30,10 @@ namespace udon::mcp {
 // receiver must be thread-safe. on_message gets every valid message in arrival order per
 // stream. on_request_failed fails one request the transport could not complete (HTTP).
 // on_closed is called at most once, when the connection is gone for good.
+// Header lines a request carries on HTTP besides those the transport derives from the
+// message itself (the modern era's Mcp-Param-* mirrors of tool arguments). Never logged.
+using RequestHeaders = std::vector<std::pair<std::string, std::string>>;
+
 struct TransportCallbacks {
   std::function<void(Message)> on_message;
   std::function<void(const json::Value& id, Error)> on_request_failed;
@@ -42,6 +48,11 @@ class Transport {
   virtual Status Start(TransportCallbacks callbacks) = 0;
   // Sends one message. Requests are answered through on_message.
   virtual Status Send(const Message& message) = 0;
+  // Sends a request with extra HTTP headers; transports without headers ignore them.
+  virtual Status SendRequest(const Message& request, const RequestHeaders& headers) {
+    (void)headers;
+    return Send(request);
+  }
   // The handshake completed at this protocol version (HTTP adds the version header to
   // every later request and may open its server-notification stream).
   virtual void OnInitialized(const std::string& /*protocol_version*/) {}

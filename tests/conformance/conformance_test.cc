@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <ostream>
 #include <string>
 
 #include "test_support.h"
@@ -30,7 +31,15 @@ std::string ReadChecks(const std::string& dir) {
   return all;
 }
 
-class ConformanceTest : public ::testing::TestWithParam<std::string> {};
+// A scenario and the revision whose wire it runs at.
+struct Scenario {
+  std::string name;
+  std::string spec_version;
+};
+
+void PrintTo(const Scenario& scenario, std::ostream* out) { *out << scenario.name << " @ " << scenario.spec_version; }
+
+class ConformanceTest : public ::testing::TestWithParam<Scenario> {};
 
 TEST_P(ConformanceTest, ScenarioPasses) {
   UDON_REQUIRE_PEERS();
@@ -41,8 +50,9 @@ TEST_P(ConformanceTest, ScenarioPasses) {
   const char* path = std::getenv("PATH");
   options.env["PATH"] = node_dir + ":" + (path == nullptr ? "/usr/bin:/bin" : path);
   options.timeout = std::chrono::seconds(120);
-  ProcessResult run = RunProcess({NodeBinary(), ConformanceCli(), "client", "--command",
-                                  ClientBinary(), "--scenario", GetParam(), "-o", results.path()},
+  ProcessResult run = RunProcess({NodeBinary(), ConformanceCli(), "client", "--command", ClientBinary(),
+                                  "--scenario", GetParam().name, "--spec-version", GetParam().spec_version,
+                                  "-o", results.path()},
                                  options);
   EXPECT_EQ(run.exit_code, 0) << "stderr:\n"
                               << run.err << "\nstdout:\n"
@@ -52,12 +62,28 @@ TEST_P(ConformanceTest, ScenarioPasses) {
   EXPECT_TRUE(Descendants(getpid()).empty());
 }
 
+std::string ScenarioName(const ::testing::TestParamInfo<Scenario>& info) {
+  return TestIdentifier(info.param.name + "_" + info.param.spec_version);
+}
+
 INSTANTIATE_TEST_SUITE_P(Client, ConformanceTest,
-                         ::testing::Values("initialize", "tools_call", "sse-retry",
-                                           "json-schema-2020-12-preservation"),
-                         [](const ::testing::TestParamInfo<std::string>& param_info) {
-                           return TestIdentifier(param_info.param);
-                         });
+                         ::testing::Values(Scenario{"initialize", "2025-11-25"}, Scenario{"tools_call", "2025-11-25"},
+                                           Scenario{"sse-retry", "2025-11-25"},
+                                           Scenario{"json-schema-2020-12-preservation", "2025-11-25"}),
+                         ScenarioName);
+
+// The 2026-07-28 client scenarios that apply to a tools-only, headless client. Not here:
+// auth/* (the gate does no OAuth), sep-2322-client-request-state (it needs answers to
+// elicitation, which a headless gate refuses by design).
+INSTANTIATE_TEST_SUITE_P(Client2026, ConformanceTest,
+                         ::testing::Values(Scenario{"tools_call", "2026-07-28"},
+                                           Scenario{"request-metadata", "2026-07-28"},
+                                           Scenario{"http-standard-headers", "2026-07-28"},
+                                           Scenario{"http-custom-headers", "2026-07-28"},
+                                           Scenario{"http-invalid-tool-headers", "2026-07-28"},
+                                           Scenario{"json-schema-ref-no-deref", "2026-07-28"},
+                                           Scenario{"json-schema-2020-12-preservation", "2026-07-28"}),
+                         ScenarioName);
 
 }  // namespace
 }  // namespace udon::testing

@@ -1,10 +1,13 @@
 // Every gate outcome of the contract provoked through the demo server's fault flags (or a
 // crafted manifest), asserting the exit status and code and, for every refusal, proving
-// from the server's request log that no tools/call arrived.
+// from the server's request log that no tools/call arrived. Every case runs in both
+// protocol eras: the manifest is captured at 2025-11-25 (initialize) or at 2026-07-28
+// (server/discover, per-request _meta, subscriptions/listen) and the gate follows it.
 #include <sys/prctl.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <memory>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -22,13 +25,13 @@ using testing::TempDir;
 
 const char* kArgs = R"({"source":"https://assets.example.test/a.blend","angles":4,"resolution":1024})";
 
-class GateFaultsTest : public ::testing::Test {
+class GateFaultsTest : public ::testing::TestWithParam<std::string> {
  protected:
   static void SetUpTestSuite() { prctl(PR_SET_CHILD_SUBREAPER, 1); }
 
   void SetUp() override {
     UseServer({});
-    Run({"capture", "--server", "demo", "-o", dir_.File("tools.json")}, 0);
+    Run({"capture", "--server", "demo", "-o", dir_.File("tools.json"), "--protocol-version", GetParam()}, 0);
     Review("render_turntable", {"--no-side-effects", "--concurrency", "safe", "--channel", "/source=data",
                                 "--channel", "/angles=data", "--channel", "/resolution=data"});
   }
@@ -96,16 +99,18 @@ class GateFaultsTest : public ::testing::Test {
     EXPECT_EQ(CallsLogged(), 0) << "a refused gate must not dispatch";
   }
 
+  bool modern() const { return GetParam() == "2026-07-28"; }
+
   TempDir dir_;
 };
 
-TEST_F(GateFaultsTest, HappyPathReturnsTheValidatedResult) {
+TEST_P(GateFaultsTest, HappyPathReturnsTheValidatedResult) {
   json::Value out = Call(0);
   EXPECT_EQ(out["structuredContent"]["renderedUris"].size(), 4u);
   EXPECT_EQ(CallsLogged(), 1);
 }
 
-TEST_F(GateFaultsTest, CatalogDriftOfEveryKindIsRefused) {
+TEST_P(GateFaultsTest, CatalogDriftOfEveryKindIsRefused) {
   for (const char* fault : {"description", "input-schema", "output-schema", "annotations", "execution"}) {
     ExpectRefusal({fault}, "catalog.tool_drift");
   }
@@ -115,24 +120,24 @@ TEST_F(GateFaultsTest, CatalogDriftOfEveryKindIsRefused) {
   ExpectRefusal({"duplicate-tool-last"}, "catalog.tool_duplicate");
 }
 
-TEST_F(GateFaultsTest, ServerIdentityAndProtocolMustMatch) {
+TEST_P(GateFaultsTest, ServerIdentityAndProtocolMustMatch) {
   ExpectRefusal({"server-version"}, "server.server_info_mismatch");
   ExpectRefusal({"protocol-version"}, "server.protocol_version_mismatch");
 }
 
-TEST_F(GateFaultsTest, PaginationAndStabilityFailuresAreRefused) {
+TEST_P(GateFaultsTest, PaginationAndStabilityFailuresAreRefused) {
   ExpectRefusal({"cursor-loop"}, "catalog.pagination_invalid");
   ExpectRefusal({"sampling-during-list"}, "server.request_refused");
   ExpectRefusal({"elicitation-during-list"}, "server.request_refused");
 }
 
-TEST_F(GateFaultsTest, AListChangedAfterInitializationIsAbsorbed) {
+TEST_P(GateFaultsTest, AListChangedAfterInitializationIsAbsorbed) {
   UseServer({"--fault", "list-changed-after-initialized"});
   json::Value out = Call(0);
   EXPECT_TRUE(out["ok"].get<bool>());
 }
 
-TEST_F(GateFaultsTest, ListChangedDuringTheCallIsIndeterminateAndInvalidatesForGood) {
+TEST_P(GateFaultsTest, ListChangedDuringTheCallIsIndeterminateAndInvalidatesForGood) {
   UseServer({"--fault", "list-changed-during-call"});
   json::Value out = Call(5);
   EXPECT_EQ(out["code"], "call.indeterminate");
@@ -146,7 +151,7 @@ TEST_F(GateFaultsTest, ListChangedDuringTheCallIsIndeterminateAndInvalidatesForG
   EXPECT_EQ(CallsLogged(), 0);
 }
 
-TEST_F(GateFaultsTest, FailuresAfterDispatch) {
+TEST_P(GateFaultsTest, FailuresAfterDispatch) {
   struct Case {
     const char* fault;
     const char* code;
@@ -167,14 +172,14 @@ TEST_F(GateFaultsTest, FailuresAfterDispatch) {
   }
 }
 
-TEST_F(GateFaultsTest, AHungCallTimesOutIndeterminate) {
+TEST_P(GateFaultsTest, AHungCallTimesOutIndeterminate) {
   UseServer({"--fault", "hang-during-call"});
   json::Value out = Call(5, "render_turntable", kArgs, {"--expect-output", "--timeout", "1"});
   EXPECT_EQ(out["code"], "call.indeterminate");
   EXPECT_EQ(CallsLogged(), 1);
 }
 
-TEST_F(GateFaultsTest, StaticRefusalsNeedNoServer) {
+TEST_P(GateFaultsTest, StaticRefusalsNeedNoServer) {
   UseServer({});
   dir_.Write("requests.jsonl", "");
   json::Value unreviewed = Call(3, "analyze_text", R"({"text":"a"})");
@@ -199,7 +204,7 @@ TEST_F(GateFaultsTest, StaticRefusalsNeedNoServer) {
   EXPECT_EQ(CallsLogged(), 0);
 }
 
-TEST_F(GateFaultsTest, ADigestMismatchSpawnsNothing) {
+TEST_P(GateFaultsTest, ADigestMismatchSpawnsNothing) {
   std::remove(dir_.File("requests.jsonl").c_str());
   std::string sha = Sha();
   sha[10] = sha[10] == '0' ? '1' : '0';
@@ -210,7 +215,7 @@ TEST_F(GateFaultsTest, ADigestMismatchSpawnsNothing) {
   EXPECT_NE(access(dir_.File("requests.jsonl").c_str(), F_OK), 0) << "the server was started";
 }
 
-TEST_F(GateFaultsTest, ASerializedToolNeverOverlapsUnderEightParallelCallers) {
+TEST_P(GateFaultsTest, ASerializedToolNeverOverlapsUnderEightParallelCallers) {
   Review("append_ledger", {"--side-effect", "appends_ledger_entry", "--concurrency", "serialize", "--channel",
                            "/entry=data"});
   // One shared HTTP server, so overlapping calls would meet inside it.
@@ -249,6 +254,79 @@ TEST_F(GateFaultsTest, ASerializedToolNeverOverlapsUnderEightParallelCallers) {
   EXPECT_EQ(overlapped.load(), 0);
   server.Stop();
 }
+
+// The demo server over HTTP as server "demo" (same serverInfo and tools as over stdio).
+class HttpDemo {
+ public:
+  explicit HttpDemo(std::vector<std::string> extra) {
+    std::vector<std::string> args = {testing::DemoServerBinary(), "--transport", "http", "--port", "0"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    server_ = std::make_unique<testing::BackgroundProcess>(args);
+    for (int i = 0; i < 200 && line_.empty(); ++i) {
+      const std::string output = server_->Output();
+      if (output.find('\n') != std::string::npos) line_ = output.substr(0, output.find('\n'));
+      else std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+  ~HttpDemo() { server_->Stop(); }
+  std::string Url() const { return line_.empty() ? std::string() : json::Parse(line_).value()["url"].get<std::string>(); }
+
+ private:
+  std::unique_ptr<testing::BackgroundProcess> server_;
+  std::string line_;
+};
+
+TEST_P(GateFaultsTest, ModernResultsAskingForInputOrOfUnknownTypeAreRefused) {
+  if (!modern()) GTEST_SKIP() << "resultType belongs to 2026-07-28";
+  UseServer({"--fault", "call-input-required"});
+  EXPECT_EQ(Call(4)["code"], "call.server_request_refused");
+  UseServer({"--fault", "call-unknown-result-type"});
+  EXPECT_EQ(Call(4)["code"], "call.protocol_error");
+}
+
+TEST_P(GateFaultsTest, ModernSubscriptionStatesAreRecorded) {
+  if (!modern()) GTEST_SKIP() << "subscriptions/listen belongs to 2026-07-28";
+  Call(0);
+  UseServer({"--fault", "listen-unsupported"});
+  Call(0);  // no change notices offered: the binding rests on the comparison alone
+  const std::string evidence = dir_.Read("evidence.jsonl");
+  EXPECT_NE(evidence.find("\"subscription\":\"active\""), std::string::npos) << evidence;
+  EXPECT_NE(evidence.find("\"subscription\":\"declined\""), std::string::npos) << evidence;
+  EXPECT_NE(evidence.find("\"era\":\"modern\""), std::string::npos);
+}
+
+TEST_P(GateFaultsTest, ModernServerInfoDriftMidBindingAndALostSubscriptionOverHttp) {
+  if (!modern()) GTEST_SKIP() << "result _meta serverInfo and listen streams belong to 2026-07-28";
+  {
+    HttpDemo drifting({"--fault", "server-info-drift-after=1", "--log-requests", dir_.File("requests.jsonl")});
+    ASSERT_FALSE(drifting.Url().empty()) << "the server did not report its port";
+    dir_.Write("mcp.json", json::Value({{"mcpServers", {{"demo", {{"url", drifting.Url()}}}}}}).dump());
+    EXPECT_EQ(Call(0)["ok"], true);
+    // Discovery still names the reviewed serverInfo; the list results no longer do.
+    dir_.Write("requests.jsonl", "");
+    EXPECT_EQ(Call(3)["code"], "server.server_info_mismatch");
+    EXPECT_EQ(CallsLogged(), 0);
+  }
+  {
+    HttpDemo dropping({"--fault", "listen-drop", "--log-requests", dir_.File("requests.jsonl")});
+    ASSERT_FALSE(dropping.Url().empty());
+    dir_.Write("mcp.json", json::Value({{"mcpServers", {{"demo", {{"url", dropping.Url()}}}}}}).dump());
+    dir_.Write("requests.jsonl", "");
+    json::Value out = Call(3);
+    EXPECT_EQ(out["code"], "server.connect_failed");
+    EXPECT_EQ(CallsLogged(), 0);
+  }
+}
+
+TEST_P(GateFaultsTest, AServerOfTheOtherEraIsRefused) {
+  UseServer({"--era", modern() ? "legacy" : "modern"});
+  dir_.Write("requests.jsonl", "");
+  EXPECT_EQ(Call(3)["code"], "server.connect_failed");
+  EXPECT_EQ(CallsLogged(), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Eras, GateFaultsTest, ::testing::Values("2025-11-25", "2026-07-28"),
+                         [](const ::testing::TestParamInfo<std::string>& era) { return testing::TestIdentifier(era.param); });
 
 }  // namespace
 }  // namespace udon

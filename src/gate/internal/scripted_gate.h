@@ -18,6 +18,7 @@
 #include "manifest/internal/test_manifest.h"
 #include "manifest/manifest.h"
 #include "mcp/memory_transport.h"
+#include "mcp/protocol.h"
 
 namespace udon::gate::internal {
 
@@ -26,10 +27,15 @@ inline const char* kCanaryResult = "CANARY-RESULT-77f4";
 
 // Answers initialize, tools/list (the test manifest's pages) and tools/call; calls return
 // structuredContent from `result` (by call number, from 1), which by default is the same
-// every time.
+// every time. With `modern` set it speaks 2026-07-28 instead: server/discover,
+// subscriptions/listen, resultType and serverInfo in every result's _meta.
 struct ScriptedServer {
   json::Value server_info;
   std::string version;
+  bool modern = false;
+  bool listen_acknowledged = true;        // modern: acknowledge subscriptions/listen
+  json::Value result_server_info;         // modern: serverInfo in result _meta (null: server_info)
+  json::Value listen_id;                  // modern: the open subscription's id
   std::vector<json::Value> pages;
   std::function<json::Value(int)> result;
   std::function<void(const mcp::Message&, mcp::MemoryPeer&)> on_call;  // replaces the answer
@@ -47,13 +53,46 @@ struct ScriptedServer {
     result = [](int) { return json::Value{{"renderedUris", {std::string("https://r.example/") + kCanaryResult}}}; };
     on_call = nullptr;
     on_list = nullptr;
+    modern = false;
+    listen_acknowledged = true;
+    result_server_info = nullptr;
+    listen_id = nullptr;
     connects = lists = calls = in_flight = max_in_flight = 0;
+  }
+
+  // A result as this server's era shapes it.
+  json::Value Shaped(json::Value answer) const {
+    if (!modern) return answer;
+    answer["resultType"] = "complete";
+    answer["_meta"][std::string(mcp::meta::kServerInfo)] = result_server_info.is_null() ? server_info : result_server_info;
+    return answer;
+  }
+
+  // notifications/tools/list_changed as this server's era sends it.
+  mcp::Message ListChanged() const {
+    if (!modern) return mcp::MakeNotification("notifications/tools/list_changed");
+    return mcp::MakeNotification("notifications/tools/list_changed",
+                                 {{"_meta", {{std::string(mcp::meta::kSubscriptionId), listen_id}}}});
   }
 
   void Handle(const mcp::Message& m, mcp::MemoryPeer& p) {
     peer = &p;
     if (m.kind != mcp::MessageKind::kRequest) return;
-    if (m.method == "initialize") {
+    if (modern && m.method == "server/discover") {
+      json::Value discovered = {{"supportedVersions", {"2026-07-28"}},
+                                {"capabilities", {{"tools", {{"listChanged", true}}}}},
+                                {"ttlMs", 60000},
+                                {"cacheScope", "public"}};
+      discovered["_meta"][std::string(mcp::meta::kServerInfo)] = server_info;
+      discovered["resultType"] = "complete";
+      p.Send(mcp::MakeResult(m.id, discovered));
+    } else if (modern && m.method == "subscriptions/listen") {
+      listen_id = m.id;
+      if (!listen_acknowledged) return;
+      p.Send(mcp::MakeNotification("notifications/subscriptions/acknowledged",
+                                   {{"_meta", {{std::string(mcp::meta::kSubscriptionId), m.id}}},
+                                    {"notifications", {{"toolsListChanged", true}}}}));
+    } else if (m.method == "initialize" && !modern) {
       p.Send(mcp::MakeResult(m.id, {{"protocolVersion", version},
                                     {"capabilities", {{"tools", {{"listChanged", true}}}}},
                                     {"serverInfo", server_info}}));
@@ -62,7 +101,7 @@ struct ScriptedServer {
       if (on_list) on_list(m, p);
       std::size_t index = 0;
       if (m.params.is_object() && m.params.contains("cursor")) index = m.params["cursor"] == "p2" ? 1 : 0;
-      p.Send(mcp::MakeResult(m.id, pages[std::min(index, pages.size() - 1)]));
+      p.Send(mcp::MakeResult(m.id, Shaped(pages[std::min(index, pages.size() - 1)])));
     } else if (m.method == "tools/call") {
       const int number = ++calls;
       const int now = ++in_flight;
@@ -73,8 +112,8 @@ struct ScriptedServer {
         on_call(m, p);
       } else {
         const json::Value structured = result(number);
-        p.Send(mcp::MakeResult(m.id, {{"content", json::Value::array({{{"type", "text"}, {"text", structured.dump()}}})},
-                                      {"structuredContent", structured}}));
+        p.Send(mcp::MakeResult(m.id, Shaped({{"content", json::Value::array({{{"type", "text"}, {"text", structured.dump()}}})},
+                                             {"structuredContent", structured}})));
       }
       --in_flight;
     } else {
