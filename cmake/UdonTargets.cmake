@@ -8,10 +8,18 @@ function(udon_compile_options target)
   if(UDON_WERROR)
     target_compile_options(${target} PRIVATE -Werror)
   endif()
-  if(UDON_SANITIZE)
+  if(UDON_SANITIZE OR UDON_FUZZ)
     target_compile_options(${target} PRIVATE -fsanitize=address,undefined -fno-omit-frame-pointer
                            -fno-sanitize-recover=undefined)
     target_link_options(${target} PRIVATE -fsanitize=address,undefined)
+  endif()
+  if(UDON_FUZZ)
+    # Coverage instrumentation for libFuzzer everywhere; only fuzzers link its main.
+    target_compile_options(${target} PRIVATE -fsanitize=fuzzer-no-link)
+  endif()
+  if(UDON_TSAN)
+    target_compile_options(${target} PRIVATE -fsanitize=thread -fno-omit-frame-pointer)
+    target_link_options(${target} PRIVATE -fsanitize=thread)
   endif()
 endfunction()
 
@@ -91,4 +99,39 @@ function(udon_benchmark name)
   cmake_parse_arguments(B "" "" "SOURCES;COMPONENTS;LIBS" ${ARGN})
   udon_executable(${name} SOURCES ${B_SOURCES} COMPONENTS ${B_COMPONENTS}
                   LIBS ${B_LIBS} benchmark::benchmark)
+endfunction()
+
+# udon_fuzzer(NAME SOURCES ... [COMPONENTS ...])
+# SOURCES define LLVMFuzzerTestOneInput. With UDON_FUZZ, NAME_fuzzer is the libFuzzer
+# binary. Always (any compiler), NAME_replay runs the same code over files and directories
+# through fuzz/replay_main.cc, and the unit test NAME_fuzz_replay feeds it the committed
+# regressions (fuzz/regressions/NAME/), the committed seeds (fuzz/seeds/NAME/) and the seeds
+# fuzz/make_seeds.py generates from the test data: every crash ever found stays a test.
+function(udon_fuzzer name)
+  cmake_parse_arguments(F "" "" "SOURCES;COMPONENTS" ${ARGN})
+  if(UDON_FUZZ)
+    udon_executable(${name}_fuzzer SOURCES ${F_SOURCES} COMPONENTS ${F_COMPONENTS})
+    target_link_options(${name}_fuzzer PRIVATE -fsanitize=fuzzer)
+    target_include_directories(${name}_fuzzer PRIVATE ${PROJECT_SOURCE_DIR})
+  endif()
+  udon_executable(${name}_replay SOURCES ${F_SOURCES} ${PROJECT_SOURCE_DIR}/fuzz/replay_main.cc
+                  COMPONENTS ${F_COMPONENTS})
+  target_include_directories(${name}_replay PRIVATE ${PROJECT_SOURCE_DIR})
+  if(NOT UDON_BUILD_TESTS)
+    return()
+  endif()
+  add_test(NAME ${name}_fuzz_replay
+           COMMAND ${name}_replay ${PROJECT_SOURCE_DIR}/fuzz/regressions/${name}
+                   ${PROJECT_SOURCE_DIR}/fuzz/seeds/${name} ${PROJECT_BINARY_DIR}/fuzz/seeds/${name})
+  set_tests_properties(${name}_fuzz_replay PROPERTIES LABELS unit TIMEOUT 600)
+  # Without Python the replay still covers the committed regressions and seeds.
+  find_package(Python3 COMPONENTS Interpreter QUIET)
+  if(Python3_Interpreter_FOUND)
+    add_test(NAME ${name}_fuzz_seeds
+             COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/fuzz/make_seeds.py
+                     --shared-dir ${UDON_SHARED_DIR} --out ${PROJECT_BINARY_DIR}/fuzz/seeds ${name})
+    set_tests_properties(${name}_fuzz_seeds PROPERTIES LABELS unit
+                         FIXTURES_SETUP ${name}_fuzz_seeds)
+    set_tests_properties(${name}_fuzz_replay PROPERTIES FIXTURES_REQUIRED ${name}_fuzz_seeds)
+  endif()
 endfunction()

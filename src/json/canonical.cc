@@ -674,12 +674,11 @@ Result<std::string> CanonicalizeText(std::string_view text, const ParseOptions& 
   internal::Parser<CanonicalTextWriter> parser(text, options, writer);
   Status status = parser.Run();
   if (!status.ok()) {
-    // The fast path finds a duplicate only when its object closes; the DOM parser finds
-    // the first one in document order. Report what Parse reports.
-    if (status.error().code == "json.duplicate_key") {
-      Result<Value> parsed = Parse(text, options);
-      if (!parsed.ok()) return std::move(parsed).error();
-    }
+    // The fast path finds a duplicate only when its object closes, and stops at a value
+    // JCS cannot represent before the parser saw the rest; the DOM parser reports the
+    // first parse error in document order. Report what Parse reports.
+    Result<Value> parsed = Parse(text, options);
+    if (!parsed.ok()) return std::move(parsed).error();
     return std::move(status).error();
   }
   return std::move(writer).Finish();

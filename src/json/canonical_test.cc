@@ -325,6 +325,18 @@ TEST(Errors, ParseErrorsPassThrough) {
   ExpectRefused("[1] x", "json.trailing_bytes", "");
 }
 
+// Found by fuzzing (fuzz/regressions/json_canonical/): the fast path stopped at the
+// noncharacter and called malformed JSON not canonicalizable, or reported a later syntax
+// error instead of an earlier duplicate, unlike Parse.
+TEST(Errors, ParseErrorsWinOverEarlierCanonicalizationErrors) {
+  ExpectRefused(R"({"a":"\ufdd0","b":[1,})", "json.syntax", "/b/1");
+  ExpectRefused("[\"\xef\xbf\xbf\", \"\xff\"]", "json.invalid_utf8", "/1");
+  ExpectRefused(R"(["\uffff", 1] x)", "json.trailing_bytes", "");
+  ExpectRefused(R"(["\uffff"], 1)", "json.trailing_bytes", "");
+  // A duplicate comes first in document order, though its object never closes.
+  ExpectRefused("{\"a\":1,\"a\":2,\"b\":\"\x01\"}", "json.duplicate_key", "/a");
+}
+
 TEST(Scalars, TopLevelValues) {
   ExpectCanonical("  \"x\"  ", "\"x\"");
   ExpectCanonical("null", "null");

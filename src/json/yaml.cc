@@ -1,10 +1,12 @@
 #include "json/yaml.h"
 
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -265,20 +267,64 @@ class Converter {
   Error error_;
 };
 
+// Records where each document starts and nothing else.
+class DocumentStarts : public YAML::EventHandler {
+ public:
+  std::vector<YAML::Mark> starts;
+
+  void OnDocumentStart(const YAML::Mark& mark) override { starts.push_back(mark); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
+// At most one document. yaml-cpp 0.7 reports an endless stream of empty documents at an
+// unconsumed token on some malformed input (its issue #1040: '","', '{"a":1},'), which
+// YAML::LoadAll collects until memory runs out; so documents are counted here, at most
+// three, and one that starts where the previous one did is malformed input.
+Status CheckSingleDocument(const std::string& text) {
+  std::istringstream stream(text);
+  YAML::Parser parser(stream);
+  DocumentStarts documents;
+  while (documents.starts.size() < 3 && parser.HandleNextDocument(documents)) {
+    const std::size_t count = documents.starts.size();
+    if (count >= 2 && documents.starts[count - 1].pos == documents.starts[count - 2].pos) {
+      Error error = MakeError("yaml.invalid", "malformed YAML");
+      error.location = LocationOf(documents.starts.back());
+      return error;
+    }
+  }
+  if (documents.starts.size() > 1) {
+    return MakeError("yaml.unsupported", "multi-document streams are not supported");
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 Result<Value> ParseYaml(std::string_view text) {
   try {
-    const std::vector<YAML::Node> documents = YAML::LoadAll(std::string(text));
-    if (documents.size() > 1) {
-      return MakeError("yaml.unsupported", "multi-document streams are not supported");
+    // YAML 1.2 reads a CR not followed by LF as a line break; yaml-cpp 0.7 keeps it as
+    // content ("\r1" became the string "\r1"). Same length, so locations stay exact.
+    std::string input(text);
+    for (std::size_t i = 0; i < input.size(); ++i) {
+      if (input[i] == '\r' && (i + 1 == input.size() || input[i + 1] != '\n')) input[i] = '\n';
     }
-    if (documents.empty()) return Value(nullptr);
+    UDON_RETURN_IF_ERROR(CheckSingleDocument(input));
+    const YAML::Node document = YAML::Load(input);
     // Aliases share subtrees, so a small document can stand for an enormous one ("billion
     // laughs"). Without aliases a document has fewer nodes than bytes; with them it may
     // expand to twice its size plus 20,000 nodes.
     Converter converter(2 * text.size() + 20'000);
-    return converter.Convert(documents.front());
+    return converter.Convert(document);
   } catch (const YAML::Exception& exception) {
     Error error = MakeError("yaml.invalid", "malformed YAML");
     if (!exception.mark.is_null()) error.location = LocationOf(exception.mark);

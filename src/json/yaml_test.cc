@@ -110,6 +110,23 @@ TEST(Yaml, MultiDocumentStreamsAreRefused) {
   EXPECT_EQ(Yaml("---\na: 1\n...\n"), Parse(R"({"a":1})").value());
 }
 
+// Found by fuzzing (fuzz/regressions/json_yaml/): yaml-cpp 0.7's LoadAll never returned
+// on these, collecting empty documents until memory ran out.
+TEST(Yaml, AStalledParserIsMalformedInputNotAHang) {
+  ExpectYamlError("\"\",", "yaml.invalid", 1, 3);
+  ExpectYamlError("{\"a\": 1},", "yaml.invalid", 1, 9);
+  ExpectYamlError(",", "yaml.invalid", 1, 1);
+  ExpectYamlError("[a],\n", "yaml.invalid", 1, 4);
+}
+
+// Found by fuzzing (fuzz/regressions/json_yaml/): yaml-cpp kept a lone CR as content.
+TEST(Yaml, ALoneCarriageReturnIsALineBreak) {
+  EXPECT_EQ(Yaml("\r1"), Value(1));
+  EXPECT_EQ(Yaml("a: 1\rb: [x,\ry]\r"), Parse(R"({"a":1,"b":["x","y"]})").value());
+  EXPECT_EQ(Yaml("a: 1\r\nb: 2\r\n"), Parse(R"({"a":1,"b":2})").value());
+  ExpectYamlError("a: 1\r b: 2\r", "yaml.invalid", 2, 3);
+}
+
 TEST(Yaml, DepthIsBounded) {
   std::string deep;
   for (std::size_t i = 0; i < kDefaultMaxDepth; ++i) deep += "[";

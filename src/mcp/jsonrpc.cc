@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "json/pointer.h"
+
 namespace udon::mcp {
 namespace {
 
@@ -31,7 +33,7 @@ Result<Message> ParseMessage(std::string_view frame, const MessageLimits& limits
   for (const auto& [name, member] : value.items()) {
     if (name != "jsonrpc" && name != "id" && name != "method" && name != "params" &&
         name != "result" && name != "error") {
-      return Invalid("unknown member in a JSON-RPC message", "/" + name);
+      return Invalid("unknown member in a JSON-RPC message", "/" + json::Pointer::EscapeToken(name));
     }
   }
   auto version = value.find("jsonrpc");

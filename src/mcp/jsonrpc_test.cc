@@ -48,6 +48,15 @@ TEST(JsonRpcTest, RefusesMalformedFrames) {
   }
 }
 
+// Found by fuzzing (fuzz/regressions/mcp_jsonrpc/): the member name went into the
+// pointer unescaped.
+TEST(JsonRpcTest, AnUnknownMembersPointerIsEscaped) {
+  auto parsed = ParseMessage(R"({"jsonrpc":"2.0","id":1,"method":"ping","a/b~c":1})");
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.error().code, "rpc.invalid");
+  EXPECT_EQ(parsed.error().pointer, "/a~1b~0c");
+}
+
 TEST(JsonRpcTest, RefusesOversizedFramesBeforeParsing) {
   MessageLimits limits;
   limits.max_bytes = 10;

@@ -7,25 +7,44 @@ namespace udon::mcp {
 SseParser::SseParser(std::size_t max_event_bytes) : max_event_bytes_(max_event_bytes) {}
 
 Status SseParser::Feed(std::string_view bytes, std::vector<SseEvent>& out) {
-  if (!started_ && !bytes.empty()) {
-    started_ = true;
-    if (bytes.substr(0, 3) == "\xEF\xBB\xBF") bytes.remove_prefix(3);
+  // A leading UTF-8 BOM is dropped, also when it arrives split across chunks: its bytes
+  // are held back until they either complete it or turn out to be data.
+  std::string held_then_bytes;
+  if (!started_) {
+    static constexpr std::string_view kBom = "\xEF\xBB\xBF";
+    while (!bytes.empty() && bom_bytes_ < kBom.size() && bytes.front() == kBom[bom_bytes_]) {
+      ++bom_bytes_;
+      bytes.remove_prefix(1);
+    }
+    if (bom_bytes_ == kBom.size()) {
+      started_ = true;
+    } else if (!bytes.empty()) {
+      started_ = true;
+      held_then_bytes.assign(kBom.substr(0, bom_bytes_)).append(bytes);
+      bytes = held_then_bytes;
+    }
   }
-  for (char c : bytes) {
+  // Whole runs up to the next line break at a time: a hostile 100 MB line must hit the
+  // limit at memory speed, not one byte at a time.
+  while (!bytes.empty()) {
     if (skip_lf_) {
       skip_lf_ = false;
-      if (c == '\n') continue;
+      if (bytes.front() == '\n') {
+        bytes.remove_prefix(1);
+        continue;
+      }
     }
-    if (c == '\r' || c == '\n') {
-      skip_lf_ = c == '\r';
-      UDON_RETURN_IF_ERROR(ProcessLine(line_, out));
-      line_.clear();
-      continue;
-    }
-    line_.push_back(c);
-    if (line_.size() > max_event_bytes_) {
+    const std::size_t end = bytes.find_first_of("\r\n");
+    const std::size_t take = end == std::string_view::npos ? bytes.size() : end;
+    if (line_.size() + take > max_event_bytes_) {
       return MakeError("sse.too_large", "event stream line exceeds the size limit");
     }
+    line_.append(bytes.substr(0, take));
+    if (end == std::string_view::npos) break;
+    skip_lf_ = bytes[end] == '\r';
+    bytes.remove_prefix(end + 1);
+    UDON_RETURN_IF_ERROR(ProcessLine(line_, out));
+    line_.clear();
   }
   return OkStatus();
 }

@@ -36,6 +36,7 @@ class SseParser {
   std::string line_;
   bool skip_lf_ = false;     // a CR ended the previous line; a following LF belongs to it
   bool started_ = false;     // a leading UTF-8 BOM is dropped once
+  std::size_t bom_bytes_ = 0;  // how much of a leading BOM arrived before started_
   std::string data_;
   bool has_data_ = false;
   std::string event_type_;

@@ -33,6 +33,21 @@ TEST(SseTest, HandlesEveryLineEndingAndSplitFeeds) {
   }
 }
 
+// Found by fuzzing (fuzz/regressions/mcp_sse/): a BOM split across chunks became data.
+TEST(SseTest, DropsALeadingBomEvenWhenSplitAcrossChunks) {
+  for (std::size_t chunk : {1u, 2u, 3u, 100u}) {
+    auto events = ParseAll("\xEF\xBB\xBF" "data: x\n\n", chunk);
+    ASSERT_EQ(events.size(), 1u) << chunk;
+    EXPECT_EQ(events[0].data, "x");
+  }
+  // A BOM only at the very start; a partial one is ordinary bytes of the first line.
+  for (std::size_t chunk : {1u, 100u}) {
+    auto events = ParseAll("\xEF\xBB\n" "data: x\n\n" "\xEF\xBB\xBF" "data: y\n\n", chunk);
+    ASSERT_EQ(events.size(), 1u) << chunk;
+    EXPECT_EQ(events[0].data, "x");  // "\xEF\xBB\xBFdata" later is an unknown field
+  }
+}
+
 TEST(SseTest, RecordsRetry) {
   SseParser parser(1024);
   std::vector<SseEvent> events;
