@@ -164,6 +164,7 @@ Status StdioTransport::Send(const Message& message) {
   frame.push_back('\n');
   std::lock_guard lock(write_mutex_);
   std::size_t written = 0;
+  auto progressed = std::chrono::steady_clock::now();
   while (written < frame.size()) {
     if (closing_ || failed_ || stdin_fd_ < 0) {
       return udon::MakeError("mcp.send_failed", "the server's stdin is closed");
@@ -171,11 +172,19 @@ Status StdioTransport::Send(const Message& message) {
     ssize_t n = write(stdin_fd_, frame.data() + written, frame.size() - written);
     if (n > 0) {
       written += static_cast<std::size_t>(n);
+      progressed = std::chrono::steady_clock::now();
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      // A server that does not read its stdin must not block us forever.
+      // A server that does not read its stdin must not block us forever: the reader
+      // thread answering its pings would hold the write lock, and every later Send (the
+      // cancellation, Close) would wait on it.
+      if (std::chrono::steady_clock::now() - progressed >= options_.write_stall_limit) {
+        Error error = udon::MakeError("mcp.send_failed", "the server stopped reading its input");
+        Fail(error);
+        return error;
+      }
       pollfd pfd{stdin_fd_, POLLOUT, 0};
       poll(&pfd, 1, kPollSliceMs);
       continue;

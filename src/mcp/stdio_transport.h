@@ -14,6 +14,8 @@
 // - Close(): close stdin, wait the grace period for exit, SIGTERM the group, wait again,
 //   SIGKILL the group, reap. The group is killed before the leader is reaped, so no
 //   grandchild survives either.
+// - A write to a server that stops reading its stdin fails the connection with
+//   mcp.send_failed once it made no progress for write_stall_limit.
 // - SIGPIPE is set to SIG_IGN process-wide when the first server is spawned, so a server
 //   that closed its stdin cannot kill us on write.
 #pragma once
@@ -36,6 +38,9 @@ struct StdioOptions {
   std::size_t max_message_bytes = kDefaultMaxMessageBytes;
   std::size_t stderr_buffer_bytes = 64 * 1024;
   std::chrono::milliseconds shutdown_grace{2'000};
+  // A write that makes no progress this long (the server does not read its stdin) fails
+  // the connection with mcp.send_failed.
+  std::chrono::milliseconds write_stall_limit{5'000};
 };
 
 class StdioTransport : public Transport {

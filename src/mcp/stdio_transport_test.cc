@@ -127,6 +127,22 @@ TEST(StdioTransportTest, HugeLineIsRefusedWithoutBufferingIt) {
   EXPECT_TRUE(udon::testing::Descendants(getpid()).empty());
 }
 
+// Found by the hostile-peers suite: the reader thread answering pings blocked forever in
+// a write to a stdin nobody read, holding the write lock that the timed-out request's
+// cancellation (and Close) waited on.
+TEST(StdioTransportTest, AServerThatNeverReadsItsStdinCannotWedgeTheClient) {
+  StdioOptions options = ShortGrace();
+  options.write_stall_limit = milliseconds(300);
+  StdioHarness h(Shell(R"(while :; do echo '{"jsonrpc":"2.0","id":"p","method":"ping"}'; done)"), options);
+  ASSERT_TRUE(h.connection->Start().ok());
+  auto response = h.connection->Request("x", nullptr, milliseconds(300));
+  ASSERT_FALSE(response.ok());
+  EXPECT_TRUE(response.error().code == "mcp.timeout" || response.error().code == "mcp.disconnected")
+      << response.error().Describe();
+  h.connection->Close();
+  EXPECT_TRUE(udon::testing::Descendants(getpid()).empty());
+}
+
 TEST(StdioTransportTest, StderrIsDrainedIntoABoundedBuffer) {
   StdioOptions options;
   options.stderr_buffer_bytes = 1000;

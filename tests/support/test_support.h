@@ -50,6 +50,7 @@ struct ProcessResult {
   int exit_code = -1;    // -1 when killed by a signal
   int term_signal = 0;
   bool timed_out = false;
+  long max_rss_kb = 0;   // peak resident set of the process (and the children it reaped)
   std::string out;
   std::string err;
 };
