@@ -3,6 +3,9 @@
 #
 #   bench/run.sh              every benchmark (each bench/<name>/ with a run.sh)
 #   bench/run.sh canonical    only the named ones
+#   bench/run.sh load         the load/soak run: 10,000 gated calls at concurrency 8 over
+#                             HTTP and over stdio; exits non-zero on any unexpected outcome
+#                             or growth of descriptors, processes, threads or RSS
 #
 # Conventions for a benchmark <name>: the CMake target <name>_bench in bench/<name>/, and
 # bench/<name>/run.sh, run with BENCH_BIN (the built binary), BENCH_DATA (a scratch data
