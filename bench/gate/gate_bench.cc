@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "../support/demo_server.h"
 #include "gate/gate.h"
 #include "manifest/capture.h"
 #include "manifest/manifest.h"
@@ -35,32 +36,6 @@ double Ms(Clock::time_point start) {
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0 : v[v.size() / 2];
-}
-
-// The demo server on an ephemeral loopback port; returns its URL.
-std::string StartServer(const std::string& binary, int tools, pid_t& pid) {
-  int out[2];
-  if (pipe(out) != 0) std::exit(1);
-  pid = fork();
-  if (pid == 0) {
-    dup2(out[1], 1);
-    close(out[0]);
-    const std::string count = std::to_string(tools);
-    execl(binary.c_str(), binary.c_str(), "--transport", "http", "--port", "0", "--synthetic-tools",
-          count.c_str(), "--page-size", "100", "--response-mode", "json", static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  close(out[1]);
-  std::string line;
-  char c;
-  while (read(out[0], &c, 1) == 1 && c != '\n') line.push_back(c);
-  close(out[0]);
-  auto parsed = udon::json::Parse(line);
-  if (!parsed.ok()) {
-    std::fprintf(stderr, "demo server did not start\n");
-    std::exit(1);
-  }
-  return (*parsed)["url"].get<std::string>();
 }
 
 const Value kArgs = {{"source", "https://assets.example.test/a.blend"}, {"angles", 2}, {"resolution", 1024}};
@@ -82,7 +57,13 @@ int main(int argc, char** argv) {
   const int tools = std::stoi(argv[2]);
   const int calls = std::stoi(argv[3]);
   pid_t server_pid = -1;
-  const std::string url = StartServer(binary, tools, server_pid);
+  const std::string url = udon::bench::StartDemoHttpServer(
+      binary, {"--synthetic-tools", std::to_string(tools), "--page-size", "100", "--response-mode", "json"},
+      server_pid);
+  if (url.empty()) {
+    std::fprintf(stderr, "demo server did not start\n");
+    return 1;
+  }
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("udon-gate-bench-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
 

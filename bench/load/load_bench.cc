@@ -31,6 +31,7 @@
 #include <thread>
 #include <vector>
 
+#include "../support/demo_server.h"
 #include "gate/evidence.h"
 #include "gate/gate.h"
 #include "manifest/capture.h"
@@ -124,30 +125,6 @@ double CpuSeconds() {
          static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
 }
 
-// The demo server over HTTP on an ephemeral loopback port; returns its URL ("" on failure).
-std::string StartHttpServer(const std::string& binary, pid_t& pid) {
-  int out[2];
-  if (pipe(out) != 0) return "";
-  pid = fork();
-  if (pid < 0) return "";
-  if (pid == 0) {
-    dup2(out[1], 1);
-    close(out[0]);
-    close(out[1]);
-    execl(binary.c_str(), binary.c_str(), "--transport", "http", "--host", "127.0.0.1", "--port", "0",
-          static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  close(out[1]);
-  std::string line;
-  char c;
-  while (read(out[0], &c, 1) == 1 && c != '\n') line.push_back(c);
-  close(out[0]);
-  auto parsed = udon::json::Parse(line);
-  if (!parsed.ok() || !parsed->contains("url")) return "";
-  return (*parsed)["url"].get<std::string>();
-}
-
 void StopServer(pid_t pid) {
   if (pid <= 0) return;
   kill(pid, SIGTERM);
@@ -234,7 +211,7 @@ int main(int argc, char** argv) {
   pid_t server_pid = -1;
   Value server_entry;
   if (transport == "http") {
-    const std::string url = StartHttpServer(binary, server_pid);
+    const std::string url = udon::bench::StartDemoHttpServer(binary, {}, server_pid);
     if (url.empty()) {
       std::fprintf(stderr, "load_bench: the demo server did not start\n");
       StopServer(server_pid);
