@@ -34,7 +34,7 @@ const std::vector<std::string>& CallFaults() {
       "call-rpc-error",         "list-changed-during-call",   "sampling-during-call",
       "elicitation-during-call", "crash-during-call",         "hang-during-call",
       "garbage-during-call",    "oversized-during-call",      "call-input-required",
-      "call-unknown-result-type"};
+      "call-unknown-result-type", "call-is-error-string"};
   return names;
 }
 
@@ -123,6 +123,8 @@ const std::vector<FaultInfo>& KnownFaults() {
       {"list-changed-during-call", "TOOL",
        "send notifications/tools/list_changed before answering a tools/call"},
       {"call-is-error", "TOOL", "answer calls with an isError: true result"},
+      {"call-is-error-string", "TOOL",
+       "answer calls with isError \"true\" (a string: not the protocol's result shape), content kept"},
       {"call-no-structured-content", "TOOL", "answer calls without structuredContent"},
       {"call-bad-structured-content", "TOOL",
        "answer calls with structuredContent that violates the outputSchema (members set to null)"},
@@ -430,6 +432,7 @@ void DemoHooks::ChangeResult(const Message& request, Message& response) {
       result = {{"content", Value::array({{{"type", "text"}, {"text", "injected tool error"}}})},
                 {"isError", true}};
     }
+    if (ForTool("call-is-error-string", tool) != nullptr) result["isError"] = "true";
     if (ForTool("call-no-structured-content", tool) != nullptr) result.erase("structuredContent");
     if (ForTool("call-input-required", tool) != nullptr) {
       result = {{"resultType", "input_required"}, {"requestState", "udon-fault-request-state"}};

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <set>
 #include <thread>
@@ -112,7 +113,8 @@ json::Value LatencySummary(const std::vector<double>& values) {
 }
 
 json::Value BuildReport(const std::vector<json::Value>& records, const ReviewFacts& facts,
-                        const ProbeOptions& options, const gate::Binding& binding, const std::string& run_id) {
+                        const ProbeOptions& options, const gate::Binding& binding, const std::string& run_id,
+                        std::optional<int> stopped_at) {
   json::Value report = {{"run", run_id},
                         {"server", binding.server},
                         {"tool", binding.tool},
@@ -138,7 +140,8 @@ json::Value BuildReport(const std::vector<json::Value>& records, const ReviewFac
     ++outcomes[code];
     if (code != "ok" && first_failure_exit == 0) first_failure_exit = record.value("exit", 1);
     if (record.contains("modelBacked") && !model_backed) model_backed = record["modelBacked"].get<bool>();
-    if (record.contains("argumentsSha256")) report["argumentsSha256"] = record["argumentsSha256"];
+    if (record.contains("argumentsHmacSha256")) report["argumentsHmacSha256"] = record["argumentsHmacSha256"];
+    if (record.contains("digestKeyId")) report["digestKeyId"] = record["digestKeyId"];
     gate_ms.push_back(record.value("gateMs", 0.0));
     if (record.value("dispatched", false)) call_ms.push_back(record.value("callMs", 0.0));
     const bool overlapped = record["probe"].value("overlapped", false);
@@ -149,9 +152,9 @@ json::Value BuildReport(const std::vector<json::Value>& records, const ReviewFac
                         {"overlapped", overlapped},
                         {"gateMs", record.value("gateMs", 0.0)},
                         {"callMs", record.value("callMs", 0.0)}};
-    if (record.contains("resultSha256")) {
-      const std::string digest = record["resultSha256"];
-      call["resultSha256"] = digest;
+    if (record.contains("resultHmacSha256")) {
+      const std::string digest = record["resultHmacSha256"];
+      call["resultHmacSha256"] = digest;
       ++all[digest];
       ++by_connection[record.value("connection", "")][digest];
       ++by_concurrency[overlapped ? "overlapped" : "alone"][digest];
@@ -166,7 +169,7 @@ json::Value BuildReport(const std::vector<json::Value>& records, const ReviewFac
   std::stable_sort(digests.begin(), digests.end(),
                    [](const auto& a, const auto& b) { return a.second > b.second; });
   json::Value digest_list = json::Value::array();
-  for (const auto& [digest, count] : digests) digest_list.push_back({{"sha256", digest}, {"count", count}});
+  for (const auto& [digest, count] : digests) digest_list.push_back({{"hmacSha256", digest}, {"count", count}});
   report["outcomes"] = outcomes;
   report["calls"] = std::move(calls);
   report["latency"] = {{"gateMs", LatencySummary(gate_ms)}, {"callMs", LatencySummary(call_ms)}};
@@ -185,8 +188,17 @@ json::Value BuildReport(const std::vector<json::Value>& records, const ReviewFac
                                     "but the review says modelBacked: false"},
                         {"distinct", all.size()}});
   }
-  const int exit_code = !findings.empty() ? kExitFinding : first_failure_exit;
-  const char* verdict = !findings.empty() ? "contradicts_review" : exit_code == 0 ? "consistent" : "failed";
+  // An indeterminate outcome ends the probe: its exit outranks any finding.
+  const int exit_code = stopped_at ? 5 : !findings.empty() ? kExitFinding : first_failure_exit;
+  const char* verdict = stopped_at              ? "stopped_indeterminate"
+                        : !findings.empty()      ? "contradicts_review"
+                        : exit_code == 0         ? "consistent"
+                                                 : "failed";
+  if (stopped_at) {
+    report["stopped"] = {{"afterRepetition", *stopped_at},
+                         {"reason", "call.indeterminate"},
+                         {"notRun", options.repeat - static_cast<int>(records.size())}};
+  }
   report["findings"] = std::move(findings);
   report["verdict"] = verdict;
   report["exit"] = exit_code;
@@ -219,10 +231,21 @@ ProbeOutcome RunProbe(gate::GateEnvironment env, gate::EvidenceWriter* evidence,
   OverlapTracker overlap(calls);
   std::vector<json::Value> records(static_cast<std::size_t>(calls));
   std::atomic<int> next{0};
+  // The first indeterminate outcome stops the probe: the server may have acted, and
+  // repeating the call (side effects included) on top of an unknown outcome is what the
+  // proposal's "never retried" forbids. Calls already in flight finish.
+  std::atomic<bool> stop{false};
+  std::mutex stopped_mutex;
+  std::optional<int> stopped_at;
   const auto work = [&] {
-    for (int call = next++; call < calls; call = next++) {
+    for (int call = next++; call < calls && !stop; call = next++) {
       overlap.Start(call);
       gate::GateResult result = gate.Call(binding, arguments, gate::CallOptions{});
+      if (result.error && result.error->code == "call.indeterminate") {
+        stop = true;
+        std::lock_guard<std::mutex> guard(stopped_mutex);
+        if (!stopped_at || call + 1 < *stopped_at) stopped_at = call + 1;
+      }
       const bool overlapped = overlap.Finish(call);
       json::Value record = std::move(result.evidence);
       record["probe"] = {{"run", run_id},
@@ -240,10 +263,13 @@ ProbeOutcome RunProbe(gate::GateEnvironment env, gate::EvidenceWriter* evidence,
   work();
   for (std::thread& thread : threads) thread.join();
 
+  // Repetitions never started leave empty slots.
+  records.erase(std::remove_if(records.begin(), records.end(), [](const json::Value& r) { return r.is_null(); }),
+                records.end());
   ProbeOptions effective = options;
   effective.repeat = calls;
   effective.concurrency = workers;
-  outcome.report = BuildReport(records, facts, effective, binding, run_id);
+  outcome.report = BuildReport(records, facts, effective, binding, run_id, stopped_at);
   outcome.exit_code = outcome.report["exit"];
   return outcome;
 }
@@ -270,7 +296,7 @@ std::string ProbeReportText(const json::Value& report) {
   const json::Value& results = report["results"];
   line("results: " + results["distinct"].dump() + " distinct structuredContent digest(s)");
   for (const json::Value& digest : results["digests"]) {
-    line("  " + digest["sha256"].get<std::string>() + " x" + digest["count"].dump());
+    line("  " + digest["hmacSha256"].get<std::string>() + " x" + digest["count"].dump());
   }
   if (results["okWithoutStructuredContent"].get<int>() > 0) {
     line("  " + results["okWithoutStructuredContent"].dump() + " successful call(s) without structuredContent");
@@ -294,6 +320,15 @@ std::string ProbeReportText(const json::Value& report) {
   line(latency);
   for (const json::Value& finding : report["findings"]) {
     line("finding: " + finding["message"].get<std::string>() + " [" + finding["code"].get<std::string>() + "]");
+  }
+  if (report.contains("stopped")) {
+    line("stopped: repetition " + report["stopped"]["afterRepetition"].dump() +
+         " was indeterminate (dispatched, outcome unknown); " + report["stopped"]["notRun"].dump() +
+         " repetition(s) not run");
+  }
+  if (report.contains("digestKeyId")) {
+    line("digests: HMAC-SHA-256 under evidence key " + report["digestKeyId"].get<std::string>() +
+         " (compare only with reports under the same key)");
   }
   line("verdict: " + report["verdict"].get<std::string>() + " (exit " + report["exit"].dump() + ")");
   return out;

@@ -59,7 +59,9 @@ TEST_F(ProbeTest, DeterministicToolHasOneDigestAndAgreesWithTheReview) {
   EXPECT_EQ(report["outcomes"], (json::Value{{"ok", 6}}));
   EXPECT_EQ(report["results"]["distinct"], 1);
   const json::Value expected = {{"renderedUris", {std::string("https://r.example/") + kCanaryResult}}};
-  EXPECT_EQ(report["results"]["digests"][0], (json::Value{{"sha256", *json::CanonicalSha256(expected)}, {"count", 6}}));
+  EXPECT_EQ(report["results"]["digests"][0]["count"], 6);
+  EXPECT_TRUE(json::IsSha256Hex(report["results"]["digests"][0]["hmacSha256"].get<std::string>()));
+  EXPECT_NE(report["results"]["digests"][0]["hmacSha256"], *json::CanonicalSha256(expected)) << "keyed";
   EXPECT_EQ(report["results"]["differAcrossRepetitions"], false);
   // Sequential calls on a reused connection: one fresh, five reused, same digest.
   const json::Value& connections = report["results"]["acrossConnections"];
@@ -68,7 +70,8 @@ TEST_F(ProbeTest, DeterministicToolHasOneDigestAndAgreesWithTheReview) {
   EXPECT_EQ(connections["compared"], true);
   EXPECT_EQ(connections["differ"], false);
   EXPECT_EQ(report["results"]["acrossConcurrency"]["compared"], false);  // nothing overlapped
-  EXPECT_EQ(report["argumentsSha256"], *json::CanonicalSha256(Args()));
+  EXPECT_TRUE(json::IsSha256Hex(report["argumentsHmacSha256"].get<std::string>()));
+  EXPECT_TRUE(report["digestKeyId"].is_string());
   EXPECT_TRUE(report["findings"].empty());
   EXPECT_EQ(server_.connects.load(), 1);
   ExpectValueFree(outcome);

@@ -258,6 +258,7 @@ json::Value Summarize(const EvidenceSet& set) {
   std::map<std::string, std::vector<double>> step_ms;
   std::vector<double> gate_ms, call_ms;
   std::map<std::pair<std::string, std::string>, ToolResults> tools;
+  std::set<std::string> digest_keys;  // evidence key ids whose digests were compared
 
   for (const json::Value& record : set.records) {
     const std::string code = Token(record, "code");
@@ -295,12 +296,20 @@ json::Value Summarize(const EvidenceSet& set) {
     if (auto backed = record.find("modelBacked"); backed != record.end() && backed->is_boolean()) {
       tool.model_backed.insert(backed->get<bool>() ? "true" : "false");
     }
-    if (!IsDigest(record.value("resultSha256", json::Value()))) continue;
+    // Keyed digests (HMAC under the deployment's evidence key) compare only under the same
+    // key: the key id is part of the argument set's identity. Records from before keyed
+    // digests carry plain SHA-256 members and form their own group.
+    const bool keyed = IsDigest(record.value("resultHmacSha256", json::Value()));
+    const char* result_member = keyed ? "resultHmacSha256" : "resultSha256";
+    const char* arguments_member = keyed ? "argumentsHmacSha256" : "argumentsSha256";
+    if (!IsDigest(record.value(result_member, json::Value()))) continue;
     ++tool.results;
-    const std::string result = record["resultSha256"];
-    const std::string arguments = IsDigest(record.value("argumentsSha256", json::Value()))
-                                      ? record["argumentsSha256"].get<std::string>()
-                                      : std::string();
+    const std::string key = keyed ? Token(record, "digestKeyId") : std::string("sha256");
+    digest_keys.insert(key);
+    const std::string result = record[result_member];
+    const std::string arguments = key + "|" + (IsDigest(record.value(arguments_member, json::Value()))
+                                                   ? record[arguments_member].get<std::string>()
+                                                   : std::string());
     tool.by_arguments[arguments].insert(result);
     const std::string connection = Token(record, "connection");
     tool.by_connection[arguments][connection].insert(result);
@@ -312,7 +321,8 @@ json::Value Summarize(const EvidenceSet& set) {
   json::Value summary = {{"files", set.files},
                          {"records", set.records.size()},
                          {"unreadableLines", set.unreadable_lines},
-                         {"commands", commands}};
+                         {"commands", commands},
+                         {"digestKeys", digest_keys}};
   json::Value code_list = json::Value::array();
   for (const auto& [code, entry] : codes) {
     code_list.push_back({{"code", code}, {"exit", entry.first}, {"count", entry.second}});

@@ -1,8 +1,10 @@
 #include "gate/gate.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <utility>
 
+#include "gate/evidence_key.h"
 #include "gate/state.h"
 #include "json/diff.h"
 #include "json/file.h"
@@ -11,6 +13,7 @@
 #include "manifest/diff.h"
 #include "manifest/manifest.h"
 #include "manifest/review.h"
+#include "mcp/catalog.h"
 #include "mcp/param_headers.h"
 #include "schema/schema.h"
 
@@ -18,9 +21,6 @@ namespace udon::gate {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-constexpr const char* kListChanged = "notifications/tools/list_changed";
-constexpr int kMaxDisturbedListings = 3;
 
 double MillisecondsSince(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
@@ -58,10 +58,32 @@ json::Value SchemaErrors(const schema::ValidationResult& result) {
   return errors;
 }
 
-// Whether an event ends the modern era's tool-list subscription of this connection.
-bool EndsSubscription(const mcp::Event& event, const mcp::Client& client) {
-  return event.kind == mcp::EventKind::kStreamEnded && client.subscription_id() &&
-         event.id == json::Value(*client.subscription_id());
+using mcp::EndsSubscription;
+using mcp::kToolsListChanged;
+
+bool IsListChanged(const mcp::Event& event) {
+  return event.kind == mcp::EventKind::kNotification && event.method == kToolsListChanged;
+}
+
+// The shape MCP gives a CallToolResult: content an array of content blocks (objects with
+// a string type), isError a boolean when present, structuredContent an object when
+// present. Anything else is not a result this gate can judge, so it cannot be success.
+const char* CallResultShapeProblem(const json::Value& result) {
+  if (!result.is_object()) return "the tools/call result is not an object";
+  auto content = result.find("content");
+  if (content == result.end() || !content->is_array()) return "the tools/call result has no content array";
+  for (const json::Value& block : *content) {
+    if (!block.is_object() || !block.contains("type") || !block["type"].is_string()) {
+      return "a content block of the tools/call result is malformed";
+    }
+  }
+  if (auto is_error = result.find("isError"); is_error != result.end() && !is_error->is_boolean()) {
+    return "isError of the tools/call result is not a boolean";
+  }
+  if (auto structured = result.find("structuredContent"); structured != result.end() && !structured->is_object()) {
+    return "structuredContent of the tools/call result is not an object";
+  }
+  return nullptr;
 }
 
 Result<schema::CompiledSchema> CompileToolSchema(const json::Value& tool, const char* member) {
@@ -86,6 +108,7 @@ int ExitCodeFor(const std::string& code) {
       {"config.invalid", 2},      {"config.unreadable", 2}, {"policy.invalid", 2},
       {"usage.invalid", 2},       {"uws.invalid", 2},       {"uws.unsupported", 2},
       {"io.unreadable", 2},       {"io.too_large", 2},      {"state.unavailable", 2},
+      {"state.lock_timeout", 3},
       {"call.indeterminate", 5},  {"content_trust.blocked", 3}, {"probe.side_effects_refused", 3},
   };
   if (auto it = kExplicit.find(code); it != kExplicit.end()) return it->second;
@@ -104,7 +127,10 @@ struct Gate::Pooled {
   std::unique_ptr<mcp::Client> client;
   std::string protocol_version;
   std::string server_info_sha256;
-  std::uint64_t bound_since = 0;  // first successful comparison on this connection
+  // Contract 6: the binding on a connection starts at its first successful comparison;
+  // events after this sequence number happened to a bound connection.
+  std::optional<std::uint64_t> bound_since;
+  std::string manifest_sha256;  // what it was bound for
 };
 
 struct Gate::Run {
@@ -121,6 +147,9 @@ struct Gate::Run {
 
   std::unique_ptr<Pooled> connection;
   bool reused = false;
+  std::string reuse_refused;  // why a pooled connection was not reused
+  mcp::NotificationStream connection_stream = mcp::NotificationStream::kNone;
+  bool barrier = false;       // a ping round trip ordered the events before dispatch
   std::uint64_t checked_through = 0;  // events up to here were examined before binding
   std::uint64_t bound_sequence = 0;
   std::unique_ptr<SerializeLock> lock;
@@ -131,12 +160,13 @@ struct Gate::Run {
   int disturbed_listings = 0;
   int list_changed_before_binding = 0;
   std::string invalidation;  // reason, when recorded
+  std::string invalidation_write_failure;  // the state code, when recording it failed
   json::Value drift = json::Value::array();
   json::Value server_info_drift = json::Value::array();
   std::vector<std::string> server_requests;
   std::string live_tool_sha256;
-  std::string arguments_sha256;
-  std::string result_sha256;
+  std::string arguments_digest;  // keyed (EvidenceKey)
+  std::string result_digest;     // keyed (EvidenceKey)
   std::string subscription;  // modern era: the tool-list subscription's state
   double call_milliseconds = 0;
 };
@@ -151,7 +181,47 @@ Gate::Gate(GateEnvironment environment) : env_(std::move(environment)) {
 
 Gate::~Gate() {
   std::lock_guard<std::mutex> guard(pool_mutex_);
-  for (auto& [server, pooled] : pool_) pooled->client->Close();
+  for (auto& [server, pooled] : pool_) {
+    if (!ClosePooled(server, *pooled, "list_changed_while_idle").ok()) {
+      Warn("the invalidation seen on an idle connection could not be recorded");
+    }
+  }
+}
+
+// A list_changed that reached a bound connection while it sat idle is still a change of
+// the bound catalog: recorded when the pool lets the connection go, so the next process
+// refuses too. Errors: state.write_failed.
+Status Gate::ClosePooled(const std::string& server, Pooled& pooled, const char* reason) {
+  Status recorded = OkStatus();
+  if (pooled.bound_since) {
+    for (const auto& event : pooled.client->connection().EventsSince(*pooled.bound_since)) {
+      if (!IsListChanged(event)) continue;
+      recorded = InvalidationStore(env_.state_dir).Record(pooled.manifest_sha256, server, reason, env_.clock());
+      break;
+    }
+  }
+  pooled.client->Close();
+  return recorded;
+}
+
+void Gate::Warn(const std::string& text) const {
+  if (env_.warn) {
+    env_.warn(text);
+  } else {
+    std::fprintf(stderr, "udon-mcp: warning: %s\n", text.c_str());
+  }
+}
+
+// Records the run's invalidation durably. The verdict that led here stands whether or not
+// the record could be written (a refusal stays a refusal, an indeterminate outcome stays
+// indeterminate); a failed write is said in details (stateWriteFailed) and on stderr.
+void Gate::RecordInvalidation(Run& run, const char* reason) {
+  run.invalidation = reason;
+  Status recorded = InvalidationStore(env_.state_dir)
+                        .Record(run.manifest->sha256(), run.binding.server, reason, env_.clock());
+  if (recorded.ok()) return;
+  run.invalidation_write_failure = recorded.error().code;
+  Warn("the invalidation could not be recorded in the state directory; later processes will not know of it");
 }
 
 GateResult Gate::Verify(const Binding& binding) { return Execute(binding, nullptr, CallOptions{}); }
@@ -224,9 +294,13 @@ Status Gate::StepDigest(Run& run) {
 Status Gate::StepStatic(Run& run) {
   const manifest::Manifest& m = *run.manifest;
   UDON_RETURN_IF_ERROR(m.CheckFreshness(env_.clock(), env_.policy));
-  if (InvalidationStore(env_.state_dir).IsInvalidated(m.sha256(), run.binding.server)) {
+  auto captured_at = manifest::ParseInstant(m.document().value("capturedAt", ""));
+  if (!captured_at.ok()) return Refuse("manifest.incomplete", "capturedAt is missing or malformed", "/capturedAt");
+  UDON_ASSIGN_OR_RETURN(bool invalidated,
+                        InvalidationStore(env_.state_dir).IsInvalidated(m.sha256(), run.binding.server, *captured_at));
+  if (invalidated) {
     return Refuse("manifest.invalidated",
-                  "list_changed was seen earlier for this manifest and server; capture and review again");
+                  "list_changed was seen for this server at or after this manifest's capture; capture and review again");
   }
   UDON_ASSIGN_OR_RETURN(run.location, manifest::SelectTool(m, run.binding.server, run.binding.tool));
   const json::Value* review_json = m.review(run.binding.server, run.binding.tool);
@@ -277,6 +351,50 @@ Status Gate::CheckParamHeaders(Run& run) {
   return error;
 }
 
+// Contract 6: a pooled connection is reused only while it speaks the manifest's version
+// with its serverInfo, is alive, and nothing changed the bound catalog since its binding
+// began. A list_changed in that time invalidates (the binding began at its first
+// comparison, so the proposal's rule applies even while it sat idle between calls).
+Status Gate::TryReuse(Run& run, std::unique_ptr<Pooled> pooled, const std::string& recorded_version,
+                      const std::string& recorded_info_sha) {
+  std::string refused;
+  if (pooled->protocol_version != recorded_version) refused = "protocol_version";
+  if (refused.empty() && pooled->server_info_sha256 != recorded_info_sha) refused = "server_info";
+  if (refused.empty() && pooled->manifest_sha256 != run.manifest->sha256()) refused = "other_manifest";
+  if (refused.empty() && !pooled->client->connection().connected()) refused = "disconnected";
+  bool list_changed = false;
+  for (const auto& event : pooled->client->connection().EventsSince(pooled->bound_since.value_or(0))) {
+    if (IsListChanged(event)) list_changed = true;
+    if (refused.empty() && event.kind == mcp::EventKind::kDisconnected) refused = "disconnected";
+    if (refused.empty() && EndsSubscription(event, *pooled->client)) refused = "subscription_lost";
+  }
+  if (list_changed) {
+    // Recorded for the manifest the connection was bound for; this run's refusal follows
+    // from it when that is the same manifest, and the run goes on fresh otherwise.
+    Status recorded = ClosePooled(run.binding.server, *pooled, "list_changed_between_calls");
+    if (!recorded.ok()) {
+      run.invalidation_write_failure = recorded.error().code;
+      Warn("the invalidation could not be recorded in the state directory; later processes will not know of it");
+    }
+    if (pooled->manifest_sha256 == run.manifest->sha256()) {
+      run.reuse_refused = "list_changed";
+      run.invalidation = "list_changed_between_calls";
+      return Refuse("binding.invalidated", "list_changed arrived on the reused connection after its binding");
+    }
+    run.reuse_refused = "other_manifest";
+    return OkStatus();
+  }
+  if (!refused.empty()) {
+    run.reuse_refused = refused;
+    pooled->client->Close();
+    return OkStatus();
+  }
+  run.connection = std::move(pooled);
+  run.reused = true;
+  run.checked_through = run.connection->client->connection().LastSequence();
+  return OkStatus();
+}
+
 Status Gate::StepConnect(Run& run) {
   if (env_.config == nullptr) {
     return Refuse("config.server_unknown", "no runtime configuration names this server");
@@ -288,45 +406,21 @@ Status Gate::StepConnect(Run& run) {
   const std::string recorded_info_sha = DigestOrEmpty(recorded_info);
 
   if (env_.reuse_connections) {
-    std::lock_guard<std::mutex> guard(pool_mutex_);
-    auto it = pool_.find(run.binding.server);
-    if (it != pool_.end()) {
-      std::unique_ptr<Pooled> pooled = std::move(it->second);
-      pool_.erase(it);
-      // Contract 6: same version, same serverInfo, alive, and no list_changed since the
-      // first successful comparison on it.
-      bool eligible = pooled->protocol_version == recorded_version &&
-                      pooled->server_info_sha256 == recorded_info_sha &&
-                      pooled->client->connection().connected();
-      bool list_changed = false;
-      for (const auto& event : pooled->client->connection().EventsSince(pooled->bound_since)) {
-        if (event.kind == mcp::EventKind::kNotification && event.method == kListChanged) list_changed = true;
-        if (event.kind == mcp::EventKind::kDisconnected) eligible = false;
-        if (EndsSubscription(event, *pooled->client)) eligible = false;
+    std::unique_ptr<Pooled> pooled;
+    {
+      std::lock_guard<std::mutex> guard(pool_mutex_);
+      auto it = pool_.find(run.binding.server);
+      if (it != pool_.end()) {
+        pooled = std::move(it->second);
+        pool_.erase(it);
       }
-      if (list_changed) {
-        // The binding on this connection began at its first comparison: the proposal's
-        // rule applies even while it sat idle between calls.
-        pooled->client->Close();
-        run.invalidation = "list_changed_between_calls";
-        UDON_RETURN_IF_ERROR(InvalidationStore(env_.state_dir)
-                                 .Record(run.manifest->sha256(), run.binding.server, run.invalidation));
-        return Refuse("binding.invalidated", "list_changed arrived on the reused connection after its binding");
-      }
-      if (eligible) {
-        run.connection = std::move(pooled);
-        run.reused = true;
-        run.checked_through = run.connection->client->connection().LastSequence();
-        return OkStatus();
-      }
-      pooled->client->Close();
     }
+    if (pooled) UDON_RETURN_IF_ERROR(TryReuse(run, std::move(pooled), recorded_version, recorded_info_sha));
+    if (run.reused) return OkStatus();
   }
 
   mcp::ClientOptions options;
-  options.request_timeout = env_.call_timeout.count() > 0
-                                ? env_.call_timeout
-                                : std::chrono::milliseconds(env_.policy.call_timeout_seconds * 1000LL);
+  options.request_timeout = CallTimeout();
   options.max_message_bytes = env_.policy.max_message_bytes;
   auto client = env_.connect(*server_config, options);
   if (!client.ok()) {
@@ -384,74 +478,49 @@ Status Gate::StepConnect(Run& run) {
 }
 
 Status Gate::StepList(Run& run) {
-  mcp::Client& client = *run.connection->client;
-  for (;;) {
-    const std::uint64_t before = client.connection().LastSequence();
-    auto pages = client.ListAllTools(env_.policy.max_pages);
-    ++run.listings;
-    if (!pages.ok()) {
-      // Contract codes (a malformed page, a modern result breaking the rules) stand as they are.
-      const std::string& code = pages.error().code;
-      if (code.rfind("catalog.", 0) == 0 || code.rfind("server.", 0) == 0) return std::move(pages).error();
-      Error error = Refuse("server.connect_failed", "the live tools/list failed");
-      error.details["cause"] = pages.error().code;
-      if (pages.error().details.contains("cause")) error.details["transportCause"] = pages.error().details["cause"];
-      return error;
-    }
-    // Everything that arrived since the last examination, through now: a list_changed
-    // up to this point only forces a fresh listing (unless policy is strict).
-    bool disturbed = false;
-    const std::uint64_t through = client.connection().LastSequence();
-    for (const auto& event : client.connection().EventsSince(run.checked_through)) {
-      if (event.sequence > through) break;
-      if (event.kind == mcp::EventKind::kServerRequest) {
-        run.server_requests.push_back(event.method);
-        return Refuse("server.request_refused",
-                      "the server asked for sampling, elicitation or roots before dispatch");
-      }
-      if (EndsSubscription(event, client)) {
-        Error error = Refuse("server.connect_failed", "the tool-list subscription ended during the listing");
-        error.details["reason"] = "subscription_lost";
-        return error;
-      }
-      if (event.kind == mcp::EventKind::kNotification && event.method == kListChanged) {
-        ++run.list_changed_before_binding;
-        if (event.sequence > before) disturbed = true;
-        if (env_.policy.strict_list_changed) {
-          run.invalidation = "strict_notification";
-          UDON_RETURN_IF_ERROR(InvalidationStore(env_.state_dir)
-                                   .Record(run.manifest->sha256(), run.binding.server, run.invalidation));
-          return Refuse("binding.invalidated",
-                        "list_changed arrived on this connection and policy strictListChanged is on");
-        }
-      }
-    }
-    run.checked_through = through;
-    if (disturbed) {
-      ++run.disturbed_listings;
-      if (run.disturbed_listings >= kMaxDisturbedListings) {
-        return Refuse("catalog.unstable", "list_changed kept arriving during 3 listings in a row");
-      }
-      continue;
-    }
-    std::vector<const json::Value*> found;
-    for (const json::Value& page : pages->pages) {
-      auto tools = page.find("tools");
-      if (tools == page.end() || !tools->is_array()) continue;
-      for (const json::Value& tool : *tools) {
-        if (tool.is_object() && tool.contains("name") && tool["name"] == run.binding.tool) {
-          found.push_back(&tool);
-        }
-      }
-    }
-    if (found.empty()) return Refuse("catalog.tool_missing", "the selected tool is absent from the live catalog");
-    if (found.size() > 1) {
-      return Refuse("catalog.tool_duplicate", "the selected tool name occurs more than once in the live catalog");
-    }
-    run.live_tool = *found.front();
-    run.live_tool_sha256 = DigestOrEmpty(run.live_tool);
-    return OkStatus();
+  // A serialized tool's call holds its lock from before the listing through dispatch, so
+  // no other caller's call falls between this call's comparison and its dispatch.
+  if (run.arguments != nullptr && run.review.concurrency == manifest::Concurrency::kSerialize) {
+    std::string scope = run.binding.server;
+    if (run.review.serialize_scope == manifest::SerializeScope::kTool) scope += "\n" + run.binding.tool;
+    UDON_ASSIGN_OR_RETURN(run.lock, SerializeLock::Acquire(env_.state_dir, scope,
+                                                           std::chrono::seconds(env_.policy.serialize_timeout_seconds)));
   }
+  mcp::Client& client = *run.connection->client;
+  mcp::ListingRules rules;
+  rules.max_pages = env_.policy.max_pages;
+  rules.strict_list_changed = env_.policy.strict_list_changed;
+  rules.bound = run.connection->bound_since.has_value();
+  mcp::ListingFacts facts;
+  facts.checked_through = run.checked_through;
+  auto pages = mcp::ListStable(client, rules, facts);
+  run.listings += facts.listings;
+  run.disturbed_listings += facts.disturbed_listings;
+  run.list_changed_before_binding += facts.list_changed_before_binding;
+  run.server_requests.insert(run.server_requests.end(), facts.server_requests.begin(), facts.server_requests.end());
+  run.checked_through = facts.checked_through;
+  if (!pages.ok()) {
+    Error error = std::move(pages).error();
+    if (error.code == "binding.invalidated") {
+      RecordInvalidation(run, error.details.value("reason", "list_changed_after_binding").c_str());
+    }
+    return error;
+  }
+  std::vector<const json::Value*> found;
+  for (const json::Value& page : *pages) {
+    auto tools = page.find("tools");
+    if (tools == page.end() || !tools->is_array()) continue;
+    for (const json::Value& tool : *tools) {
+      if (tool.is_object() && tool.contains("name") && tool["name"] == run.binding.tool) found.push_back(&tool);
+    }
+  }
+  if (found.empty()) return Refuse("catalog.tool_missing", "the selected tool is absent from the live catalog");
+  if (found.size() > 1) {
+    return Refuse("catalog.tool_duplicate", "the selected tool name occurs more than once in the live catalog");
+  }
+  run.live_tool = *found.front();
+  run.live_tool_sha256 = DigestOrEmpty(run.live_tool);
+  return OkStatus();
 }
 
 Status Gate::StepCompare(Run& run) {
@@ -463,24 +532,26 @@ Status Gate::StepCompare(Run& run) {
     return error;
   }
   run.bound_sequence = run.checked_through;
-  if (run.connection->bound_since == 0) run.connection->bound_since = run.bound_sequence;
+  if (!run.connection->bound_since) {
+    run.connection->bound_since = run.bound_sequence;
+    run.connection->manifest_sha256 = run.manifest->sha256();
+  }
   return OkStatus();
 }
 
 Status Gate::CheckBindingEvents(Run& run, std::uint64_t after, bool during_call) {
   for (const auto& event : run.connection->client->connection().EventsSince(after)) {
-    if (event.kind == mcp::EventKind::kNotification && event.method == kListChanged) {
-      run.invalidation = during_call ? "list_changed_during_call" : "list_changed_before_dispatch";
-      UDON_RETURN_IF_ERROR(InvalidationStore(env_.state_dir)
-                               .Record(run.manifest->sha256(), run.binding.server, run.invalidation));
-      if (during_call) {
-        Error error = Refuse("call.indeterminate",
-                             "list_changed arrived during the call; the result is withheld");
-        error.details["reason"] = "list_changed";
-        return error;
-      }
-      return Refuse("binding.invalidated", "list_changed arrived after the comparison and before dispatch");
+    if (!IsListChanged(event)) continue;
+    if (during_call) {
+      // Dispatched: the outcome is indeterminate whatever happens to the record. A record
+      // that cannot be written is said (details, stderr), never turned into another exit.
+      RecordInvalidation(run, "list_changed_during_call");
+      Error error = Refuse("call.indeterminate", "list_changed arrived during the call; the result is withheld");
+      error.details["reason"] = "list_changed";
+      return error;
     }
+    RecordInvalidation(run, "list_changed_before_dispatch");
+    return Refuse("binding.invalidated", "list_changed arrived after the comparison and before dispatch");
   }
   for (const auto& event : run.connection->client->connection().EventsSince(after)) {
     if (EndsSubscription(event, *run.connection->client)) {
@@ -517,27 +588,40 @@ Status Gate::StepArguments(Run& run) {
       if (validation.limit_error) error.details["limit"] = validation.limit_error->code;
       return error;
     }
-    run.arguments_sha256 = DigestOrEmpty(*run.arguments);
-    if (run.review.concurrency == manifest::Concurrency::kSerialize) {
-      std::string scope = run.binding.server;
-      if (run.review.serialize_scope == manifest::SerializeScope::kTool) scope += "\n" + run.binding.tool;
-      UDON_ASSIGN_OR_RETURN(run.lock, SerializeLock::Acquire(env_.state_dir, scope));
-    }
+    run.arguments_digest = KeyedDigest(*run.arguments);
+    UDON_RETURN_IF_ERROR(Barrier(run));
   }
   Status events = CheckBindingEvents(run, run.bound_sequence, false);
   run.checked_through = run.connection->client->connection().LastSequence();
   return events;
 }
 
+// On an ordered transport a ping round trip right before dispatch makes every
+// notification the server sent before it visible now, closing the window between the
+// comparison and tools/call to what the protocol itself leaves open.
+Status Gate::Barrier(Run& run) {
+  mcp::Client& client = *run.connection->client;
+  if (!client.connection().transport().ordered()) return OkStatus();
+  Status pinged = client.Ping(CallTimeout());
+  if (!pinged.ok()) {
+    Error error = Refuse("server.connect_failed", "the server did not answer the ping before dispatch");
+    error.details["cause"] = pinged.error().details.value("cause", pinged.error().code);
+    return error;
+  }
+  run.barrier = true;
+  return OkStatus();
+}
+
+std::chrono::milliseconds Gate::CallTimeout() const {
+  return env_.call_timeout.count() > 0 ? env_.call_timeout
+                                       : std::chrono::milliseconds(env_.policy.call_timeout_seconds * 1000LL);
+}
+
 Status Gate::Dispatch(Run& run) {
   mcp::Client& client = *run.connection->client;
   const auto start = Clock::now();
   run.result->dispatched = true;
-  auto outcome = client.CallTool(run.binding.tool, *run.arguments,
-                                 env_.call_timeout.count() > 0
-                                     ? env_.call_timeout
-                                     : std::chrono::milliseconds(env_.policy.call_timeout_seconds * 1000LL),
-                                 run.location.tool);
+  auto outcome = client.CallTool(run.binding.tool, *run.arguments, CallTimeout(), run.location.tool);
   run.call_milliseconds = MillisecondsSince(start);
   // Anything after the last pre-dispatch examination counts as during the call.
   UDON_RETURN_IF_ERROR(CheckBindingEvents(run, run.checked_through, true));
@@ -562,9 +646,7 @@ Status Gate::Dispatch(Run& run) {
     return error;
   }
   const json::Value& result = *outcome->result;
-  if (!result.is_object() || !result.contains("content") || !result["content"].is_array()) {
-    return Refuse("call.protocol_error", "the tools/call result is malformed (no content array)");
-  }
+  if (const char* problem = CallResultShapeProblem(result)) return Refuse("call.protocol_error", problem);
   if (auto is_error = result.find("isError"); is_error != result.end() && *is_error == true) {
     Error error = Refuse("call.tool_error", "the tool reported an error; its content is diagnostic only");
     error.details["contentBlocks"] = result["content"].size();
@@ -577,7 +659,7 @@ Status Gate::Dispatch(Run& run) {
     }
     return OkStatus();
   }
-  run.result_sha256 = DigestOrEmpty(*structured);
+  run.result_digest = KeyedDigest(*structured);
   if (!run.output_schema) return OkStatus();  // nothing reviewed to validate it against: not exposed
   schema::ValidationResult validation = run.output_schema->Validate(*structured);
   if (!structured->is_object() || !validation.valid) {
@@ -593,6 +675,7 @@ Status Gate::Dispatch(Run& run) {
 void Gate::Release(Run& run, bool keep) {
   run.lock.reset();
   if (!run.connection) return;
+  run.connection_stream = run.connection->client->notification_stream();
   if (run.connection->client->initialized() && run.connection->client->initialized()->era == mcp::Era::kModern) {
     run.subscription = mcp::SubscriptionName(run.connection->client->subscription());
   }
@@ -608,7 +691,38 @@ void Gate::Release(Run& run, bool keep) {
   run.connection.reset();
 }
 
+// Keyed digest for evidence; empty when no key could be had (no digest is then recorded).
+std::string Gate::KeyedDigest(const json::Value& value) {
+  std::lock_guard<std::mutex> guard(key_mutex_);
+  if (!key_loaded_) {
+    key_loaded_ = true;
+    auto key = EvidenceKey::LoadOrCreate(env_.state_dir);
+    if (key.ok()) {
+      key_.emplace(std::move(key).value());
+    } else {
+      Warn("no evidence key in the state directory; argument and result digests are not recorded");
+    }
+  }
+  return key_ ? key_->Digest(value) : std::string();
+}
+
+std::string Gate::KeyId() {
+  std::lock_guard<std::mutex> guard(key_mutex_);
+  return key_ ? key_->id() : std::string();
+}
+
 void Gate::Finish(Run& run, GateResult& result) {
+  if (result.dispatched && result.error && ExitCodeFor(result.error->code) != 4 &&
+      ExitCodeFor(result.error->code) != 5) {
+    // After dispatch only "failed" (4) or "indeterminate" (5) are true; anything else
+    // (a state or internal error) leaves the outcome unknown, and it must not be retried.
+    Error indeterminate = Refuse("call.indeterminate", "the call was dispatched and its outcome cannot be established");
+    indeterminate.details["cause"] = result.error->code;
+    result.error = std::move(indeterminate);
+  }
+  if (result.error && !run.invalidation_write_failure.empty()) {
+    result.error->details["stateWriteFailed"] = run.invalidation_write_failure;
+  }
   std::string code = result.error ? result.error->code : "ok";
   result.exit_code = result.error ? ExitCodeFor(code) : 0;
   // A manifest that cannot be trusted refuses the call: before dispatch that is exit 3.
@@ -635,6 +749,7 @@ void Gate::Finish(Run& run, GateResult& result) {
                         {"exit", result.exit_code},
                         {"dispatched", result.dispatched},
                         {"connection", run.reused ? "reused" : "fresh"},
+                        {"barrier", run.barrier},
                         {"listings", run.listings},
                         {"disturbedListings", run.disturbed_listings},
                         {"listChangedBeforeBinding", run.list_changed_before_binding},
@@ -651,8 +766,14 @@ void Gate::Finish(Run& run, GateResult& result) {
   if (!run.server_info_drift.empty()) record["serverInfoDrift"] = run.server_info_drift;
   if (!run.server_requests.empty()) record["serverRequests"] = run.server_requests;
   if (!run.live_tool_sha256.empty()) record["liveToolSha256"] = run.live_tool_sha256;
-  if (!run.arguments_sha256.empty()) record["argumentsSha256"] = run.arguments_sha256;
-  if (!run.result_sha256.empty()) record["resultSha256"] = run.result_sha256;
+  if (!run.reuse_refused.empty()) record["reuseRefused"] = run.reuse_refused;
+  if (!run.invalidation_write_failure.empty()) record["invalidationWriteFailed"] = run.invalidation_write_failure;
+  if (run.connection_stream != mcp::NotificationStream::kNone) {
+    record["notificationStream"] = mcp::NotificationStreamName(run.connection_stream);
+  }
+  if (!run.arguments_digest.empty()) record["argumentsHmacSha256"] = run.arguments_digest;
+  if (!run.result_digest.empty()) record["resultHmacSha256"] = run.result_digest;
+  if (!run.arguments_digest.empty() || !run.result_digest.empty()) record["digestKeyId"] = KeyId();
   if (result.error && result.error->details.contains("cause")) record["cause"] = result.error->details["cause"];
   if (result.error && result.error->details.contains("reason")) record["reason"] = result.error->details["reason"];
   result.evidence = std::move(record);

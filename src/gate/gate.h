@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "gate/evidence.h"
+#include "gate/evidence_key.h"
 #include "json/json.h"
 #include "json/result.h"
 #include "manifest/instant.h"
@@ -60,6 +61,8 @@ struct GateEnvironment {
   // Test seam: runs after each successful step, so a test can place an event exactly
   // between two steps (e.g. list_changed after "compare", before dispatch).
   std::function<void(const std::string& step, mcp::Connection& connection)> after_step;
+  // Where warnings go (a fixed text, never a value); default: stderr.
+  std::function<void(const std::string&)> warn;
 };
 
 struct CallOptions {
@@ -112,11 +115,20 @@ class Gate {
   Status StepStatic(Run& run);
   Status CheckParamHeaders(Run& run);
   Status StepConnect(Run& run);
+  Status TryReuse(Run& run, std::unique_ptr<Pooled> pooled, const std::string& recorded_version,
+                  const std::string& recorded_info_sha);
+  Status ClosePooled(const std::string& server, Pooled& pooled, const char* reason);
   Status StepList(Run& run);
   Status StepCompare(Run& run);
   Status StepArguments(Run& run);
+  Status Barrier(Run& run);
   Status Dispatch(Run& run);
   Status CheckBindingEvents(Run& run, std::uint64_t after, bool during_call);
+  void RecordInvalidation(Run& run, const char* reason);
+  std::chrono::milliseconds CallTimeout() const;
+  std::string KeyedDigest(const json::Value& value);
+  std::string KeyId();
+  void Warn(const std::string& text) const;
   void Release(Run& run, bool keep);
   void Finish(Run& run, GateResult& result);
 
@@ -124,6 +136,9 @@ class Gate {
   std::mutex manifest_mutex_;
   // path -> (SHA-256 of the raw bytes, the manifest parsed from them)
   std::map<std::string, std::pair<std::string, std::shared_ptr<const manifest::Manifest>>> manifests_;
+  std::mutex key_mutex_;
+  bool key_loaded_ = false;
+  std::optional<EvidenceKey> key_;
   std::mutex pool_mutex_;
   std::map<std::string, std::unique_ptr<Pooled>> pool_;
 };

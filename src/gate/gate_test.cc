@@ -9,6 +9,7 @@
 
 #include "gate/state.h"
 #include "json/sha256.h"
+#include "manifest/instant.h"
 #include "manifest/internal/test_manifest.h"
 #include "manifest/manifest.h"
 #include "gate/internal/scripted_gate.h"
@@ -44,6 +45,10 @@ class GateTest : public internal::ScriptedGateTest {
     EXPECT_TRUE(result.output.is_null());
   }
 
+  static std::int64_t CapturedAt() {
+    return *manifest::ParseInstant(manifest::internal::ValidManifestJson()["capturedAt"].get<std::string>());
+  }
+
   static void ExpectValueFree(const GateResult& result) {
     const std::string record = result.evidence.dump();
     EXPECT_EQ(record.find(kCanaryArgument), std::string::npos);
@@ -67,8 +72,9 @@ TEST_F(GateTest, HappyPathExposesOnlyValidatedStructuredContent) {
   EXPECT_EQ(steps, (std::vector<std::string>{"digest:ok", "static:ok", "connect:ok", "list:ok",
                                              "compare:ok", "arguments:ok", "dispatch:ok"}));
   EXPECT_EQ(result.evidence["code"], "ok");
-  EXPECT_EQ(result.evidence["argumentsSha256"], *json::CanonicalSha256(Args()));
-  EXPECT_TRUE(json::IsSha256Hex(result.evidence["resultSha256"].get<std::string>()));
+  EXPECT_TRUE(json::IsSha256Hex(result.evidence["argumentsHmacSha256"].get<std::string>()));
+  EXPECT_NE(result.evidence["argumentsHmacSha256"], *json::CanonicalSha256(Args())) << "keyed, not plain";
+  EXPECT_TRUE(json::IsSha256Hex(result.evidence["resultHmacSha256"].get<std::string>()));
   EXPECT_TRUE(json::IsSha256Hex(result.evidence["liveToolSha256"].get<std::string>()));
   ExpectValueFree(result);
 }
@@ -220,7 +226,10 @@ TEST_F(GateTest, ListChangedAfterComparisonPreventsDispatchAndInvalidatesForGood
   GateResult later = CallOnce(StateEnv());
   ExpectRefused(later, "manifest.invalidated");
   EXPECT_EQ(server_.connects.load(), 1);
-  EXPECT_TRUE(InvalidationStore((dir_ / "state").string()).IsInvalidated(binding_.manifest_sha256, "blender_farm"));
+  auto invalidated = InvalidationStore((dir_ / "state").string())
+                         .IsInvalidated(binding_.manifest_sha256, "blender_farm", CapturedAt());
+  ASSERT_TRUE(invalidated.ok());
+  EXPECT_TRUE(*invalidated);
 }
 
 TEST_F(GateTest, ListChangedDuringTheCallIsIndeterminateAndWithheld) {
@@ -378,6 +387,188 @@ TEST_F(GateTest, AManifestEditedBetweenCallsIsHashedAgain) {
   EXPECT_TRUE(gate.Call(binding_, Args(), options).ok());
 }
 
+// Issue "Gate correctness II", 1: a reused connection's binding began at its first
+// comparison (here at event sequence 0, which the gate once took for "not bound"), so a list_changed during a later call's listing is a change of the bound
+// catalog, not a disturbance to list away.
+TEST_F(GateTest, ListChangedDuringALaterListingOfABoundConnectionInvalidates) {
+  GateEnvironment env = StateEnv();
+  env.reuse_connections = true;
+  Gate gate(env);
+  CallOptions options;
+  options.expect_output = true;
+  ASSERT_TRUE(gate.Call(binding_, Args(), options).ok());
+  server_.on_list = [](const Message&, mcp::MemoryPeer& p) {
+    p.Send(mcp::MakeNotification("notifications/tools/list_changed"));
+  };
+  server_.calls = 0;
+  GateResult second = gate.Call(binding_, Args(), options);
+  ExpectRefused(second, "binding.invalidated");
+  EXPECT_EQ(second.evidence["connection"], "reused");
+  EXPECT_EQ(second.evidence["invalidation"], "list_changed_after_binding");
+  EXPECT_EQ(second.evidence["listChangedBeforeBinding"], 0) << "not counted on a bound connection";
+  server_.on_list = nullptr;
+  ExpectRefused(gate.Call(binding_, Args(), options), "manifest.invalidated");
+  ExpectRefused(CallOnce(StateEnv()), "manifest.invalidated");
+}
+
+TEST_F(GateTest, ANoticeWhileIdleIsRecordedWhenThePoolClosesTheConnection) {
+  {
+    GateEnvironment env = StateEnv();
+    env.reuse_connections = true;
+    Gate gate(env);
+    CallOptions options;
+    options.expect_output = true;
+    ASSERT_TRUE(gate.Call(binding_, Args(), options).ok());
+    mcp::MemoryPeer* peer = server_.peer.load();
+    peer->Send(mcp::MakeNotification("notifications/tools/list_changed"));
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // delivery to the idle connection
+  }  // the gate (and its pool) goes away, as at the end of `run` or `probe`
+  server_.calls = 0;
+  ExpectRefused(CallOnce(StateEnv()), "manifest.invalidated");
+}
+
+// Issue "Gate correctness II", 2: after dispatch the outcome is 4 or 5, whatever else
+// fails; an invalidation that cannot be written leaves it indeterminate, never exit 1.
+TEST_F(GateTest, AnUnwritableInvalidationAfterDispatchIsStillIndeterminate) {
+  server_.on_call = [](const Message& m, mcp::MemoryPeer& p) {
+    p.Send(mcp::MakeNotification("notifications/tools/list_changed"));
+    p.Send(mcp::MakeResult(m.id, {{"content", json::Value::array()},
+                                  {"structuredContent", {{"renderedUris", {"https://r.example/x"}}}}}));
+  };
+  GateEnvironment env = StateEnv();
+  const std::filesystem::path records = dir_ / "state" / "invalidated";
+  std::filesystem::create_directories(dir_ / "state");
+  env.after_step = [records](const std::string& step, mcp::Connection&) {
+    // The state directory breaks between the last check and dispatch: a file where the
+    // records' directory must be.
+    if (step == "arguments") std::ofstream(records.string()) << "not a directory";
+  };
+  std::vector<std::string> warnings;
+  env.warn = [&warnings](const std::string& text) { warnings.push_back(text); };
+  GateResult result = CallOnce(env);
+  ASSERT_TRUE(result.error.has_value());
+  EXPECT_EQ(result.error->code, "call.indeterminate");
+  EXPECT_EQ(result.exit_code, 5);
+  EXPECT_TRUE(result.dispatched);
+  EXPECT_EQ(result.error->details["stateWriteFailed"], "state.write_failed");
+  EXPECT_EQ(result.evidence["invalidationWriteFailed"], "state.write_failed");
+  EXPECT_EQ(warnings.size(), 1u);
+}
+
+// Issue "Gate correctness II", 4: on an ordered transport, a notice the server sent
+// before it saw tools/call is seen before dispatch (ping barrier), not during the call.
+TEST_F(GateTest, APingBarrierSeesANoticeSentBeforeDispatch) {
+  server_.on_ping = [](const Message&, mcp::MemoryPeer& p) {
+    p.Send(mcp::MakeNotification("notifications/tools/list_changed"));
+  };
+  GateResult result = CallOnce(StateEnv());
+  ExpectRefused(result, "binding.invalidated");
+  EXPECT_EQ(result.evidence["invalidation"], "list_changed_before_dispatch");
+  EXPECT_EQ(server_.pings.load(), 1);
+  server_.on_ping = nullptr;
+  GateResult verified = Gate(Env()).Verify(binding_);
+  EXPECT_TRUE(verified.ok());
+  EXPECT_EQ(server_.pings.load(), 1) << "verify dispatches nothing, so it needs no barrier";
+  EXPECT_FALSE(verified.evidence["barrier"].get<bool>());
+}
+
+// Issue "Gate correctness II", 8: a result that breaks the CallToolResult shape is not
+// success, however it is dressed.
+TEST_F(GateTest, AResultOfTheWrongShapeIsAProtocolError) {
+  const std::vector<json::Value> shapes = {
+      {{"content", json::Value::array()}, {"isError", "true"}},
+      {{"content", json::Value::array()}, {"isError", 0}},
+      {{"content", {{{"text", "no type"}}}}},
+      {{"content", {"a string block"}}},
+      {{"content", json::Value::array()}, {"structuredContent", {1, 2}}},
+  };
+  for (const json::Value& shape : shapes) {
+    SCOPED_TRACE(shape.dump());
+    server_.on_call = [&shape](const Message& m, mcp::MemoryPeer& p) { p.Send(mcp::MakeResult(m.id, shape)); };
+    GateResult result = CallOnce(Env(), false);
+    ASSERT_TRUE(result.error.has_value());
+    EXPECT_EQ(result.error->code, "call.protocol_error");
+    EXPECT_EQ(result.exit_code, 4);
+    EXPECT_TRUE(result.output.is_null());
+  }
+}
+
+// Issue "Gate correctness II", 6: an invalidation for a server refuses every manifest
+// captured before it, whatever else changed; only a later capture revives the server.
+TEST_F(GateTest, AnInvalidationIsNotRevivedByAnUnrelatedEdit) {
+  std::int64_t now = *manifest::ParseInstant("2026-08-31T00:00:00Z");
+  const auto clocked = [&] {
+    GateEnvironment env = StateEnv();
+    env.clock = [&now] { return now; };
+    return env;
+  };
+  server_.on_call = [](const Message& m, mcp::MemoryPeer& p) {
+    p.Send(mcp::MakeNotification("notifications/tools/list_changed"));
+    p.Send(mcp::MakeResult(m.id, {{"content", json::Value::array()}}));
+  };
+  ASSERT_EQ(CallOnce(clocked()).error->code, "call.indeterminate");
+  server_.on_call = nullptr;
+  server_.calls = 0;
+
+  json::Value edited = manifest::internal::ValidManifestJson();
+  edited["x-note"] = "re-pinned without a new capture";
+  WriteManifest(edited);
+  ExpectRefused(CallOnce(clocked()), "manifest.invalidated");
+
+  // A capture after the invalidation (a minute later here) is accepted.
+  now += 120;
+  json::Value recaptured = manifest::internal::ValidManifestJson();
+  recaptured["capturedAt"] = manifest::FormatInstant(now - 60);
+  recaptured["servers"]["blender_farm"]["reviews"]["render_turntable"]["reviewedAt"] = manifest::FormatInstant(now - 30);
+  WriteManifest(recaptured);
+  GateResult revived = CallOnce(clocked());
+  EXPECT_TRUE(revived.ok()) << revived.error->Describe();
+}
+
+// Issue "Gate correctness II", 12: the lock is taken before the listing and its wait is
+// bounded by policy; a timeout refuses before dispatch.
+TEST_F(GateTest, ASerializeLockHeldTooLongRefusesWithoutDispatch) {
+  WriteManifest(Reviewed(false, {}, "serialize"));
+  GateEnvironment env = StateEnv();
+  env.policy.serialize_timeout_seconds = 1;
+  auto held = SerializeLock::Acquire(env.state_dir, "blender_farm\nrender_turntable", std::chrono::seconds(1));
+  ASSERT_TRUE(held.ok()) << held.error().Describe();
+  GateResult result = CallOnce(env);
+  ExpectRefused(result, "state.lock_timeout");
+  EXPECT_EQ(server_.lists.load(), 0) << "the lock comes before the listing";
+  held->reset();
+  EXPECT_TRUE(CallOnce(env).ok());
+}
+
+// Keyed digests: equal values compare equal under one state directory's key, differ
+// under another's, and the record names the key; no plain SHA-256 of values remains.
+TEST_F(GateTest, ArgumentAndResultDigestsAreKeyedPerStateDirectory) {
+  GateResult a = CallOnce(StateEnv());
+  GateResult b = CallOnce(StateEnv());
+  GateResult other = CallOnce(Env("other-state"));
+  for (const GateResult* r : {&a, &b, &other}) {
+    ASSERT_TRUE(r->ok());
+    EXPECT_FALSE(r->evidence.contains("argumentsSha256"));
+    EXPECT_FALSE(r->evidence.contains("resultSha256"));
+    EXPECT_EQ(r->evidence["argumentsHmacSha256"].get<std::string>().size(), 64u);
+  }
+  EXPECT_EQ(a.evidence["argumentsHmacSha256"], b.evidence["argumentsHmacSha256"]);
+  EXPECT_EQ(a.evidence["resultHmacSha256"], b.evidence["resultHmacSha256"]);
+  EXPECT_EQ(a.evidence["digestKeyId"], b.evidence["digestKeyId"]);
+  EXPECT_NE(a.evidence["argumentsHmacSha256"], other.evidence["argumentsHmacSha256"]);
+  EXPECT_NE(a.evidence["digestKeyId"], other.evidence["digestKeyId"]);
+  EXPECT_NE(a.evidence["argumentsHmacSha256"], *json::CanonicalSha256(Args()));
+  const auto key = dir_ / "state" / "evidence.key";
+  EXPECT_EQ(std::filesystem::file_size(key), 32u);
+  EXPECT_EQ(std::filesystem::status(key).permissions() & std::filesystem::perms::all,
+            std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  const std::string bytes = [&] {
+    std::ifstream in(key, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }();
+  EXPECT_EQ(a.evidence.dump().find(json::Sha256Hex(bytes)), std::string::npos);
+}
+
 TEST(GateExitCodes, FollowTheContract) {
   EXPECT_EQ(ExitCodeFor("manifest.digest_mismatch"), 3);
   EXPECT_EQ(ExitCodeFor("config.server_unknown"), 2);
@@ -388,6 +579,7 @@ TEST(GateExitCodes, FollowTheContract) {
   EXPECT_EQ(ExitCodeFor("call.indeterminate"), 5);
   EXPECT_EQ(ExitCodeFor("uws.invalid"), 2);
   EXPECT_EQ(ExitCodeFor("something.else"), 1);
+  EXPECT_EQ(ExitCodeFor("state.lock_timeout"), 3);
 }
 
 }  // namespace

@@ -4,12 +4,16 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
+#include <thread>
 
 #include "json/file.h"
 #include "json/json.h"
+#include "manifest/instant.h"
 
 namespace udon::gate {
 namespace {
@@ -62,17 +66,58 @@ std::string InvalidationStore::PathFor(std::string_view manifest_sha256,
   return state_dir_ + "/invalidated/" + HexName(manifest_sha256) + "-" + HexName(server) + ".json";
 }
 
-bool InvalidationStore::IsInvalidated(std::string_view manifest_sha256,
-                                      std::string_view server) const {
-  return access(PathFor(manifest_sha256, server).c_str(), F_OK) == 0;
+namespace {
+
+// The instant a record speaks of: "at" (the gate's clock), else its recordedAt.
+std::optional<std::int64_t> RecordedAt(const json::Value& record) {
+  if (auto at = record.find("at"); at != record.end() && at->is_number_integer()) return at->get<std::int64_t>();
+  if (auto when = record.find("recordedAt"); when != record.end() && when->is_string()) {
+    auto parsed = manifest::ParseInstant(when->get<std::string>());
+    if (parsed.ok()) return *parsed;
+  }
+  return std::nullopt;
+}
+
+Error Unreadable(const char* message) { return MakeError("state.unavailable", message); }
+
+}  // namespace
+
+Result<bool> InvalidationStore::IsInvalidated(std::string_view manifest_sha256, std::string_view server,
+                                              std::int64_t captured_at) const {
+  const std::string dir = state_dir_ + "/invalidated";
+  std::error_code error;
+  if (!std::filesystem::exists(dir, error)) {
+    if (error) return Unreadable("the invalidation records cannot be read");
+    return false;
+  }
+  if (std::filesystem::exists(PathFor(manifest_sha256, server), error)) return true;
+  if (error) return Unreadable("the invalidation records cannot be read");
+  // Records are named <hex digest>-<hex server>.json, the digest part of fixed length.
+  const std::string suffix = "-" + HexName(server) + ".json";
+  const std::size_t name_length = 2 * 64 + suffix.size();
+  std::filesystem::directory_iterator entries(dir, error);
+  if (error) return Unreadable("the invalidation records cannot be listed");
+  for (const auto& entry : entries) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() != name_length || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) continue;
+    auto text = json::ReadFile(entry.path().string(), 1u << 16);
+    if (!text.ok()) return Unreadable("an invalidation record cannot be read");
+    auto record = json::Parse(*text);
+    if (!record.ok() || !record->is_object()) return Unreadable("an invalidation record is malformed");
+    const std::optional<std::int64_t> at = RecordedAt(*record);
+    if (!at) return Unreadable("an invalidation record names no time");
+    if (captured_at <= *at) return true;
+  }
+  return false;
 }
 
 Status InvalidationStore::Record(std::string_view manifest_sha256, std::string_view server,
-                                 std::string_view reason) const {
+                                 std::string_view reason, std::int64_t at) const {
   UDON_RETURN_IF_ERROR(EnsureDir(state_dir_ + "/invalidated"));
   const json::Value record = {{"manifestSha256", manifest_sha256},
                               {"server", server},
                               {"reason", reason},
+                              {"at", at},
                               {"recordedAt", NowIso()}};
   Status written = json::WriteFileAtomic(PathFor(manifest_sha256, server), record.dump() + "\n");
   if (!written.ok()) return MakeError("state.write_failed", "cannot record the invalidation durably");
@@ -80,18 +125,31 @@ Status InvalidationStore::Record(std::string_view manifest_sha256, std::string_v
 }
 
 Result<std::unique_ptr<SerializeLock>> SerializeLock::Acquire(const std::string& state_dir,
-                                                              const std::string& scope_key) {
+                                                              const std::string& scope_key,
+                                                              std::chrono::milliseconds timeout) {
   if (!EnsureDir(state_dir + "/locks").ok()) {
     return MakeError("state.lock_failed", "cannot create the lock directory");
   }
   const std::string path = state_dir + "/locks/" + HexName(scope_key) + ".lock";
   const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) return MakeError("state.lock_failed", "cannot open the serialize lock");
-  while (flock(fd, LOCK_EX) != 0) {
-    if (errno != EINTR) {
+  // flock has no timed wait: poll without blocking, backing off up to 20 ms.
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto pause = std::chrono::milliseconds(1);
+  while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (errno == EINTR) continue;
+    if (errno != EWOULDBLOCK) {
       close(fd);
       return MakeError("state.lock_failed", "cannot take the serialize lock");
     }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      close(fd);
+      Error error = MakeError("state.lock_timeout", "another call of this serialized tool held its lock too long");
+      error.details["timeoutSeconds"] = std::chrono::duration<double>(timeout).count();
+      return error;
+    }
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds(20));
   }
   return std::unique_ptr<SerializeLock>(new SerializeLock(fd));
 }

@@ -2,6 +2,8 @@
 // (manifestSha256, server), and the cross-process locks of `serialize` tools.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,13 +21,20 @@ class InvalidationStore {
  public:
   explicit InvalidationStore(std::string state_dir) : state_dir_(std::move(state_dir)) {}
 
-  bool IsInvalidated(std::string_view manifest_sha256, std::string_view server) const;
+  // Whether a manifest is refused for this server: an invalidation recorded for exactly
+  // this (digest, server), or one recorded for the server at or after the manifest's
+  // capturedAt (an edit that re-pins a stale capture must not revive it; only a capture
+  // made after the invalidation can). A record that cannot be read refuses too.
+  // Errors: state.unavailable (the records cannot be listed or read).
+  Result<bool> IsInvalidated(std::string_view manifest_sha256, std::string_view server,
+                             std::int64_t captured_at) const;
   // Durable before it returns (written, fsynced, renamed, directory fsynced): a later
   // process must refuse even if this one dies right after. `reason` is a fixed word
-  // ("list_changed_before_dispatch", "list_changed_during_call", "strict_notification").
+  // ("list_changed_before_dispatch", "list_changed_during_call", "strict_notification",
+  // ...); `at` is the gate's clock in Unix seconds.
   // Errors: state.write_failed.
   Status Record(std::string_view manifest_sha256, std::string_view server,
-                std::string_view reason) const;
+                std::string_view reason, std::int64_t at) const;
 
  private:
   std::string PathFor(std::string_view manifest_sha256, std::string_view server) const;
@@ -36,10 +45,12 @@ class InvalidationStore {
 // a file in the state directory). Released on destruction.
 class SerializeLock {
  public:
-  // scope_key names what is serialized: the server (and tool, for scope "tool").
-  // Errors: state.lock_failed.
+  // scope_key names what is serialized: the server (and tool, for scope "tool"). Waits
+  // at most `timeout` for a holder to finish.
+  // Errors: state.lock_failed, state.lock_timeout.
   static Result<std::unique_ptr<SerializeLock>> Acquire(const std::string& state_dir,
-                                                        const std::string& scope_key);
+                                                        const std::string& scope_key,
+                                                        std::chrono::milliseconds timeout);
   ~SerializeLock();
   SerializeLock(const SerializeLock&) = delete;
   SerializeLock& operator=(const SerializeLock&) = delete;

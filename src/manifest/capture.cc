@@ -2,10 +2,10 @@
 
 #include <set>
 
+#include "mcp/catalog.h"
+
 namespace udon::manifest {
 namespace {
-
-constexpr const char* kListChanged = "notifications/tools/list_changed";
 
 struct CapturedServer {
   std::string protocol_version;
@@ -13,37 +13,21 @@ struct CapturedServer {
   std::vector<json::Value> pages;
 };
 
-// Lists until a listing completes with no list_changed arriving during it.
+// The shared stable listing (mcp/catalog.h): a server request during it refuses the
+// capture, since the gate could never pass a catalog read beside one.
 Result<std::vector<json::Value>> StableListing(mcp::Client& client, const Policy& policy,
                                                const std::string& key, const CaptureOptions& options) {
-  for (int attempt = 0; attempt < 3; ++attempt) {
-    auto listing = client.ListAllTools(policy.max_pages);
-    if (!listing.ok()) {
-      // Contract codes (a malformed page, a modern result breaking the rules) stand as they are.
-      const std::string& code = listing.error().code;
-      if (code.rfind("catalog.", 0) == 0 || code.rfind("server.", 0) == 0) return std::move(listing).error();
-      Error error = MakeError("server.connect_failed", "the tools/list capture failed");
-      error.details["cause"] = listing.error().code;
-      if (listing.error().details.contains("cause")) error.details["transportCause"] = listing.error().details["cause"];
-      return error;
-    }
-    bool disturbed = false;
-    for (const auto& event : client.connection().EventsSince(listing->sequence_before)) {
-      if (event.sequence > listing->sequence_after) break;
-      if (event.kind == mcp::EventKind::kNotification && event.method == kListChanged) disturbed = true;
-      if (event.kind == mcp::EventKind::kStreamEnded && client.subscription_id() &&
-          event.id == json::Value(*client.subscription_id())) {
-        Error error = MakeError("server.connect_failed", "the tool-list subscription ended during the capture");
-        error.details = {{"server", key}, {"reason", "subscription_lost"}};
-        return error;
-      }
-    }
-    if (!disturbed) {
-      if (options.on_progress) options.on_progress(key, listing->pages.size());
-      return std::move(listing->pages);
-    }
+  mcp::ListingRules rules;
+  rules.max_pages = policy.max_pages;
+  mcp::ListingFacts facts;
+  auto pages = mcp::ListStable(client, rules, facts);
+  if (!pages.ok()) {
+    Error error = std::move(pages).error();
+    error.details["server"] = key;
+    return error;
   }
-  return MakeError("catalog.unstable", "list_changed kept arriving during 3 listings in a row");
+  if (options.on_progress) options.on_progress(key, pages->size());
+  return pages;
 }
 
 Result<CapturedServer> CaptureServer(const mcp::RuntimeConfig& config, const Policy& policy,

@@ -30,7 +30,8 @@ struct CaptureOptions {
 // Errors: config.server_unknown, server.connect_failed, server.protocol_version_mismatch
 // (servers negotiated different versions), catalog.pagination_invalid, catalog.unstable
 // (list_changed disturbed 3 listings in a row), manifest.window_exceeds_policy (expiry
-// beyond the policy maximum), usage.invalid.
+// beyond the policy maximum), server.request_refused (the server sent sampling, elicitation
+// or roots while it was captured: no manifest), usage.invalid.
 Result<Manifest> Capture(const mcp::RuntimeConfig& config, const Policy& policy,
                          const CaptureOptions& options, Seconds now);
 

@@ -59,6 +59,9 @@ Result<Policy> PolicyFromJson(const json::Value& document) {
     } else if (member == "strictListChanged") {
       if (!value.is_boolean()) return Invalid(member, "must be true or false");
       policy.strict_list_changed = value.get<bool>();
+    } else if (member == "serializeTimeoutSeconds") {
+      UDON_ASSIGN_OR_RETURN(auto seconds, PositiveInteger(value, member, 86'400));
+      policy.serialize_timeout_seconds = static_cast<int>(seconds);
     } else {
       return Invalid(member, "unknown policy member");
     }
@@ -84,7 +87,8 @@ json::Value PolicyToJson(const Policy& policy) {
       {"callTimeoutSeconds", policy.call_timeout_seconds},
       {"maxPages", policy.max_pages},
       {"maxMessageBytes", policy.max_message_bytes},
-      {"strictListChanged", policy.strict_list_changed}};
+      {"strictListChanged", policy.strict_list_changed},
+      {"serializeTimeoutSeconds", policy.serialize_timeout_seconds}};
   if (policy.allowed_side_effects) out["allowedSideEffects"] = *policy.allowed_side_effects;
   return out;
 }

@@ -22,6 +22,8 @@ struct Policy {
   std::size_t max_pages = 1000;
   std::size_t max_message_bytes = 16u * 1024u * 1024u;
   bool strict_list_changed = false;
+  // How long a serialize tool's call waits for its lock before state.lock_timeout.
+  int serialize_timeout_seconds = 60;
 };
 
 // A policy document: a closed set of members, each optional (defaults above).

@@ -167,6 +167,17 @@ Result<InitializeResult> Client::Initialize(std::string_view requested_version) 
   if (!notified.ok()) {
     return Wrap("server.connect_failed", "notifications/initialized failed", notified.error());
   }
+  // HTTP: the server may queue list_changed right after initialized and deliver it once
+  // the GET stream opens. The listing a binding relies on must start after that stream
+  // stands (or was declined), or the notice could land after the comparison and read as
+  // a change of the bound catalog.
+  notification_stream_ = connection_.transport().AwaitNotificationStream(options_.request_timeout);
+  if (notification_stream_ == NotificationStream::kPending) {
+    Error error = udon::MakeError("server.connect_failed",
+                                  "the server neither opened nor declined its notification stream in time");
+    error.details["reason"] = "notification_stream_unsettled";
+    return error;
+  }
   initialized_ = init;
   return init;
 }
@@ -303,6 +314,15 @@ Status Client::CheckModernResult(const json::Value& result, Phase phase) const {
   Error error = udon::MakeError("call.indeterminate", "the call's result names another serverInfo");
   error.details["reason"] = "server_info_changed";
   return error;
+}
+
+Status Client::Ping(std::chrono::milliseconds timeout) {
+  if (!initialized_) return udon::MakeError("mcp.not_initialized", "initialize first");
+  auto response = connection_.Request("ping", WithMeta(json::Value::object(), initialized_->protocol_version),
+                                      timeout, /*cancellable=*/true);
+  // Any answer, even an error, proves the server handled everything it sent before it.
+  if (!response.ok()) return Wrap("server.connect_failed", "the server did not answer ping", response.error());
+  return OkStatus();
 }
 
 Status Client::Subscribe() {

@@ -119,6 +119,10 @@ class Client {
   // Modern era: opens subscriptions/listen for toolsListChanged and waits for the
   // acknowledgment; a no-op for legacy connections.
   Status Subscribe();
+  // A ping round trip. On an ordered transport it is a barrier: when it returns, every
+  // message the server sent before answering is in the event log. Any answer counts.
+  // Errors: server.connect_failed (details.cause: mcp.timeout, mcp.disconnected, ...).
+  Status Ping(std::chrono::milliseconds timeout);
   // Follows nextCursor until it is absent; refuses a repeated cursor and more than
   // max_pages pages.
   Result<ToolPages> ListAllTools(std::size_t max_pages = 1000);
@@ -134,6 +138,8 @@ class Client {
   Subscription subscription() const { return subscription_; }
   // The subscriptions/listen request id while kActive: its end is a kStreamEnded event.
   std::optional<std::int64_t> subscription_id() const { return subscription_id_; }
+  // Legacy HTTP: how the server-notification stream stood when initialization finished.
+  NotificationStream notification_stream() const { return notification_stream_; }
 
  private:
   Result<InitializeResult> DiscoverOnce(std::string_view version, std::chrono::milliseconds timeout);
@@ -147,6 +153,7 @@ class Client {
   std::optional<InitializeResult> initialized_;
   Subscription subscription_ = Subscription::kNone;
   std::optional<std::int64_t> subscription_id_;
+  NotificationStream notification_stream_ = NotificationStream::kNone;
 };
 
 const char* SubscriptionName(Client::Subscription subscription);

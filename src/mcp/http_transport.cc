@@ -92,12 +92,20 @@ struct HttpTransport::Transfer {
   bool modern = false;          // a modern-era request: no session, errors in 4xx bodies
   RequestHeaders headers;       // sent besides the transport's own
   bool ignore_body = false;     // a POSTed notification or response: any answer body is moot
+  bool notification_stream = false;  // the GET stream: settles the owner's stream state
   // Recorded as soon as the headers arrive: an SSE body delivers the initialize response
   // before the transfer ends, and the next request must already carry the session.
   void AdoptSession(std::string_view id) {
     if (modern) return;
     std::lock_guard lock(owner->mutex_);
     if (owner->session_id_.empty()) owner->session_id_ = std::string(id);
+  }
+
+  // The notification stream's answer is known (its headers are complete).
+  void HeadersComplete() {
+    if (!notification_stream || status < 200) return;
+    const bool sse = status < 300 && Lower(content_type).find("text/event-stream") != std::string::npos;
+    owner->SettleStream(sse ? NotificationStream::kEstablished : NotificationStream::kDeclined);
   }
 
   bool ShouldStop() const {
@@ -179,6 +187,12 @@ size_t HeaderCallback(char* data, size_t size, size_t count, void* user) {
   auto* transfer = static_cast<Transfer*>(user);
   const size_t total = size * count;
   std::string_view line(data, total);
+  if (Trim(line).empty()) {
+    // End of one response's headers. For the notification stream this is the moment it is
+    // known to stand (or not): the listing a binding relies on waits for it.
+    transfer->HeadersComplete();
+    return total;
+  }
   if (line.rfind("HTTP/", 0) == 0) {
     // "HTTP/1.1 200 OK" or "HTTP/2 200": a new response (also after a 1xx).
     transfer->content_type.clear();
@@ -496,14 +510,31 @@ void HttpTransport::RunRequest(Message message, RequestHeaders headers) {
   if (error) callbacks_.on_request_failed(message.id, std::move(*error));
 }
 
+void HttpTransport::SettleStream(NotificationStream state) {
+  std::lock_guard lock(mutex_);
+  if (stream_state_ != NotificationStream::kPending) return;  // only the first answer counts
+  stream_state_ = state;
+  stream_settled_.notify_all();
+}
+
+NotificationStream HttpTransport::AwaitNotificationStream(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mutex_);
+  stream_settled_.wait_for(lock, timeout, [this] {
+    return stream_state_ != NotificationStream::kPending || closing_.load();
+  });
+  return stream_state_;
+}
+
 void HttpTransport::RunNotificationStream() {
   Transfer transfer;
   transfer.owner = this;
+  transfer.notification_stream = true;
   {
     std::lock_guard lock(mutex_);
     stream_transfer_ = &transfer;
   }
   RunStreamLoop(transfer);
+  SettleStream(NotificationStream::kFailed);  // ended before any answer: it never stood
   std::lock_guard lock(mutex_);
   stream_transfer_ = nullptr;
 }
@@ -532,6 +563,7 @@ void HttpTransport::OnInitialized(const std::string& protocol_version) {
   std::lock_guard lock(mutex_);
   protocol_version_ = protocol_version;
   if (options_.notification_stream && !notification_stream_.joinable() && !closing_) {
+    stream_state_ = NotificationStream::kPending;
     notification_stream_ = std::thread([this] { RunNotificationStream(); });
   }
 }

@@ -61,6 +61,7 @@ class HttpTransport : public Transport {
   void OnInitialized(const std::string& protocol_version) override;
   void Abandon(const json::Value& id) override;
   void Close() override;
+  NotificationStream AwaitNotificationStream(std::chrono::milliseconds timeout) override;
 
   std::string session_id() const;
 
@@ -106,6 +107,9 @@ class HttpTransport : public Transport {
   std::vector<Worker> workers_;
   std::thread notification_stream_;
   Transfer* stream_transfer_ = nullptr;
+  NotificationStream stream_state_ = NotificationStream::kNone;  // guarded by mutex_
+  std::condition_variable stream_settled_;
+  void SettleStream(NotificationStream state);
   std::vector<Handle> idle_handles_;  // kept for connection reuse
 };
 

@@ -44,6 +44,7 @@ class MemoryTransport : public Transport {
   void OnInitialized(const std::string& protocol_version) override;
   void Abandon(const json::Value& id) override;
   void Close() override;
+  bool ordered() const override { return true; }
 
   // Everything the client sent, in order (a copy).
   std::vector<Message> Sent() const;

@@ -51,6 +51,7 @@ class StdioTransport : public Transport {
   Status Start(TransportCallbacks callbacks) override;
   Status Send(const Message& message) override;
   void Close() override;
+  bool ordered() const override { return true; }
 
   pid_t pid() const { return pid_; }
   // The newest stderr bytes. Diagnostics only: may contain secrets.

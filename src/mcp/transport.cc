@@ -17,4 +17,15 @@ Result<Message> ParseFrame(std::string_view frame, std::size_t max_message_bytes
   return error;
 }
 
+const char* NotificationStreamName(NotificationStream state) {
+  switch (state) {
+    case NotificationStream::kNone: return "none";
+    case NotificationStream::kPending: return "pending";
+    case NotificationStream::kEstablished: return "established";
+    case NotificationStream::kDeclined: return "declined";
+    case NotificationStream::kFailed: return "failed";
+  }
+  return "none";
+}
+
 }  // namespace udon::mcp

@@ -16,6 +16,7 @@
 //   mcp.closed              the transport was closed locally
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <string>
 #include <utility>
@@ -33,6 +34,16 @@ namespace udon::mcp {
 // Header lines a request carries on HTTP besides those the transport derives from the
 // message itself (the modern era's Mcp-Param-* mirrors of tool arguments). Never logged.
 using RequestHeaders = std::vector<std::pair<std::string, std::string>>;
+
+// The state of an HTTP server-notification stream (legacy era).
+enum class NotificationStream {
+  kNone,         // the transport has no such stream (stdio, modern era), or none was asked for
+  kPending,      // asked for; no answer yet
+  kEstablished,  // the server answered with an event stream
+  kDeclined,     // the server answered without one (405, 404, another status or type)
+  kFailed,       // the request failed (connection refused, reset)
+};
+const char* NotificationStreamName(NotificationStream state);
 
 struct TransportCallbacks {
   std::function<void(Message)> on_message;
@@ -56,6 +67,15 @@ class Transport {
   // The handshake completed at this protocol version (HTTP adds the version header to
   // every later request and may open its server-notification stream).
   virtual void OnInitialized(const std::string& /*protocol_version*/) {}
+  // Whether the server's messages arrive in the order it sent them, on one channel (stdio,
+  // in-process): then a request's response comes after everything the server sent before
+  // answering it, which makes a ping round trip a barrier.
+  virtual bool ordered() const { return false; }
+  // HTTP: waits until the GET stream for server notifications opened after initialization
+  // is established or was declined. Other transports have none.
+  virtual NotificationStream AwaitNotificationStream(std::chrono::milliseconds /*timeout*/) {
+    return NotificationStream::kNone;
+  }
   // The engine gave up waiting for this request (timeout): stop any transfer for it.
   virtual void Abandon(const json::Value& /*id*/) {}
   // Shuts down and releases everything (processes reaped, threads joined). Idempotent.

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <filesystem>
 #include <memory>
 #include <thread>
 
@@ -149,6 +150,18 @@ TEST_P(GateFaultsTest, ListChangedDuringTheCallIsIndeterminateAndInvalidatesForG
   json::Value later = Call(3);
   EXPECT_EQ(later["code"], "manifest.invalidated");
   EXPECT_EQ(CallsLogged(), 0);
+  // An unrelated edit re-pinned (a new digest, the same stale capture) does not revive it.
+  json::Value doc = json::Parse(dir_.Read("tools.json")).value();
+  doc["x-note"] = "edited after the invalidation";
+  dir_.Write("tools.json", doc.dump(2));
+  EXPECT_EQ(Call(3)["code"], "manifest.invalidated");
+  EXPECT_EQ(CallsLogged(), 0);
+  // A new capture (a second later at least) and review do.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  Run({"capture", "--server", "demo", "-o", dir_.File("tools.json"), "--protocol-version", GetParam()}, 0);
+  Review("render_turntable", {"--no-side-effects", "--concurrency", "safe", "--channel", "/source=data",
+                              "--channel", "/angles=data", "--channel", "/resolution=data"});
+  EXPECT_EQ(Call(0)["ok"], true);
 }
 
 TEST_P(GateFaultsTest, FailuresAfterDispatch) {
@@ -161,6 +174,7 @@ TEST_P(GateFaultsTest, FailuresAfterDispatch) {
                         Case{"call-no-structured-content", "call.structured_content_missing", 4},
                         Case{"call-bad-structured-content", "call.output_schema_violation", 4},
                         Case{"call-rpc-error", "call.protocol_error", 4},
+                        Case{"call-is-error-string", "call.protocol_error", 4},
                         Case{"sampling-during-call", "call.server_request_refused", 4},
                         Case{"elicitation-during-call", "call.server_request_refused", 4},
                         Case{"crash-during-call", "call.indeterminate", 5}}) {
@@ -323,6 +337,121 @@ TEST_P(GateFaultsTest, AServerOfTheOtherEraIsRefused) {
   dir_.Write("requests.jsonl", "");
   EXPECT_EQ(Call(3)["code"], "server.connect_failed");
   EXPECT_EQ(CallsLogged(), 0);
+}
+
+// Gate correctness II, 1: on a reused connection (probe), a list_changed during a later
+// call's listing changes the bound catalog: refused before dispatch, recorded for good.
+TEST_P(GateFaultsTest, AProbeOnAReusedConnectionStopsDispatchingAfterAChange) {
+  UseServer({"--fault", "list-changed-after-list@after-first-list=1"});
+  dir_.Write("requests.jsonl", "");
+  ProcessResult result = Run({"probe", "--manifest", dir_.File("tools.json"), "--sha256", Sha(), "--server", "demo",
+                              "--tool", "render_turntable", "--args", kArgs, "--repeat", "3", "--json",
+                              "--evidence", dir_.File("evidence.jsonl")},
+                             3);
+  json::Value report = json::Parse(result.out).value();
+  EXPECT_EQ(report["outcomes"], (json::Value{{"binding.invalidated", 1}, {"manifest.invalidated", 1}, {"ok", 1}}));
+  EXPECT_EQ(CallsLogged(), 1) << "only the call before the change may dispatch";
+  // During the second call's listing, or right after it and before dispatch.
+  EXPECT_NE(dir_.Read("evidence.jsonl").find("\"invalidation\":\"list_changed_"), std::string::npos);
+  UseServer({});
+  EXPECT_EQ(Call(3)["code"], "manifest.invalidated");
+}
+
+// Gate correctness II, 10: the first indeterminate outcome ends the probe.
+TEST_P(GateFaultsTest, AProbeStopsAtTheFirstIndeterminateOutcome) {
+  Review("append_ledger", {"--side-effect", "appends_ledger_entry", "--concurrency", "serialize", "--channel",
+                           "/entry=data"});
+  UseServer({"--fault", "hang-during-call=append_ledger"});
+  dir_.Write("requests.jsonl", "");
+  ProcessResult result = Run({"probe", "--manifest", dir_.File("tools.json"), "--sha256", Sha(), "--server", "demo",
+                              "--tool", "append_ledger", "--args", R"({"entry":"x"})", "--repeat", "3",
+                              "--allow-side-effects", "--timeout", "1", "--json"},
+                             5);
+  json::Value report = json::Parse(result.out).value();
+  EXPECT_EQ(report["verdict"], "stopped_indeterminate");
+  EXPECT_EQ(report["stopped"]["afterRepetition"], 1);
+  EXPECT_EQ(report["stopped"]["notRun"], 2);
+  EXPECT_EQ(CallsLogged(), 1) << "no side-effecting call may follow an unknown outcome";
+  ProcessResult text = Run({"probe", "--manifest", dir_.File("tools.json"), "--sha256", Sha(), "--server", "demo",
+                            "--tool", "append_ledger", "--args", R"({"entry":"x"})", "--repeat", "2",
+                            "--allow-side-effects", "--timeout", "1"},
+                           5);
+  EXPECT_NE(text.out.find("stopped: repetition 1 was indeterminate"), std::string::npos) << text.out;
+}
+
+// Gate correctness II, 4: a notice the server wrote before it read tools/call is seen
+// before dispatch. The server here announces a change after every listing: whether the
+// notice lands during the listing (re-list, then unstable) or after the comparison
+// (invalidated), no call may go out.
+TEST_P(GateFaultsTest, ANoticeWrittenBeforeTheCallNeverLetsItDispatch) {
+  if (modern()) GTEST_SKIP() << "the barrier orders one stdio channel; 2026-07-28 notices travel on listen";
+  UseServer({"--fault", "list-changed-after-list"});
+  for (int i = 0; i < 12; ++i) {
+    dir_.Write("requests.jsonl", "");
+    std::filesystem::remove_all(dir_.File("state"));  // each run's refusal is recorded
+    json::Value out = Call(3);
+    EXPECT_TRUE(out["code"] == "binding.invalidated" || out["code"] == "catalog.unstable") << out.dump();
+    EXPECT_EQ(CallsLogged(), 0) << "run " << i;
+  }
+}
+
+// Gate correctness II, 12: list, compare, arguments and dispatch happen under the lock,
+// and the wait for it is bounded by policy.
+TEST_P(GateFaultsTest, ASerializeLockWaitIsBoundedAndRefusesBeforeDispatch) {
+  Review("append_ledger", {"--side-effect", "appends_ledger_entry", "--concurrency", "serialize", "--channel",
+                           "/entry=data"});
+  UseServer({"--fault", "hang-during-call=append_ledger"});
+  dir_.Write("requests.jsonl", "");
+  dir_.Write("policy.json", R"({"serializeTimeoutSeconds": 1})");
+  const std::string sha = Sha();
+  std::thread holder([&] {
+    Run({"call", "--manifest", dir_.File("tools.json"), "--sha256", sha, "--server", "demo", "--tool",
+         "append_ledger", "--args", R"({"entry":"a"})", "--timeout", "4", "--json"},
+        5);
+  });
+  // Wait until the holder's call reached the server (it then holds the lock).
+  for (int i = 0; i < 200 && CallsLogged() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  ASSERT_EQ(CallsLogged(), 1);
+  ProcessResult waiting = Run({"call", "--manifest", dir_.File("tools.json"), "--sha256", sha, "--server", "demo",
+                               "--tool", "append_ledger", "--args", R"({"entry":"b"})", "--policy",
+                               dir_.File("policy.json"), "--json"},
+                              3);
+  EXPECT_EQ(json::Parse(waiting.out).value()["code"], "state.lock_timeout");
+  holder.join();
+  EXPECT_EQ(CallsLogged(), 1);
+}
+
+// Gate correctness II, 9: a server that asks for sampling or elicitation while its tools
+// are captured gives no manifest.
+TEST_P(GateFaultsTest, CaptureRefusesAServerThatSendsRequestsWhileListed) {
+  for (const char* fault : {"sampling-during-list", "elicitation-during-list"}) {
+    SCOPED_TRACE(fault);
+    UseServer({"--fault", fault});
+    ProcessResult result = Run({"capture", "--server", "demo", "-o", dir_.File("refused.json"), "--protocol-version",
+                                GetParam(), "--json"},
+                               3);
+    EXPECT_EQ(json::Parse(result.out).value()["code"], "server.request_refused");
+    EXPECT_NE(access(dir_.File("refused.json").c_str(), F_OK), 0) << "no manifest may be written";
+  }
+}
+
+// Gate correctness II, 3: over legacy Streamable HTTP the listing waits for the GET
+// stream, so a notice queued right after initialization is never taken for a change of
+// the bound catalog.
+TEST_P(GateFaultsTest, ANoticeQueuedAfterInitializationOverHttpIsAlwaysBeforeTheBinding) {
+  if (modern()) GTEST_SKIP() << "the GET stream belongs to the legacy era";
+  HttpDemo server({"--fault", "list-changed-after-initialized", "--log-requests", dir_.File("requests.jsonl")});
+  ASSERT_FALSE(server.Url().empty());
+  dir_.Write("mcp.json", json::Value({{"mcpServers", {{"demo", {{"url", server.Url()}}}}}}).dump());
+  dir_.Write("requests.jsonl", "");
+  for (int i = 0; i < 20; ++i) {
+    json::Value out = Call(0);
+    EXPECT_EQ(out["ok"], true) << "run " << i << ": " << out.dump();
+  }
+  EXPECT_EQ(CallsLogged(), 20);
+  const std::string evidence = dir_.Read("evidence.jsonl");
+  EXPECT_NE(evidence.find("\"notificationStream\":\"established\""), std::string::npos) << evidence;
+  EXPECT_EQ(evidence.find("\"invalidation\""), std::string::npos);
 }
 
 INSTANTIATE_TEST_SUITE_P(Eras, GateFaultsTest, ::testing::Values("2025-11-25", "2026-07-28"),

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "gate/evidence_key.h"
 #include "json/json.h"
 #include "json/sha256.h"
 #include "test_support.h"
@@ -110,7 +111,8 @@ TEST_F(ProbeCliTest, DeterministicToolHasOneDigestOnReusedAndFreshConnections) {
   ProcessResult fresh = Probe("analyze_text", TextArgs(), {"--repeat", "4", "--concurrency", "2", "--fresh-connections"});
   ASSERT_EQ(fresh.exit_code, 0) << fresh.out << fresh.err;
   EXPECT_EQ(Report(fresh)["results"]["distinct"], 1);
-  EXPECT_EQ(Report(fresh)["results"]["digests"][0]["sha256"], report["results"]["digests"][0]["sha256"]);
+  EXPECT_EQ(Report(fresh)["results"]["digests"][0]["hmacSha256"], report["results"]["digests"][0]["hmacSha256"]);
+  EXPECT_EQ(Report(fresh)["digestKeyId"], report["digestKeyId"]) << "one state directory, one key";
 }
 
 TEST_F(ProbeCliTest, NondeterministicToolDiffersAndOnlyAModelBackedReviewAcceptsThat) {
@@ -152,14 +154,18 @@ TEST_F(ProbeCliTest, SerializedToolNeverOverlapsUnderConcurrency) {
   json::Value report = Report(probe);
   EXPECT_EQ(report["outcomes"], (json::Value{{"ok", 6}}));
   EXPECT_EQ(report["review"]["concurrency"], "serialize");
-  // Every result is {"overlapped": false, "sequence": n}: compare digests, never values.
+  // Every result is {"overlapped": false, "sequence": n}: compare digests, never values;
+  // the digests are keyed with the state directory's evidence key, which the test reads.
+  auto key = gate::EvidenceKey::LoadOrCreate(dir_.File("state"));
+  ASSERT_TRUE(key.ok());
+  EXPECT_EQ(report["digestKeyId"], key->id());
   std::set<std::string> not_overlapped;
   for (int sequence = 1; sequence <= 6; ++sequence) {
-    not_overlapped.insert(*json::CanonicalSha256({{"overlapped", false}, {"sequence", sequence}}));
+    not_overlapped.insert(key->Digest({{"overlapped", false}, {"sequence", sequence}}));
   }
   int results = 0;
   for (const json::Value& digest : report["results"]["digests"]) {
-    EXPECT_EQ(not_overlapped.count(digest["sha256"].get<std::string>()), 1u) << "a call overlapped another";
+    EXPECT_EQ(not_overlapped.count(digest["hmacSha256"].get<std::string>()), 1u) << "a call overlapped another";
     results += digest["count"].get<int>();
   }
   EXPECT_EQ(results, 6);

@@ -40,6 +40,8 @@ struct ScriptedServer {
   std::function<json::Value(int)> result;
   std::function<void(const mcp::Message&, mcp::MemoryPeer&)> on_call;  // replaces the answer
   std::function<void(const mcp::Message&, mcp::MemoryPeer&)> on_list;  // before the page
+  std::function<void(const mcp::Message&, mcp::MemoryPeer&)> on_ping;  // before the answer
+  std::atomic<int> pings{0};
   std::atomic<int> connects{0}, lists{0}, calls{0}, in_flight{0}, max_in_flight{0};
   std::atomic<mcp::MemoryPeer*> peer{nullptr};
 
@@ -53,6 +55,8 @@ struct ScriptedServer {
     result = [](int) { return json::Value{{"renderedUris", {std::string("https://r.example/") + kCanaryResult}}}; };
     on_call = nullptr;
     on_list = nullptr;
+    on_ping = nullptr;
+    pings = 0;
     modern = false;
     listen_acknowledged = true;
     result_server_info = nullptr;
@@ -116,6 +120,10 @@ struct ScriptedServer {
                                              {"structuredContent", structured}})));
       }
       --in_flight;
+    } else if (m.method == "ping") {
+      ++pings;
+      if (on_ping) on_ping(m, p);
+      p.Send(mcp::MakeResult(m.id, json::Value::object()));
     } else {
       p.Send(mcp::MakeError(m.id, mcp::kMethodNotFound, "Method not found"));
     }
