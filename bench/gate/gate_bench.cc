@@ -144,6 +144,56 @@ int main(int argc, char** argv) {
   }
   std::printf("gate overhead, persistent: %.3f ms; fresh: %.3f ms\n", rows[1].median_ms - rows[0].median_ms,
               rows[3].median_ms - rows[2].median_ms);
+
+  // The stdio ping barrier (the gate's round trip right before dispatch): its cost beside
+  // a bare tools/call and a gated call on the same persistent stdio connection kind.
+  {
+    udon::mcp::ServerConfig stdio;
+    stdio.key = "demo";
+    stdio.type = udon::mcp::ServerType::kStdio;
+    stdio.command = binary;
+    stdio.args = {"--synthetic-tools", std::to_string(tools), "--page-size", "100"};
+    auto client = udon::mcp::Client::Connect(stdio, {});
+    if (!client.ok() || !(*client)->Initialize().ok()) {
+      std::fprintf(stderr, "stdio demo server did not start\n");
+      return 1;
+    }
+    std::vector<double> ping, call;
+    for (int i = 0; i < calls; ++i) {
+      auto start = Clock::now();
+      if (!(*client)->Ping(std::chrono::seconds(10)).ok()) std::fprintf(stderr, "ping failed\n");
+      ping.push_back(Ms(start));
+      start = Clock::now();
+      if (!(*client)->CallTool("render_turntable", kArgs).ok()) std::fprintf(stderr, "stdio call failed\n");
+      call.push_back(Ms(start));
+    }
+    (*client)->Close();
+    udon::mcp::RuntimeConfig stdio_config;
+    stdio_config.servers["demo"] = stdio;
+    udon::gate::GateEnvironment env;
+    env.config = &stdio_config;
+    env.state_dir = (dir / "state-stdio").string();
+    env.reuse_connections = true;
+    std::vector<double> gated_stdio, arguments_step;
+    {
+      udon::gate::Gate gate(env);
+      udon::gate::CallOptions options;
+      options.expect_output = true;
+      for (int i = 0; i < calls; ++i) {
+        const auto start = Clock::now();
+        udon::gate::GateResult result = gate.Call(binding, kArgs, options);
+        gated_stdio.push_back(Ms(start));
+        if (!result.ok()) std::fprintf(stderr, "gated stdio call failed: %s\n", result.error->code.c_str());
+        for (const auto& step : result.steps) {
+          if (step.step == "arguments") arguments_step.push_back(step.milliseconds);
+        }
+      }
+    }
+    std::printf("stdio, persistent: ping %.3f ms, bare tools/call %.3f ms, gated call %.3f ms "
+                "(arguments step incl. ping %.3f ms): the barrier is %.1f%% of the gated call\n",
+                Median(ping), Median(call), Median(gated_stdio), Median(arguments_step),
+                100.0 * Median(ping) / std::max(Median(gated_stdio), 1e-9));
+  }
   kill(server_pid, SIGTERM);
   waitpid(server_pid, nullptr, 0);
   std::filesystem::remove_all(dir);

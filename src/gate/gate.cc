@@ -46,13 +46,18 @@ json::Value DriftDetails(const std::vector<json::Difference>& differences) {
   return pointers;
 }
 
-// Basic-output units without anything from the instance but its locations.
-json::Value SchemaErrors(const schema::ValidationResult& result) {
+// Whose instance a validation looked at: the caller's own arguments, or a result the
+// server chose. Object keys in a result are server data (a map keyed by account number,
+// say), so a result's errors name schema locations only.
+enum class Instance { kArguments, kResult };
+
+// Basic-output units without anything from the instance but (for arguments) its locations.
+json::Value SchemaErrors(const schema::ValidationResult& result, Instance instance) {
   json::Value errors = json::Value::array();
   for (const auto& unit : result.errors) {
-    errors.push_back({{"keywordLocation", unit.keyword_location},
-                      {"instanceLocation", unit.instance_location},
-                      {"error", unit.error}});
+    json::Value entry = {{"keywordLocation", unit.keyword_location}, {"error", unit.error}};
+    if (instance == Instance::kArguments) entry["instanceLocation"] = unit.instance_location;
+    errors.push_back(std::move(entry));
     if (errors.size() >= 50) break;
   }
   return errors;
@@ -584,7 +589,7 @@ Status Gate::StepArguments(Run& run) {
     if (!validation.valid) {
       Error error = Refuse("input.schema_violation",
                            "the arguments do not validate against the reviewed inputSchema");
-      error.details["errors"] = SchemaErrors(validation);
+      error.details["errors"] = SchemaErrors(validation, Instance::kArguments);
       if (validation.limit_error) error.details["limit"] = validation.limit_error->code;
       return error;
     }
@@ -665,7 +670,7 @@ Status Gate::Dispatch(Run& run) {
   if (!structured->is_object() || !validation.valid) {
     Error error = Refuse("call.output_schema_violation",
                          "structuredContent does not validate against the reviewed outputSchema");
-    error.details["errors"] = SchemaErrors(validation);
+    error.details["errors"] = SchemaErrors(validation, Instance::kResult);
     return error;
   }
   run.result->output = *structured;

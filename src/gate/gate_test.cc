@@ -297,6 +297,24 @@ TEST_F(GateTest, ResultFailuresNeverLeakIntoOutputs) {
   }
 }
 
+// A result's object keys are server data: an output violation names schema locations only.
+TEST_F(GateTest, OutputViolationsNameNoServerChosenKey) {
+  server_.on_call = [](const Message& m, mcp::MemoryPeer& p) {
+    p.Send(mcp::MakeResult(m.id, {{"content", json::Value::array()},
+                                  {"structuredContent", {{"renderedUris", {{"acct-CANARY-KEY-9911", 1}}}}}}));
+  };
+  GateResult result = CallOnce(StateEnv());
+  ASSERT_TRUE(result.error.has_value());
+  ASSERT_EQ(result.error->code, "call.output_schema_violation");
+  ASSERT_FALSE(result.error->details["errors"].empty());
+  for (const json::Value& unit : result.error->details["errors"]) {
+    EXPECT_FALSE(unit.contains("instanceLocation"));
+    EXPECT_TRUE(unit.contains("keywordLocation"));
+  }
+  EXPECT_EQ(result.error->details.dump().find("CANARY-KEY"), std::string::npos);
+  EXPECT_EQ(result.evidence.dump().find("CANARY-KEY"), std::string::npos);
+}
+
 TEST_F(GateTest, InvalidArgumentsAreRefusedWithLocationsOnly) {
   Gate gate(StateEnv());
   json::Value args = Args();
