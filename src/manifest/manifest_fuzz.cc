@@ -83,7 +83,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (auto fresh = manifest->CheckFreshness(now, policy); !fresh.ok()) {
       const std::string& code = fresh.error().code;
       UDON_FUZZ_CHECK(code == "manifest.expired" || code == "manifest.window_exceeds_policy" ||
-                          code == "manifest.invalid" || code == "manifest.incomplete",
+                          code == "manifest.invalid" || code == "manifest.incomplete" ||
+                          code == "manifest.invalid_instant",
                       "a freshness failure's code");
       CheckErrorPointer(fresh.error(), &document);
     }

@@ -59,6 +59,12 @@ Result<Policy> PolicyFromJson(const json::Value& document) {
     } else if (member == "strictListChanged") {
       if (!value.is_boolean()) return Invalid(member, "must be true or false");
       policy.strict_list_changed = value.get<bool>();
+    } else if (member == "clockSkewSeconds") {
+      // 0 is allowed (synchronized clocks); more than an hour is a broken clock, not skew.
+      if (!value.is_number_integer() || value.get<long long>() < 0 || value.get<long long>() > 3600) {
+        return Invalid(member, "must be an integer from 0 to 3600");
+      }
+      policy.clock_skew_seconds = static_cast<int>(value.get<long long>());
     } else {
       return Invalid(member, "unknown policy member");
     }
@@ -84,7 +90,8 @@ json::Value PolicyToJson(const Policy& policy) {
       {"callTimeoutSeconds", policy.call_timeout_seconds},
       {"maxPages", policy.max_pages},
       {"maxMessageBytes", policy.max_message_bytes},
-      {"strictListChanged", policy.strict_list_changed}};
+      {"strictListChanged", policy.strict_list_changed},
+      {"clockSkewSeconds", policy.clock_skew_seconds}};
   if (policy.allowed_side_effects) out["allowedSideEffects"] = *policy.allowed_side_effects;
   return out;
 }

@@ -22,6 +22,8 @@ struct Policy {
   std::size_t max_pages = 1000;
   std::size_t max_message_bytes = 16u * 1024u * 1024u;
   bool strict_list_changed = false;
+  // How far capturedAt and reviewedAt may lie ahead of this machine's clock.
+  int clock_skew_seconds = 300;
 };
 
 // A policy document: a closed set of members, each optional (defaults above).
