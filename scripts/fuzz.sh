@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (clang 14, ASan+UBSan) and runs each for a fixed time.
-# Usage: scripts/fuzz.sh [--smoke] [--seconds N] [--build-dir DIR] [target...]
-#   --smoke          10 seconds per target (the CI setting)
+# Usage: scripts/fuzz.sh [--smoke] [--seconds N] [--empty-seconds N] [--build-dir DIR] [target...]
+#   --smoke          10 seconds per target, then 4 from an empty corpus (the CI setting)
 #   --seconds N      N seconds per target (default 60)
+#   --empty-seconds N  also run each target N seconds from an empty corpus, without the
+#                    seeds or what it learned (default 0: no such run), so an oracle that
+#                    only the seeds kept from a trivial input (`{}`) still fails
 #   --build-dir DIR  reuse DIR if it is configured (it must have -DUDON_FUZZ=ON), else
 #                    configure a fuzz build there (default build-fuzz); only the fuzzer
 #                    targets are built
@@ -17,14 +20,16 @@ cd "$(dirname "$0")/.."
 root="$PWD"
 
 seconds=60
+empty_seconds=0
 build_dir=build-fuzz
 targets=()
 while (($#)); do
   case "$1" in
-    --smoke) seconds=10 ;;
+    --smoke) seconds=10; empty_seconds=4 ;;
     --seconds) seconds="$2"; shift ;;
+    --empty-seconds) empty_seconds="$2"; shift ;;
     --build-dir) build_dir="$2"; shift ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     -*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
     *) targets+=("$1") ;;
   esac
@@ -63,33 +68,32 @@ max_len() {
 
 failed=()
 summary=()
-for target in "${targets[@]}"; do
+# run_target TARGET LABEL SECONDS CORPUS... : one libFuzzer run; records its summary line
+# and any failure with its artifacts.
+run_target() {
+  local target="$1" label="$2" run_seconds="$3"
+  shift 3
+  local fuzzer artifacts log status=0 execs rate cov
   fuzzer="$(find "$build_dir" -name "${target}_fuzzer" -type f -perm -u+x | head -n 1)"
-  corpus="$build_dir/fuzz/corpus/$target"
-  artifacts="$build_dir/fuzz/artifacts/$target"
-  log="$build_dir/fuzz/logs/$target.log"
-  mkdir -p "$corpus" "$artifacts" "$(dirname "$log")"
+  artifacts="$build_dir/fuzz/artifacts/$label"
+  log="$build_dir/fuzz/logs/$label.log"
+  mkdir -p "$artifacts" "$(dirname "$log")"
   rm -f "$artifacts"/*
-  inputs=("$corpus" "$build_dir/fuzz/seeds/$target")
-  for committed in "fuzz/regressions/$target" "fuzz/seeds/$target"; do
-    [[ -d "$committed" ]] && inputs+=("$committed")
-  done
-  echo "== $target: ${seconds}s"
-  status=0
+  echo "== $label: ${run_seconds}s"
   # One process (the machine is shared); ASan aborts on the first error.
   ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}" \
   UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}" \
-    "$fuzzer" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+    "$fuzzer" -max_total_time="$run_seconds" -timeout=10 -rss_limit_mb=2048 \
       -max_len="$(max_len "$target")" -print_final_stats=1 \
-      -artifact_prefix="$artifacts/" "${inputs[@]}" >"$log" 2>&1 || status=$?
+      -artifact_prefix="$artifacts/" "$@" >"$log" 2>&1 || status=$?
   execs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")"
   rate="$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log")"
   cov="$(grep -o 'cov: [0-9]* ft: [0-9]*' "$log" | tail -n 1)"
-  summary+=("$(printf '%-16s %10s runs %8s exec/s  %s' "$target" "${execs:-?}" "${rate:-?}" "$cov")")
-  found=("$artifacts"/*)
+  summary+=("$(printf '%-22s %10s runs %8s exec/s  %s' "$label" "${execs:-?}" "${rate:-?}" "$cov")")
+  local found=("$artifacts"/*)
   if ((status != 0)) || [[ -e "${found[0]}" ]]; then
-    failed+=("$target")
-    echo "!! $target FAILED (exit $status); log: $log" >&2
+    failed+=("$label")
+    echo "!! $label FAILED (exit $status); log: $log" >&2
     grep -E 'ERROR:|fuzz oracle failed|runtime error|SUMMARY' "$log" | head -n 5 >&2 || true
     for artifact in "${found[@]}"; do
       [[ -e "$artifact" ]] || continue
@@ -99,10 +103,27 @@ for target in "${targets[@]}"; do
       echo "!!   after the fix: cp $artifact fuzz/regressions/$target/" >&2
     done
   fi
+}
+
+for target in "${targets[@]}"; do
+  corpus="$build_dir/fuzz/corpus/$target"
+  mkdir -p "$corpus"
+  inputs=("$corpus" "$build_dir/fuzz/seeds/$target")
+  for committed in "fuzz/regressions/$target" "fuzz/seeds/$target"; do
+    [[ -d "$committed" ]] && inputs+=("$committed")
+  done
+  run_target "$target" "$target" "$seconds" "${inputs[@]}"
+  if ((empty_seconds > 0)); then
+    # A fresh, empty corpus each time: what the seeds hide, the first inputs find.
+    empty="$build_dir/fuzz/empty/$target"
+    rm -rf "$empty"
+    mkdir -p "$empty"
+    run_target "$target" "$target.empty" "$empty_seconds" "$empty"
+  fi
 done
 
 echo
-echo "== summary (${seconds}s per target, build $build_dir)"
+echo "== summary (${seconds}s per target, ${empty_seconds}s more from an empty corpus, build $build_dir)"
 printf '%s\n' "${summary[@]}"
 if ((${#failed[@]})); then
   echo "!! fuzzing FAILED: ${failed[*]}" >&2

@@ -33,6 +33,8 @@ int RunCapture(const CaptureCommandOptions& options) {
   }
   auto config = LoadConfig(options.common);
   if (!config.ok()) return ReportError(config.error(), json, kExitInvalidInput);
+  auto evidence = OpenEvidence(options.common);
+  if (!evidence.ok()) return ReportError(evidence.error(), json, kExitInternal);
 
   manifest::CaptureOptions capture;
   capture.servers = options.servers;
@@ -43,13 +45,35 @@ int RunCapture(const CaptureCommandOptions& options) {
       if (pages > 1) std::fprintf(stderr, "captured %zu pages from %s\n", pages, server.c_str());
     };
   }
+  // How each server was opened (a strict legacy server may have hung up on the probe).
+  json::Value negotiation = json::Value::object();
+  std::vector<json::Value> records;
+  capture.on_negotiated = [&](const std::string& server, const std::string& path, mcp::Era era) {
+    negotiation[server] = path;
+    records.push_back({{"time", gate::EvidenceTimestamp()},
+                       {"command", "capture"},
+                       {"server", server},
+                       {"era", era == mcp::Era::kModern ? "modern" : "legacy"},
+                       {"negotiation", path}});
+  };
   auto captured = manifest::Capture(*config, *policy, capture, manifest::NowSeconds());
   if (!captured.ok()) return ReportError(captured.error(), json, gate::ExitCodeFor(captured.error().code));
   Status written = json::WriteFileAtomic(options.output, captured->ToPrettyJson());
   if (!written.ok()) return ReportError(written.error(), json, kExitInternal, options.output);
+  if (*evidence) {
+    for (json::Value& record : records) {
+      record["protocolVersion"] = *captured->protocol_version();
+      record["manifestSha256"] = captured->sha256();
+      record["code"] = "ok";
+      record["exit"] = kExitOk;
+      if (Status appended = (*evidence)->Append(record); !appended.ok()) {
+        return ReportError(appended.error(), json, kExitInternal);
+      }
+    }
+  }
   if (json) {
     PrintJsonResult({{"manifest", options.output}, {"sha256", captured->sha256()},
-                     {"protocolVersion", *captured->protocol_version()}});
+                     {"protocolVersion", *captured->protocol_version()}, {"negotiation", negotiation}});
   } else {
     std::printf("%s %s\n", captured->sha256().c_str(), options.output.c_str());
   }

@@ -112,6 +112,10 @@ int RunReview(const ReviewOptions& o) {
   }
   Status set = m.SetReview(o.server, o.tool, *review_json);
   if (!set.ok()) return ReportError(set.error(), json, gate::ExitCodeFor(set.error().code));
+  // A review of a capture from the future (or dated before it) would stretch the window.
+  if (Status instants = m.CheckInstants(manifest::NowSeconds(), *policy); !instants.ok()) {
+    return ReportError(instants.error(), json, kExitRefused);
+  }
   const std::string target = o.output.empty() ? o.file : o.output;
   Status written = json::WriteFileAtomic(target, m.ToPrettyJson());
   if (!written.ok()) return ReportError(written.error(), json, kExitInternal, target);

@@ -30,12 +30,9 @@ Result<std::vector<json::Value>> StableListing(mcp::Client& client, const Policy
   return pages;
 }
 
-Result<CapturedServer> CaptureServer(const mcp::RuntimeConfig& config, const Policy& policy,
-                                     const std::string& key, const CaptureOptions& options) {
-  UDON_ASSIGN_OR_RETURN(mcp::ServerConfig server, config.Find(key));
-  mcp::ClientOptions client_options;
-  client_options.request_timeout = std::chrono::seconds(policy.call_timeout_seconds);
-  client_options.max_message_bytes = policy.max_message_bytes;
+Result<std::unique_ptr<mcp::Client>> ConnectServer(const mcp::ServerConfig& server,
+                                                   const mcp::ClientOptions& client_options,
+                                                   const std::string& key, const CaptureOptions& options) {
   auto client = options.connect ? options.connect(server, client_options)
                                 : mcp::Client::Connect(server, client_options);
   if (!client.ok()) {
@@ -43,12 +40,48 @@ Result<CapturedServer> CaptureServer(const mcp::RuntimeConfig& config, const Pol
     error.details = {{"server", key}, {"cause", client.error().code}};
     return error;
   }
-  mcp::Client& c = **client;
-  // Told a version: exactly that one, by its era's mechanism. Otherwise the newest both
-  // sides speak (server/discover first, initialize for a legacy server).
-  auto init = options.protocol_version ? c.Open(*options.protocol_version) : c.Negotiate();
+  return std::move(client).value();
+}
+
+// A strict legacy server may answer the server/discover probe by exiting (stdio) or by
+// dropping the connection (HTTP): the probe then fails as a lost connection, which tells
+// nothing about the modern era. A hostile frame (malformed, oversized) is not that.
+bool ProbeHungUp(const Error& error) {
+  if (error.code != "server.connect_failed" || error.details.value("cause", "") != "mcp.disconnected") return false;
+  const std::string transport = error.details.value("transportCause", "");
+  return transport != "mcp.malformed_message" && transport != "mcp.message_too_large";
+}
+
+struct OpenedServer {
+  std::unique_ptr<mcp::Client> client;
+  mcp::InitializeResult init;
+  std::string negotiation;  // CaptureOptions::on_negotiated
+};
+
+// Told a version: exactly that one, by its era's mechanism. Otherwise the newest both
+// sides speak (server/discover first, initialize for a legacy server, on a new connection
+// when the server hung up on the probe).
+Result<OpenedServer> OpenServer(const mcp::ServerConfig& server, const mcp::ClientOptions& client_options,
+                                const std::string& key, const CaptureOptions& options) {
+  OpenedServer opened;
+  UDON_ASSIGN_OR_RETURN(opened.client, ConnectServer(server, client_options, key, options));
+  Result<mcp::InitializeResult> init = MakeError("server.connect_failed", "not opened");
+  if (options.protocol_version) {
+    init = opened.client->Open(*options.protocol_version);
+    opened.negotiation = "exact";
+  } else {
+    init = opened.client->Negotiate();
+    if (!init.ok() && ProbeHungUp(init.error())) {
+      opened.client->Close();
+      UDON_ASSIGN_OR_RETURN(opened.client, ConnectServer(server, client_options, key, options));
+      init = opened.client->Initialize(mcp::kLatestLegacyProtocolVersion);
+      opened.negotiation = "initialize_after_restart";
+    } else if (init.ok()) {
+      opened.negotiation = init->era == mcp::Era::kModern ? "discover" : "initialize_fallback";
+    }
+  }
   if (!init.ok()) {
-    c.Close();
+    opened.client->Close();
     // The client's contract codes carry the engine's cause (and transportCause) already.
     if (init.error().code == "server.protocol_version_mismatch" || init.error().code == "server.connect_failed") {
       Error error = std::move(init).error();
@@ -59,13 +92,25 @@ Result<CapturedServer> CaptureServer(const mcp::RuntimeConfig& config, const Pol
     error.details = {{"server", key}, {"cause", init.error().code}};
     return error;
   }
-  if (options.protocol_version && init->protocol_version != *options.protocol_version) {
-    c.Close();
+  opened.init = std::move(init).value();
+  if (options.protocol_version && opened.init.protocol_version != *options.protocol_version) {
+    opened.client->Close();
     Error error = MakeError("server.protocol_version_mismatch",
                             "the server negotiated another protocol version than the one asked for");
-    error.details = {{"server", key}, {"requested", *options.protocol_version}, {"negotiated", init->protocol_version}};
+    error.details = {{"server", key}, {"requested", *options.protocol_version}, {"negotiated", opened.init.protocol_version}};
     return error;
   }
+  return opened;
+}
+
+Result<CapturedServer> CaptureServer(const mcp::RuntimeConfig& config, const Policy& policy,
+                                     const std::string& key, const CaptureOptions& options) {
+  UDON_ASSIGN_OR_RETURN(mcp::ServerConfig server, config.Find(key));
+  mcp::ClientOptions client_options;
+  client_options.request_timeout = std::chrono::seconds(policy.call_timeout_seconds);
+  client_options.max_message_bytes = policy.max_message_bytes;
+  UDON_ASSIGN_OR_RETURN(OpenedServer opened, OpenServer(server, client_options, key, options));
+  mcp::Client& c = *opened.client;
   // Modern era: list changes arrive only on a subscription; it must stand before listing.
   if (Status subscribed = c.Subscribe(); !subscribed.ok()) {
     c.Close();
@@ -76,7 +121,8 @@ Result<CapturedServer> CaptureServer(const mcp::RuntimeConfig& config, const Pol
   auto pages = StableListing(c, policy, key, options);
   c.Close();
   if (!pages.ok()) return std::move(pages).error();
-  return CapturedServer{init->protocol_version, init->server_info, std::move(pages).value()};
+  if (options.on_negotiated) options.on_negotiated(key, opened.negotiation, opened.init.era);
+  return CapturedServer{opened.init.protocol_version, opened.init.server_info, std::move(pages).value()};
 }
 
 }  // namespace

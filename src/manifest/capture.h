@@ -22,6 +22,12 @@ struct CaptureOptions {
   // Open at exactly this version; default: negotiate the newest both sides speak.
   std::optional<std::string> protocol_version;
   std::function<void(const std::string& server, std::size_t pages)> on_progress;
+  // Called once per server captured whole, with how it was opened: "exact" (the version
+  // was given), "discover" (the server/discover probe found a modern server),
+  // "initialize_fallback" (the probe was refused or unanswered: a legacy server, on the
+  // same connection), "initialize_after_restart" (the server exited or dropped the
+  // connection on the probe; a new connection opened with initialize).
+  std::function<void(const std::string& server, const std::string& negotiation, mcp::Era era)> on_negotiated;
   // How a connection is made (tests substitute); default mcp::Client::Connect.
   std::function<Result<std::unique_ptr<mcp::Client>>(const mcp::ServerConfig&, const mcp::ClientOptions&)>
       connect;

@@ -20,10 +20,19 @@ struct ScriptedServer {
       {{"tools", {{{"name", "b"}, {"inputSchema", {{"type", "object"}}}}}}, {"_meta", {{"x/y", 1}}}}};
   int disturb_listings = 0;  // send list_changed during this many listings
   std::atomic<int> listings{0};
+  // How server/discover is met: unanswered (the default), refused as an unknown method,
+  // by hanging up, or by a frame that is not JSON.
+  enum class Probe { kSilent, kRefuse, kHangUp, kGarbage } probe = Probe::kSilent;
+  std::atomic<int> probes{0};
 
   void Handle(const Message& m, mcp::MemoryPeer& p) {
     if (m.kind != mcp::MessageKind::kRequest) return;
-    if (m.method == "initialize") {
+    if (m.method == "server/discover") {
+      ++probes;
+      if (probe == Probe::kRefuse) p.Send(mcp::MakeError(m.id, -32601, "Method not found"));
+      if (probe == Probe::kHangUp) p.Disconnect();
+      if (probe == Probe::kGarbage) p.SendRaw("}{");
+    } else if (m.method == "initialize") {
       p.Send(mcp::MakeResult(m.id, {{"protocolVersion", version}, {"capabilities", {{"tools", json::Value::object()}}},
                                     {"serverInfo", server_info}}));
     } else if (m.method == "tools/list") {
@@ -45,6 +54,7 @@ class CaptureTest : public ::testing::Test {
     CaptureOptions options;
     options.servers = std::move(servers);
     options.connect = [this](const mcp::ServerConfig& server, const mcp::ClientOptions& client_options) {
+      ++connects_;
       ScriptedServer* target = server.key == "one" ? &one_ : &two_;
       auto client = std::make_unique<mcp::Client>(
           std::make_unique<mcp::MemoryTransport>([target](const Message& m, mcp::MemoryPeer& p) { target->Handle(m, p); }),
@@ -58,6 +68,7 @@ class CaptureTest : public ::testing::Test {
 
   mcp::RuntimeConfig config_;
   ScriptedServer one_, two_;
+  std::atomic<int> connects_{0};
   const Seconds now_ = *ParseInstant("2026-11-30T10:00:00Z");
 };
 
@@ -114,6 +125,48 @@ TEST_F(CaptureTest, RefusesExpiryBeyondPolicyAndUnknownServers) {
   EXPECT_EQ(Capture(config_, Policy{}, options, now_).error().code, "manifest.window_exceeds_policy");
   EXPECT_EQ(Capture(config_, Policy{}, Options({"three"}), now_).error().code, "config.server_unknown");
   EXPECT_EQ(Capture(config_, Policy{}, Options({}), now_).error().code, "usage.invalid");
+}
+
+TEST_F(CaptureTest, AServerThatHangsUpOnTheProbeIsOpenedAgainWithInitialize) {
+  std::vector<std::string> paths;
+  auto capture = [&](std::optional<std::string> version = std::nullopt) {
+    paths.clear();
+    connects_ = 0;
+    one_.probes = 0;
+    CaptureOptions options = Options({"one"});
+    options.protocol_version = std::move(version);
+    options.on_negotiated = [&](const std::string& server, const std::string& path, mcp::Era era) {
+      EXPECT_EQ(era, mcp::Era::kLegacy);
+      paths.push_back(server + ":" + path);
+    };
+    return Capture(config_, Policy{}, options, now_);
+  };
+  one_.probe = ScriptedServer::Probe::kHangUp;
+  auto restarted = capture();
+  ASSERT_TRUE(restarted.ok()) << restarted.error().Describe() << restarted.error().details.dump();
+  EXPECT_EQ(paths, std::vector<std::string>{"one:initialize_after_restart"});
+  EXPECT_EQ(connects_.load(), 2);
+  EXPECT_EQ(one_.probes.load(), 1) << "the new connection opens with initialize, no second probe";
+  EXPECT_EQ(restarted->document()["servers"]["one"]["toolPages"], json::Value(one_.pages));
+
+  // Refused: a legacy server that stays connected; the same connection initializes.
+  one_.probe = ScriptedServer::Probe::kRefuse;
+  ASSERT_TRUE(capture().ok());
+  EXPECT_EQ(paths, std::vector<std::string>{"one:initialize_fallback"});
+  EXPECT_EQ(connects_.load(), 1);
+
+  // Asked for a version: no probe at all.
+  ASSERT_TRUE(capture("2025-11-25").ok());
+  EXPECT_EQ(paths, std::vector<std::string>{"one:exact"});
+  EXPECT_EQ(one_.probes.load(), 0);
+
+  // A hostile frame is not a hang-up: no second connection, the capture fails.
+  one_.probe = ScriptedServer::Probe::kGarbage;
+  auto hostile = capture();
+  ASSERT_FALSE(hostile.ok());
+  EXPECT_EQ(hostile.error().code, "server.connect_failed");
+  EXPECT_EQ(connects_.load(), 1);
+  EXPECT_TRUE(paths.empty());
 }
 
 }  // namespace

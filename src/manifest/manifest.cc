@@ -19,6 +19,10 @@ Error Incomplete(const char* message, std::string pointer) {
   return MakeError("manifest.incomplete", message, std::move(pointer));
 }
 
+Error InvalidInstant(const char* message, std::string pointer) {
+  return MakeError("manifest.invalid_instant", message, std::move(pointer));
+}
+
 std::string Child(const std::string& pointer, std::string_view token) {
   return pointer + "/" + json::Pointer::EscapeToken(token);
 }
@@ -300,7 +304,36 @@ Status Manifest::CheckFreshness(Seconds now, const Policy& policy) const {
     error.details["maxReviewWindowDays"] = policy.max_review_window_days;
     return error;
   }
+  UDON_RETURN_IF_ERROR(CheckInstants(now, policy));
   if (now >= expires) return MakeError("manifest.expired", "the manifest has expired", "/expiresAt");
+  return OkStatus();
+}
+
+Status Manifest::CheckInstants(Seconds now, const Policy& policy) const {
+  // An instant from the future would stretch the review window past the policy's limit
+  // (expiry counts from capturedAt), so only clock skew between machines is tolerated.
+  const Seconds latest = now + policy.clock_skew_seconds;
+  auto captured_at = document_.find("capturedAt");
+  if (captured_at == document_.end() || !captured_at->is_string()) return OkStatus();
+  auto captured = ParseInstant(captured_at->get<std::string>());
+  if (!captured.ok()) return OkStatus();  // CheckCaptureComplete names malformed instants
+  if (*captured > latest) return InvalidInstant("capturedAt is later than now", "/capturedAt");
+  auto servers = document_.find("servers");
+  if (servers == document_.end()) return OkStatus();
+  for (const auto& [key, entry] : servers->items()) {
+    auto reviews = entry.find("reviews");
+    if (reviews == entry.end()) continue;
+    for (const auto& [tool, review] : reviews->items()) {
+      auto reviewed_at = review.find("reviewedAt");
+      if (reviewed_at == review.end() || !reviewed_at->is_string()) continue;
+      auto reviewed = ParseInstant(reviewed_at->get<std::string>());
+      if (!reviewed.ok()) continue;  // ValidateReview refuses it as review.incomplete
+      const std::string pointer = Child(Child("/servers", key) + "/reviews", tool) + "/reviewedAt";
+      if (*reviewed > latest) return InvalidInstant("reviewedAt is later than now", pointer);
+      // A review of a capture that did not exist yet reviewed something else.
+      if (*reviewed < *captured) return InvalidInstant("reviewedAt is earlier than capturedAt", pointer);
+    }
+  }
   return OkStatus();
 }
 

@@ -54,8 +54,14 @@ class Manifest {
   // serverInfo, pages (non-empty, every page but the last with nextCursor, the last
   // without). Instants are checked for shape here too.
   Status CheckCaptureComplete() const;
-  // Expiry and the review window (manifest.expired, manifest.window_exceeds_policy).
+  // Completeness, the review window, the instants (CheckInstants) and expiry
+  // (manifest.incomplete, manifest.invalid, manifest.window_exceeds_policy,
+  // manifest.invalid_instant, manifest.expired).
   Status CheckFreshness(Seconds now, const Policy& policy) const;
+  // capturedAt and every parseable reviewedAt at most now + policy.clock_skew_seconds, and
+  // no reviewedAt earlier than capturedAt. Errors: manifest.invalid_instant (pointer names
+  // the instant). Missing or malformed instants are left to the other checks.
+  Status CheckInstants(Seconds now, const Policy& policy) const;
 
   // Pretty-printed JSON with a stable member order, for files people review.
   std::string ToPrettyJson() const;

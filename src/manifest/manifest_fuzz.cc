@@ -1,5 +1,5 @@
 // Fuzz target: loading and checking a tool manifest from bytes. Oracles: a refusal is
-// manifest.invalid with a valid pointer; an accepted manifest's digest is the SHA-256 of
+// manifest.invalid with a valid pointer (to a value, or to where a missing member belongs); an accepted manifest's digest is the SHA-256 of
 // the RFC 8785 form of the input (whatever its formatting), survives the pretty printer
 // unchanged, and every tool the manifest lists is found at a pointer that resolves to it;
 // the completeness and freshness checks return documented codes with valid pointers.
@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "fuzz/check.h"
+#include "fuzz/pointer_check.h"
 #include "json/canonical.h"
 #include "json/pointer.h"
 #include "json/sha256.h"
@@ -23,9 +24,16 @@ using udon::manifest::Manifest;
 void CheckErrorPointer(const udon::Error& error, const udon::json::Value* document) {
   auto pointer = udon::json::Pointer::Parse(error.pointer);
   UDON_FUZZ_CHECK(pointer.ok(), "an error pointer is a valid JSON pointer");
-  if (document != nullptr && error.code == "manifest.invalid") {
-    UDON_FUZZ_CHECK(pointer->Resolve(*document) != nullptr,
-                    "an invalid manifest's pointer names a value of the document");
+  if (document == nullptr) return;
+  // A required member that is absent (a profile, a tools array) is named where it belongs.
+  if (error.code == "manifest.invalid") {
+    UDON_FUZZ_CHECK(udon::fuzz::NamesValueOrMissingMember(*pointer, *document),
+                    "an invalid manifest's pointer names a value of the document or a missing member");
+  }
+  // An instant out of order always exists: the pointer is the instant itself.
+  if (error.code == "manifest.invalid_instant") {
+    UDON_FUZZ_CHECK(pointer->Resolve(*document) != nullptr && pointer->Resolve(*document)->is_string(),
+                    "an invalid instant's pointer names the instant");
   }
 }
 
@@ -83,7 +91,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (auto fresh = manifest->CheckFreshness(now, policy); !fresh.ok()) {
       const std::string& code = fresh.error().code;
       UDON_FUZZ_CHECK(code == "manifest.expired" || code == "manifest.window_exceeds_policy" ||
-                          code == "manifest.invalid" || code == "manifest.incomplete",
+                          code == "manifest.invalid" || code == "manifest.incomplete" ||
+                          code == "manifest.invalid_instant",
                       "a freshness failure's code");
       CheckErrorPointer(fresh.error(), &document);
     }

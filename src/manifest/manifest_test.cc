@@ -122,6 +122,51 @@ TEST(ManifestTest, FreshnessChecksExpiryAndTheWindow) {
             "manifest.window_exceeds_policy");
 }
 
+TEST(ManifestTest, ACaptureFromTheFutureIsAnInvalidInstant) {
+  // A year ahead with a 29-day window: inside the window and not expired, yet refused.
+  json::Value doc = ValidManifestJson();
+  doc["capturedAt"] = "2027-08-30T12:00:00Z";
+  doc["expiresAt"] = "2027-09-28T12:00:00Z";
+  doc["servers"]["blender_farm"]["reviews"]["render_turntable"]["reviewedAt"] = "2027-08-30T13:00:00Z";
+  auto manifest = Manifest::FromValue(doc);
+  ASSERT_TRUE(manifest.ok());
+  const Seconds now = *ParseInstant("2026-08-30T12:00:00Z");
+  Status status = manifest->CheckFreshness(now, Policy{});
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.error().code, "manifest.invalid_instant");
+  EXPECT_EQ(status.error().pointer, "/capturedAt");
+}
+
+TEST(ManifestTest, ClockSkewIsToleratedUpToThePolicy) {
+  auto manifest = Manifest::FromValue(ValidManifestJson());
+  ASSERT_TRUE(manifest.ok());
+  // reviewedAt is 13:00:00; capturedAt 12:00:00.
+  const Seconds reviewed = *ParseInstant("2026-08-30T13:00:00Z");
+  Policy policy;
+  EXPECT_TRUE(manifest->CheckInstants(reviewed - 300, policy).ok());
+  EXPECT_EQ(manifest->CheckInstants(reviewed - 301, policy).error().code, "manifest.invalid_instant");
+  policy.clock_skew_seconds = 0;
+  EXPECT_TRUE(manifest->CheckInstants(reviewed, policy).ok());
+  Status ahead = manifest->CheckInstants(reviewed - 1, policy);
+  ASSERT_FALSE(ahead.ok());
+  EXPECT_EQ(ahead.error().pointer, "/servers/blender_farm/reviews/render_turntable/reviewedAt");
+  EXPECT_EQ(manifest->CheckFreshness(reviewed - 1, policy).error().code, "manifest.invalid_instant");
+}
+
+TEST(ManifestTest, AReviewOlderThanItsCaptureIsAnInvalidInstant) {
+  json::Value doc = ValidManifestJson();
+  doc["servers"]["blender_farm"]["reviews"]["render_turntable"]["reviewedAt"] = "2026-08-30T11:59:59Z";
+  auto manifest = Manifest::FromValue(doc);
+  ASSERT_TRUE(manifest.ok());
+  Status status = manifest->CheckFreshness(*ParseInstant("2026-08-31T12:00:00Z"), Policy{});
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.error().code, "manifest.invalid_instant");
+  EXPECT_EQ(status.error().pointer, "/servers/blender_farm/reviews/render_turntable/reviewedAt");
+  // Reviewed in the same second as the capture is fine.
+  doc["servers"]["blender_farm"]["reviews"]["render_turntable"]["reviewedAt"] = "2026-08-30T12:00:00Z";
+  EXPECT_TRUE(Manifest::FromValue(doc)->CheckFreshness(*ParseInstant("2026-08-31T12:00:00Z"), Policy{}).ok());
+}
+
 TEST(ManifestTest, ToolNamesCountDuplicates) {
   json::Value doc = ValidManifestJson();
   doc["servers"]["blender_farm"]["toolPages"][1]["tools"].push_back(internal::RenderTool());

@@ -62,6 +62,12 @@ Result<Policy> PolicyFromJson(const json::Value& document) {
     } else if (member == "serializeTimeoutSeconds") {
       UDON_ASSIGN_OR_RETURN(auto seconds, PositiveInteger(value, member, 86'400));
       policy.serialize_timeout_seconds = static_cast<int>(seconds);
+    } else if (member == "clockSkewSeconds") {
+      // 0 is allowed (synchronized clocks); more than an hour is a broken clock, not skew.
+      if (!value.is_number_integer() || value.get<long long>() < 0 || value.get<long long>() > 3600) {
+        return Invalid(member, "must be an integer from 0 to 3600");
+      }
+      policy.clock_skew_seconds = static_cast<int>(value.get<long long>());
     } else {
       return Invalid(member, "unknown policy member");
     }
@@ -88,7 +94,8 @@ json::Value PolicyToJson(const Policy& policy) {
       {"maxPages", policy.max_pages},
       {"maxMessageBytes", policy.max_message_bytes},
       {"strictListChanged", policy.strict_list_changed},
-      {"serializeTimeoutSeconds", policy.serialize_timeout_seconds}};
+      {"serializeTimeoutSeconds", policy.serialize_timeout_seconds},
+      {"clockSkewSeconds", policy.clock_skew_seconds}};
   if (policy.allowed_side_effects) out["allowedSideEffects"] = *policy.allowed_side_effects;
   return out;
 }

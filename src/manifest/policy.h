@@ -24,6 +24,8 @@ struct Policy {
   bool strict_list_changed = false;
   // How long a serialize tool's call waits for its lock before state.lock_timeout.
   int serialize_timeout_seconds = 60;
+  // How far capturedAt and reviewedAt may lie ahead of this machine's clock.
+  int clock_skew_seconds = 300;
 };
 
 // A policy document: a closed set of members, each optional (defaults above).

@@ -11,14 +11,14 @@ TEST(PolicyTest, DefaultsMatchTheContract) {
   EXPECT_EQ(PolicyToJson(*policy), json::Value::parse(R"({"maxReviewWindowDays": 30,
       "allowModelBacked": true, "allowedSideEffects": null, "blockOnFindings": "none",
       "callTimeoutSeconds": 60, "maxPages": 1000, "maxMessageBytes": 16777216,
-      "strictListChanged": false, "serializeTimeoutSeconds": 60})"));
+      "strictListChanged": false, "serializeTimeoutSeconds": 60, "clockSkewSeconds": 300})"));
 }
 
 TEST(PolicyTest, ReadsEveryMember) {
   auto policy = PolicyFromJson(json::Value::parse(R"({"maxReviewWindowDays": 7,
       "allowModelBacked": false, "allowedSideEffects": ["a"], "blockOnFindings": "high",
       "callTimeoutSeconds": 5, "maxPages": 3, "maxMessageBytes": 1024, "strictListChanged": true,
-      "serializeTimeoutSeconds": 2})"));
+      "serializeTimeoutSeconds": 2, "clockSkewSeconds": 0})"));
   ASSERT_TRUE(policy.ok());
   EXPECT_EQ(policy->max_review_window_days, 7);
   EXPECT_FALSE(policy->allow_model_backed);
@@ -29,12 +29,15 @@ TEST(PolicyTest, ReadsEveryMember) {
   EXPECT_EQ(policy->max_message_bytes, 1024u);
   EXPECT_TRUE(policy->strict_list_changed);
   EXPECT_EQ(policy->serialize_timeout_seconds, 2);
+  EXPECT_EQ(policy->clock_skew_seconds, 0);
 }
 
 TEST(PolicyTest, RefusesUnknownMembersAndBadValues) {
   for (const char* text : {R"({"maxReviewWindowDay": 7})", R"({"maxReviewWindowDays": 0})",
                            R"({"maxReviewWindowDays": 1.5})", R"({"allowModelBacked": "yes"})",
                            R"({"allowedSideEffects": [1]})", R"({"blockOnFindings": "all"})",
+                           R"({"clockSkewSeconds": -1})", R"({"clockSkewSeconds": 3601})",
+                           R"({"clockSkewSeconds": "300"})",
                            R"([])"}) {
     auto policy = PolicyFromJson(json::Value::parse(text));
     ASSERT_FALSE(policy.ok()) << text;

@@ -1,14 +1,15 @@
 // Fuzz target: JSON-RPC frame decoding and classification. Oracles: an accepted message is
 // classified consistently with its members, serializes to one line, and decodes back to
 // the same message; a refused one has one of the documented codes, a pointer that names a
-// member of the frame, and the transport maps it to the right connection-level code; the
-// size limit refuses exactly the frames above it.
+// member of the frame (or where a missing required one belongs), and the transport maps it
+// to the right connection-level code; the size limit refuses exactly the frames above it.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
 #include "fuzz/check.h"
+#include "fuzz/pointer_check.h"
 #include "json/json.h"
 #include "json/pointer.h"
 #include "mcp/jsonrpc.h"
@@ -62,8 +63,9 @@ void CheckRefused(std::string_view frame, const udon::Error& error) {
   if (code == "rpc.invalid") {
     auto document = udon::json::Parse(frame);
     UDON_FUZZ_CHECK(document.ok(), "an invalid message is JSON");
-    UDON_FUZZ_CHECK(pointer->Resolve(*document) != nullptr,
-                    "a refusal's pointer names a member of the frame");
+    // A missing required member ("jsonrpc" of `{}`) is named where it belongs.
+    UDON_FUZZ_CHECK(udon::fuzz::NamesValueOrMissingMember(*pointer, *document),
+                    "a refusal's pointer names a member of the frame or a missing one");
   }
   auto framed = udon::mcp::ParseFrame(frame, udon::mcp::kDefaultMaxMessageBytes);
   UDON_FUZZ_CHECK(!framed.ok() && framed.error().code == "mcp.malformed_message" &&

@@ -135,6 +135,46 @@ void CheckOutputs(const json::Value& operation, const json::Value& tool, const s
   }
 }
 
+// The pointer of the first expression in value (ForEachExpression's rule) that reads
+// $response.body, if any. Expressions outside the grammar are the plan's to refuse.
+std::optional<std::string> FirstResponseBodyRead(const json::Value& value, const std::string& pointer) {
+  std::optional<std::string> found;
+  ForEachExpression(value, pointer, [&](const std::string& text, const std::string& at) {
+    if (found) return;
+    auto expression = ParseExpression(text);
+    if (!expression.ok()) return;
+    for (const Source* source : expression->Sources()) {
+      if (source->root == Root::kResponseBody) found = at;
+    }
+  });
+  return found;
+}
+
+// Where the runner evaluates $response.body against this operation's result: its own
+// outputs, successCriteria and actions, and the outputs (and criteria) of every step that
+// calls it. Any such read depends on structuredContent as much as declared outputs do, so
+// it counts as declared outputs: without this, a missing structuredContent reads as null.
+std::optional<std::string> ResponseBodyRead(const Document& document, const json::Value& operation,
+                                            const std::string& pointer) {
+  static constexpr const char* kEvaluated[] = {"outputs", "successCriteria", "onSuccess", "onFailure"};
+  for (const char* member : kEvaluated) {
+    if (auto it = operation.find(member); it != operation.end()) {
+      if (auto at = FirstResponseBodyRead(*it, Child(pointer, member))) return at;
+    }
+  }
+  const std::string id = operation.value("operationId", "");
+  for (const StepVisit& visit : AllSteps(document.root)) {
+    const json::Value& step = *visit.step;
+    if (!step.contains("operationRef") || step["operationRef"] != id) continue;
+    for (const char* member : kEvaluated) {
+      if (auto it = step.find(member); it != step.end()) {
+        if (auto at = FirstResponseBodyRead(*it, Child(visit.pointer, member))) return at;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 // The request: only body (and x-*); the body is an object of literals and expressions, or
 // absent. Collects the bound paths.
 bool CheckRequest(const json::Value& operation, const std::string& pointer, McpOperation& bound,
@@ -240,11 +280,15 @@ void CheckOperation(const Document& document, const json::Value& operation, cons
     return;
   }
   const std::size_t errors_before = out.errors.size();
-  bound.expects_output = operation.contains("outputs") && operation["outputs"].is_object() && !operation["outputs"].empty();
+  const bool declares_outputs =
+      operation.contains("outputs") && operation["outputs"].is_object() && !operation["outputs"].empty();
+  const std::optional<std::string> body_read = ResponseBodyRead(document, operation, pointer);
+  bound.expects_output = declares_outputs || body_read.has_value();
   if (bound.expects_output && !tool.contains("outputSchema")) {
     out.errors.push_back(MakeError("binding.output_schema_required",
-                                   "outputs are declared but the reviewed Tool has no outputSchema",
-                                   Child(pointer, "outputs")));
+                                   declares_outputs ? "outputs are declared but the reviewed Tool has no outputSchema"
+                                                    : "$response.body is read but the reviewed Tool has no outputSchema",
+                                   declares_outputs ? Child(pointer, "outputs") : *body_read));
   }
   if (CheckRequest(operation, pointer, bound, out.errors)) {
     for (const auto& bound_path : bound.bound_paths) {

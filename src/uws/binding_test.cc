@@ -38,8 +38,9 @@ class UwsBinding : public ::testing::Test {
     return op;
   }
 
-  CheckedDocument Check(json::Value operation) const {
+  CheckedDocument Check(json::Value operation, json::Value workflows = nullptr) const {
     json::Value doc = {{"uws", "1.9.1"}, {"info", {{"title", "t"}, {"version", "1"}}}, {"operations", {std::move(operation)}}};
+    if (!workflows.is_null()) doc["workflows"] = std::move(workflows);
     std::string path = dir_.Write("doc.uws.json", doc.dump());
     return CheckDocument(path, manifest::Policy{});
   }
@@ -133,6 +134,47 @@ TEST_F(UwsBinding, OutputsNeedAnOutputSchema) {
   EXPECT_EQ(Codes(op), CodeList{"binding.output_schema_required"});
   op.erase("outputs");
   EXPECT_EQ(Codes(op), CodeList{});
+}
+
+TEST_F(UwsBinding, ReadingTheResponseBodyCountsAsDeclaredOutputs) {
+  // list_assets has no outputSchema; the operation declares no outputs.
+  json::Value op = Operation(Binding("list_assets"), {{"request", nullptr}, {"outputs", nullptr}});
+  CheckedDocument plain = Check(op);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain.bindings.operations.at("render").expects_output);
+
+  json::Value criteria = op;
+  criteria["successCriteria"] = {{{"condition", "$response.body#/count >= 1"}}};
+  CheckedDocument checked = Check(criteria);
+  ASSERT_EQ(checked.bindings.errors.size(), 1u);
+  EXPECT_EQ(checked.bindings.errors[0].code, "binding.output_schema_required");
+  EXPECT_EQ(checked.bindings.errors[0].pointer, "/operations/0/successCriteria/0/condition");
+
+  json::Value action = op;
+  action["onFailure"] = {{{"name", "again"}, {"type", "retry"}, {"retryLimit", 1},
+                          {"criteria", {{{"condition", "$inputs.x == $response.body#/busy"}}}}}};
+  checked = Check(action);
+  ASSERT_EQ(checked.bindings.errors.size(), 1u);
+  EXPECT_EQ(checked.bindings.errors[0].pointer, "/operations/0/onFailure/0/criteria/0/condition");
+
+  // A step that calls the operation and reads its body in the step's outputs.
+  json::Value workflows = {{{"workflowId", "main"}, {"type", "sequence"},
+                            {"steps", {{{"stepId", "list"}, {"operationRef", "render"},
+                                        {"outputs", {{"first", "$response.body#/renderedUris/0"}}}}}}}};
+  checked = Check(op, workflows);
+  ASSERT_EQ(checked.bindings.errors.size(), 1u);
+  EXPECT_EQ(checked.bindings.errors[0].code, "binding.output_schema_required");
+  EXPECT_EQ(checked.bindings.errors[0].pointer, "/workflows/0/steps/0/outputs/first");
+
+  // With an outputSchema the same reads are fine, and the gate must then demand
+  // structuredContent at run time.
+  json::Value reviewed = Operation(Binding(), {{"outputs", nullptr}});
+  checked = Check(reviewed, workflows);
+  ASSERT_TRUE(checked.ok()) << checked.error->Describe() << checked.error->details.dump();
+  EXPECT_TRUE(checked.bindings.operations.at("render").expects_output);
+  checked = Check(reviewed);
+  ASSERT_TRUE(checked.ok());
+  EXPECT_FALSE(checked.bindings.operations.at("render").expects_output);
 }
 
 TEST_F(UwsBinding, LiteralBodyAgainstInputSchema) {

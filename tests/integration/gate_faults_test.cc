@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <ctime>
 #include <memory>
 #include <thread>
 
@@ -23,6 +24,16 @@ namespace {
 
 using testing::ProcessResult;
 using testing::TempDir;
+
+// An instant `offset` seconds from now, as manifests write it.
+std::string InstantFromNow(long offset) {
+  const std::time_t at = std::time(nullptr) + offset;
+  std::tm utc{};
+  gmtime_r(&at, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
 
 const char* kArgs = R"({"source":"https://assets.example.test/a.blend","angles":4,"resolution":1024})";
 
@@ -215,6 +226,47 @@ TEST_P(GateFaultsTest, StaticRefusalsNeedNoServer) {
   doc["capturedAt"] = "2020-01-01T00:00:00Z";
   dir_.Write("tools.json", doc.dump(2));
   EXPECT_EQ(Call(3)["code"], "manifest.expired");
+  EXPECT_EQ(CallsLogged(), 0);
+}
+
+TEST_P(GateFaultsTest, InstantsFromTheFutureAreRefusedEverywhere) {
+  // A year ahead with a 29-day window: within maxReviewWindowDays and never expired today.
+  json::Value doc = json::Parse(dir_.Read("tools.json")).value();
+  const long year = 365 * 86'400;
+  doc["capturedAt"] = InstantFromNow(year);
+  doc["expiresAt"] = InstantFromNow(year + 29 * 86'400);
+  doc["servers"]["demo"]["reviews"]["render_turntable"]["reviewedAt"] = InstantFromNow(year + 3600);
+  dir_.Write("tools.json", doc.dump(2));
+  UseServer({});
+  dir_.Write("requests.jsonl", "");
+
+  ProcessResult check = Run({"check", dir_.File("tools.json"), "--json"}, 3);
+  EXPECT_EQ(json::Parse(check.out).value()["code"], "manifest.invalid_instant") << check.out;
+  ProcessResult verify = Run({"verify", "--manifest", dir_.File("tools.json"), "--sha256", Sha(), "--server", "demo",
+                              "--tool", "render_turntable", "--json"},
+                             3);
+  EXPECT_EQ(json::Parse(verify.out).value()["code"], "manifest.invalid_instant") << verify.out;
+  json::Value call = Call(3);
+  EXPECT_EQ(call["code"], "manifest.invalid_instant");
+  EXPECT_EQ(call["details"]["pointer"], "/capturedAt");
+  // Recording a review on such a capture is refused too, and nothing is written.
+  const std::string before = dir_.Read("tools.json");
+  ProcessResult review = Run({"review", dir_.File("tools.json"), "--server", "demo", "--tool", "analyze_text",
+                              "--reviewer", "t@example.test", "--headless", "--independent-calls", "--model-backed",
+                              "false", "--reference-based-io", "--no-side-effects", "--concurrency", "safe",
+                              "--channel", "/text=data", "--json"},
+                             3);
+  EXPECT_EQ(json::Parse(review.out).value()["code"], "manifest.invalid_instant") << review.out;
+  EXPECT_EQ(dir_.Read("tools.json"), before);
+  EXPECT_EQ(CallsLogged(), 0);
+
+  // A review dated before its capture is refused by the gate as well.
+  doc = json::Parse(dir_.Read("tools.json")).value();
+  doc["capturedAt"] = InstantFromNow(-3600);
+  doc["expiresAt"] = InstantFromNow(86'400);
+  doc["servers"]["demo"]["reviews"]["render_turntable"]["reviewedAt"] = InstantFromNow(-7200);
+  dir_.Write("tools.json", doc.dump(2));
+  EXPECT_EQ(Call(3)["code"], "manifest.invalid_instant");
   EXPECT_EQ(CallsLogged(), 0);
 }
 

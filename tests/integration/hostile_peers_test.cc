@@ -260,6 +260,8 @@ constexpr Behaviour kBehaviours[] = {
     {"redirect", "http", "mcp.http_status", nullptr},       // redirects are never followed
     // No answer to this request or any later POST (the cancellation included).
     {"black-hole", "http", "mcp.timeout", nullptr},
+    {"hang-up", "stdio", "mcp.disconnected", "mcp.server_exited"},  // exits, answering nothing
+    {"hang-up", "http", "mcp.disconnected", nullptr},  // closes the connection, answering nothing
 };
 
 std::vector<Case> CasesDuring(const char* during) {
@@ -287,6 +289,56 @@ TEST(HostilePeersCaptureTest, TimeoutFlagBoundsCapture) {
   auto out = json::Parse(result.out);
   ASSERT_TRUE(out.ok()) << result.out;
   EXPECT_EQ((*out)["details"]["cause"], "mcp.timeout");
+}
+
+// A strict legacy server that exits (stdio) or drops the connection (HTTP) in answer to the
+// server/discover probe: capture starts it again (a new connection) and opens with
+// initialize, and --json and evidence say so. The same peer behaving refuses the probe as
+// an unknown method and is initialized on the same connection.
+TEST(HostilePeersCaptureTest, AServerThatHangsUpOnTheProbeIsCapturedAfterARestart) {
+  struct Probe {
+    const char* transport;
+    const char* mode;
+    const char* negotiation;
+  };
+  for (const Probe& probe : {Probe{"stdio", "hang-up", "initialize_after_restart"},
+                             Probe{"http", "hang-up", "initialize_after_restart"},
+                             Probe{"stdio", "good", "initialize_fallback"},
+                             Probe{"http", "good", "initialize_fallback"}}) {
+    SCOPED_TRACE(std::string(probe.transport) + " " + probe.mode);
+    TempDir dir;
+    std::unique_ptr<HttpPeer> http;
+    if (std::string(probe.transport) == "http") {
+      http = std::make_unique<HttpPeer>(probe.mode, "discover");
+      ASSERT_FALSE(http->url().empty()) << "the peer did not report its port";
+      dir.Write("mcp.json", json::Value({{"mcpServers", {{"hostile", {{"url", http->url()}}}}}}).dump());
+    } else {
+      json::Value args = {"--transport", "stdio", "--mode", probe.mode, "--during", "discover"};
+      dir.Write("mcp.json",
+                json::Value({{"mcpServers", {{"hostile", {{"command", PeerBinary()}, {"args", args}}}}}}).dump());
+    }
+    testing::RunOptions options;
+    options.timeout = kHardKill;
+    ProcessResult result = testing::RunProcess(
+        {testing::UdonMcpBinary(), "capture", "--server", "hostile", "-o", dir.File("captured.json"), "--json",
+         "--evidence", dir.File("evidence.jsonl"), "--config", dir.File("mcp.json")},
+        options);
+    ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+    json::Value out = json::Parse(result.out).value();
+    EXPECT_EQ(out["negotiation"]["hostile"], probe.negotiation) << result.out;
+    EXPECT_EQ(out["protocolVersion"], "2025-11-25");
+    auto captured = json::Parse(dir.Read("captured.json"));
+    ASSERT_TRUE(captured.ok()) << "no manifest written";
+    EXPECT_EQ((*captured)["servers"]["hostile"]["toolPages"][0]["tools"][0]["name"], "echo");
+    auto record = json::Parse(dir.Read("evidence.jsonl"));
+    ASSERT_TRUE(record.ok()) << dir.Read("evidence.jsonl");
+    EXPECT_EQ((*record)["command"], "capture");
+    EXPECT_EQ((*record)["server"], "hostile");
+    EXPECT_EQ((*record)["era"], "legacy");
+    EXPECT_EQ((*record)["negotiation"], probe.negotiation);
+    EXPECT_EQ((*record)["manifestSha256"], out["sha256"]);
+    if (http) http->Stop();
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Capture, HostilePeersTest, ::testing::ValuesIn(CasesDuring("list")), CaseName);

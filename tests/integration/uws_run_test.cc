@@ -241,5 +241,60 @@ TEST_F(UwsRunTest, UnsupportedConstructsAreRefusedBeforeAnythingRuns) {
   EXPECT_FALSE(std::filesystem::exists(dir_.File("requests.log")));
 }
 
+// A single-step workflow whose operation declares no outputs; only the step reads the
+// tool's result through $response.body.
+std::string BodyReadingWorkflow(const std::string& manifest, const std::string& sha) {
+  return R"(uws: 1.9.1
+info: {title: body read without declared outputs, version: '1.0.0'}
+operations:
+  - operationId: analyze
+    x-uws-operation-profile: openudon.mcp-tool-call.0.1
+    x-openudon-mcp: {manifest: )" + manifest + ", manifestSha256: " + sha + R"(, server: demo, tool: analyze_text}
+    request: {body: {text: $inputs.text}}
+workflows:
+  - workflowId: main
+    type: sequence
+    inputs: {type: object, properties: {text: {type: string}}}
+    steps:
+      - {stepId: stats, operationRef: analyze, inputs: {text: $inputs.text}, outputs: {words: $response.body#/words}}
+    outputs:
+      words: $steps.stats.outputs.words
+)";
+}
+
+TEST_F(UwsRunTest, AResponseBodyReadCountsAsDeclaredOutputs) {
+  // At validate time: the reviewed Tool must have an outputSchema. A copy of the manifest
+  // whose analyze_text lost it (validate contacts no server).
+  json::Value doc = json::Parse(dir_.Read("mcp/demo.tools.json")).value();
+  for (auto& page : doc["servers"]["demo"]["toolPages"]) {
+    for (auto& tool : page["tools"]) {
+      if (tool["name"] == "analyze_text") tool.erase("outputSchema");
+    }
+  }
+  dir_.Write("mcp/no-output.tools.json", doc.dump(2));
+  const std::string stripped_sha =
+      testing::RunProcess({testing::UdonMcpBinary(), "digest", dir_.File("mcp/no-output.tools.json")}).out.substr(0, 64);
+  dir_.Write("no-output.uws.yaml", BodyReadingWorkflow("./mcp/no-output.tools.json", stripped_sha));
+  ProcessResult validate = Udon({"validate", dir_.File("no-output.uws.yaml"), "--json"});
+  EXPECT_EQ(validate.exit_code, 3) << validate.out << validate.err;
+  json::Value refused = json::Parse(validate.out).value();
+  EXPECT_EQ(refused["code"], "binding.output_schema_required");
+  EXPECT_EQ(refused["details"]["errors"][0]["pointer"], "/workflows/0/steps/0/outputs/words");
+
+  // At run time: structuredContent is required, so a result without it is exit 4, not null.
+  dir_.Write("body.uws.yaml", BodyReadingWorkflow("./mcp/demo.tools.json", sha_));
+  ProcessResult validated = Udon({"validate", dir_.File("body.uws.yaml"), "--json"});
+  EXPECT_EQ(validated.exit_code, 0) << validated.out << validated.err;
+  WriteConfig("bare.json", {"--fault", "call-no-structured-content=analyze_text"});
+  std::filesystem::remove(dir_.File("requests.log"));
+  ProcessResult run = Udon({"run", dir_.File("body.uws.yaml"), "--inputs", dir_.File("inputs.json"), "--json"},
+                           "bare.json");
+  EXPECT_EQ(run.exit_code, 4) << run.out << run.err;
+  json::Value out = json::Parse(run.out).value();
+  EXPECT_EQ(out["code"], "call.structured_content_missing");
+  EXPECT_FALSE(out.contains("outputs"));
+  EXPECT_EQ(CalledTools(), (std::vector<std::string>{"analyze_text"}));
+}
+
 }  // namespace
 }  // namespace udon

@@ -3,13 +3,15 @@
 // byte level in one chosen mode, during tools/list or tools/call. Everything it sends
 // carries kMarker, so tests can prove no peer value leaks into udon-mcp's diagnostics.
 //
-//   udon-hostile-peer --transport stdio|http [--port N] --mode MODE [--during list|call]
+//   udon-hostile-peer --transport stdio|http [--port N] --mode MODE [--during list|call|discover]
 //
 // Modes (the table in tests/integration/hostile_peers_test.cc): good, non-json, batch,
 // wrong-id, duplicate-key, huge-line, huge-event (http), endless-notifications, ping-flood,
 // drip, drip-sse (http), flood, stderr-flood (stdio), invalid-utf8, deep, exit-mid-frame,
 // close-mid-body (http), wrong-content-type (http), huge-headers (http), redirect (http),
-// black-hole (http).
+// black-hole (http), hang-up (stdio: exit; http: close the connection; answering nothing).
+// `--during discover` misbehaves on server/discover: a strict legacy server (the peer
+// speaks 2025-11-25 only and otherwise refuses server/discover as an unknown method).
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -165,7 +167,10 @@ void Endless(int fd, Frame frame, Message message) {
 }
 
 bool Misbehaves(const std::string& method) {
-  return settings.mode != "good" && method == (settings.during == "list" ? "tools/list" : "tools/call");
+  const char* target = settings.during == "list"       ? "tools/list"
+                       : settings.during == "discover" ? "server/discover"
+                                                       : "tools/call";
+  return settings.mode != "good" && method == target;
 }
 
 // ---- stdio ---------------------------------------------------------------------------
@@ -201,6 +206,8 @@ void StdioHostile(const std::string& method, const udon::json::Value& id) {
     const std::string line = GoodResponse(method, id);
     WriteAll(1, line.substr(0, line.size() / 2));
     _exit(0);
+  } else if (mode == "hang-up") {
+    _exit(0);  // a strict server that exits on what it does not know, answering nothing
   } else {
     WriteAll(1, Line(HostileMessage(method, id)));
   }
@@ -318,6 +325,8 @@ void HttpHostile(int fd, const std::string& method, const udon::json::Value& id)
     WriteAll(fd, Head("200 OK", "application/json", "Content-Length: " + std::to_string(good.size()) + "\r\n\r\n") +
                      good.substr(0, good.size() / 2));
     if (mode == "exit-mid-frame") _exit(0);
+  } else if (mode == "hang-up") {
+    // Nothing at all: ServeConnection closes the connection, the server stays up.
   } else if (mode == "wrong-content-type") {
     WriteAll(fd, JsonAnswer(good, "text/html; charset=utf-8"));
   } else if (mode == "huge-headers") {
@@ -403,16 +412,16 @@ bool ParseArguments(int argc, char** argv) {
       "good",         "non-json", "batch",          "wrong-id",       "duplicate-key",      "huge-line",
       "huge-event",   "flood",    "stderr-flood",   "ping-flood",     "endless-notifications",
       "drip",         "drip-sse", "invalid-utf8",   "deep",           "exit-mid-frame",     "close-mid-body",
-      "wrong-content-type",       "huge-headers",   "redirect",       "black-hole"};
+      "wrong-content-type",       "huge-headers",   "redirect",       "black-hole",         "hang-up"};
   return argc % 2 == 1 && (settings.transport == "stdio" || settings.transport == "http") &&
-         (settings.during == "list" || settings.during == "call") && kModes.count(settings.mode) == 1;
+         (settings.during == "list" || settings.during == "call" || settings.during == "discover") && kModes.count(settings.mode) == 1;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   if (!ParseArguments(argc, argv)) {
-    std::fprintf(stderr, "usage: udon-hostile-peer --transport stdio|http [--port N] --mode MODE [--during list|call]\n");
+    std::fprintf(stderr, "usage: udon-hostile-peer --transport stdio|http [--port N] --mode MODE [--during list|call|discover]\n");
     return 2;
   }
   signal(SIGPIPE, SIG_IGN);
