@@ -291,6 +291,8 @@ json::Value Summarize(const EvidenceSet& set) {
     if (record.contains("gateMs")) gate_ms.push_back(Number(record, "gateMs"));
     if (IsTrue(record, "dispatched")) call_ms.push_back(Number(record, "callMs"));
 
+    // capture's records (how each server was opened) count above, not per tool.
+    if (Token(record, "command") == "capture") continue;
     ToolResults& tool = tools[{Token(record, "server"), Token(record, "tool")}];
     ++tool.calls;
     if (auto backed = record.find("modelBacked"); backed != record.end() && backed->is_boolean()) {

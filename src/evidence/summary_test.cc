@@ -271,6 +271,16 @@ TEST(Summary, MembersOfTheWrongTypeCountAsAbsent) {
   EXPECT_FALSE(SummaryMarkdown(s, "").empty());
 }
 
+TEST(Summary, CaptureRecordsAreNoToolRows) {
+  EvidenceSet set;
+  AddEvidenceText(R"({"command":"capture","server":"demo","negotiation":"discover","code":"ok","exit":0})"
+                  "\n",
+                  set);
+  const json::Value s = Summarize(set);
+  EXPECT_EQ(s["commands"]["capture"], 1);
+  EXPECT_TRUE(s["tools"].empty());
+}
+
 TEST(Summary, MissingFileIsUnreadable) {
   EvidenceSet set;
   Status status = AddEvidenceFile("/nonexistent/evidence.jsonl", set);
