@@ -338,7 +338,26 @@ Status Gate::StepStatic(Run& run) {
     UDON_ASSIGN_OR_RETURN(auto output_schema, CompileToolSchema(tool, "outputSchema"));
     run.output_schema.emplace(std::move(output_schema));
   }
-  return CheckParamHeaders(run);
+  UDON_RETURN_IF_ERROR(CheckParamHeaders(run));
+  // The reviewed inputSchema is in the manifest: invalid arguments are refused here,
+  // before any server is started or contacted.
+  return ValidateArguments(run);
+}
+
+// Errors: input.schema_violation (details.errors: keyword and instance locations only).
+Status Gate::ValidateArguments(Run& run) {
+  if (run.arguments == nullptr) return OkStatus();
+  if (!run.arguments->is_object()) {
+    return Refuse("input.schema_violation", "tools/call arguments must be a JSON object");
+  }
+  schema::ValidationResult validation = run.input_schema->Validate(*run.arguments);
+  if (!validation.valid) {
+    Error error = Refuse("input.schema_violation", "the arguments do not validate against the reviewed inputSchema");
+    error.details["errors"] = SchemaErrors(validation, Instance::kArguments);
+    if (validation.limit_error) error.details["limit"] = validation.limit_error->code;
+    return error;
+  }
+  return OkStatus();
 }
 
 // 2026-07-28 over HTTP: a client must refuse a tool whose x-mcp-header annotations break
@@ -580,19 +599,12 @@ Status Gate::CheckBindingEvents(Run& run, std::uint64_t after, bool during_call)
   return OkStatus();
 }
 
+// Step 6. The arguments were validated against the reviewed inputSchema in the static
+// step; the comparison has since proved the live Tool canonically equal to the reviewed
+// one, so its inputSchema is the same and nothing about that verdict can differ. What can
+// still change is the connection: the barrier and the event check below.
 Status Gate::StepArguments(Run& run) {
   if (run.arguments != nullptr) {
-    if (!run.arguments->is_object()) {
-      return Refuse("input.schema_violation", "tools/call arguments must be a JSON object");
-    }
-    schema::ValidationResult validation = run.input_schema->Validate(*run.arguments);
-    if (!validation.valid) {
-      Error error = Refuse("input.schema_violation",
-                           "the arguments do not validate against the reviewed inputSchema");
-      error.details["errors"] = SchemaErrors(validation, Instance::kArguments);
-      if (validation.limit_error) error.details["limit"] = validation.limit_error->code;
-      return error;
-    }
     run.arguments_digest = KeyedDigest(*run.arguments);
     UDON_RETURN_IF_ERROR(Barrier(run));
   }

@@ -2,13 +2,15 @@
 // "Invocation and output semantics" after. Steps, in order, stopping at the first failure:
 //   1 digest     resolve and hash the manifest; compare with the pin (no connection yet)
 //   2 static     expiry, window, completeness, durable invalidation, review (Stage 1 +
-//                policy), taskSupport, outputs need an outputSchema, schema dialects
+//                policy), taskSupport, outputs need an outputSchema, schema dialects, and
+//                the arguments against the reviewed inputSchema (no server started yet)
 //   3 connect    open at the recorded version (initialize, or for 2026-07-28 server/discover
 //                plus a subscriptions/listen for tool-list changes); exact version and
 //                serverInfo (and, modern, the serverInfo in every later result's _meta)
 //   4 list       exhaust tools/list (again if list_changed disturbed it); name once
 //   5 compare    canonical equality of the live and the reviewed Tool object
-//   6 arguments  validate against the reviewed inputSchema; list_changed since step 5?
+//   6 arguments  the reviewed inputSchema verdict stands (step 5 proved the live Tool
+//                equal); stdio: a ping barrier; list_changed since step 5?
 // then dispatch, with list_changed during the call making the outcome indeterminate.
 #pragma once
 
@@ -114,6 +116,7 @@ class Gate {
   Status StepDigest(Run& run);
   Status StepStatic(Run& run);
   Status CheckParamHeaders(Run& run);
+  Status ValidateArguments(Run& run);
   Status StepConnect(Run& run);
   Status TryReuse(Run& run, std::unique_ptr<Pooled> pooled, const std::string& recorded_version,
                   const std::string& recorded_info_sha);

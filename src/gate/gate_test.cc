@@ -324,6 +324,9 @@ TEST_F(GateTest, InvalidArgumentsAreRefusedWithLocationsOnly) {
   ExpectRefused(result, "input.schema_violation");
   EXPECT_FALSE(result.error->details["errors"].empty());
   ExpectValueFree(result);
+  // A static check: the reviewed inputSchema is in the manifest, so no server is started.
+  EXPECT_EQ(server_.connects.load(), 0);
+  EXPECT_EQ(result.steps.back().step, "static");
 }
 
 TEST_F(GateTest, TimeoutAfterDispatchIsIndeterminateAndCancels) {
