@@ -95,7 +95,7 @@ int RunCheck(const CheckOptions& options) {
   for (const Error& finding : findings) {
     invalid = invalid || finding.code == "manifest.invalid";
     listed.push_back({{"code", finding.code}, {"pointer", finding.pointer}, {"message", finding.message}});
-    if (!json) std::fprintf(stderr, "%s: %s [%s]\n", options.file.c_str(), finding.Describe().c_str(), finding.code.c_str());
+    if (!json) PrintForPeople(stderr, options.file + ": " + finding.Describe() + " [" + finding.code + "]", "the finding above");
   }
   const int exit_code = findings.empty() ? kExitOk : invalid ? kExitInvalidInput : kExitRefused;
   if (json) {

@@ -1,6 +1,7 @@
 #include "cli/output.h"
 
 #include "gate/gate.h"
+#include "json/display.h"
 
 #include <cstdio>
 #include <exception>
@@ -43,8 +44,8 @@ int ReportError(const Error& error, bool json, int exit_code, std::string_view s
     human += subject;
     human += ": ";
   }
-  human += error.Describe() + " [" + error.code + "]\n";
-  std::fwrite(human.data(), 1, human.size(), stderr);
+  human += error.Describe() + " [" + error.code + "]";
+  PrintForPeople(stderr, human, "the error above");
   if (json) {
     json::Value details = error.details.is_object() ? error.details : json::Value::object();
     details["pointer"] = error.pointer;
@@ -59,6 +60,13 @@ int ReportError(const Error& error, bool json, int exit_code, std::string_view s
                     {"details", OrderedValue(std::move(details))}}));
   }
   return exit_code;
+}
+
+void PrintForPeople(std::FILE* stream, std::string_view line, std::string_view subject) {
+  json::DisplayText shown = json::ForDisplay(line);
+  shown.text += '\n';
+  if (!shown.hidden.empty()) shown.text += "udon-mcp: note: " + json::HiddenNotice(shown.hidden, subject) + "\n";
+  std::fwrite(shown.text.data(), 1, shown.text.size(), stream);
 }
 
 int ReportError(const Error& error, bool json, std::string_view subject) {

@@ -2,6 +2,7 @@
 // shapes on stdout, human diagnostics on stderr, and running a command body.
 #pragma once
 
+#include <cstdio>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -35,6 +36,12 @@ void PrintJsonResult(json::Value fields);
 // stdout, details carrying the pointer and source location. Returns exit_code.
 int ReportError(const Error& error, bool json, int exit_code, std::string_view subject = {});
 int ReportError(const Error& error, bool json, std::string_view subject = {});
+
+// Writes one line for people to `stream` (stdout or stderr) through json::ForDisplay, so
+// server-supplied strings in it (tool names, pointers, serverInfo members) cannot hide
+// or reorder text; when it hid anything, a second line
+// "udon-mcp: note: <subject> held N hidden characters (U+XXXX, ...)" follows.
+void PrintForPeople(std::FILE* stream, std::string_view line, std::string_view subject);
 
 // Installs body as the subcommand's action; its return value becomes the process exit code.
 // Exceptions escaping body are reported as internal errors (exit 1).

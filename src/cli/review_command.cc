@@ -75,15 +75,17 @@ Result<json::Value> ReviewFromFile(const std::string& path) {
 int Show(const manifest::Manifest& m, const ReviewOptions& o) {
   auto selected = manifest::SelectTool(m, o.server, o.tool);
   if (!selected.ok()) return ReportError(selected.error(), o.common.json, gate::ExitCodeFor(selected.error().code));
-  std::size_t flagged = 0;
-  const std::string text = manifest::RenderToolForReview(*selected->tool, flagged);
+  const json::DisplayText shown = manifest::RenderToolForReview(*selected->tool);
   if (o.common.json) {
-    PrintJsonResult({{"tool", text}, {"hiddenCodePoints", flagged}});
+    // The rendering as printed, and the Tool itself exact (JSON escaping is unambiguous).
+    PrintJsonResult({{"tool", shown.text},
+                     {"hiddenCodePoints", shown.hidden.code_points.size()},
+                     {"toolObject", *selected->tool}});
   } else {
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    if (flagged > 0) {
-      std::fprintf(stderr, "udon-mcp: warning: %zu invisible, bidi-control or tag code point(s) escaped as \\u{...}\n",
-                   flagged);
+    std::fwrite(shown.text.data(), 1, shown.text.size(), stdout);
+    if (!shown.hidden.empty()) {
+      std::fprintf(stderr, "udon-mcp: warning: %s, shown as <U+XXXX>\n",
+                   json::HiddenNotice(shown.hidden, "the tool").c_str());
     }
   }
   return kExitOk;
@@ -124,8 +126,8 @@ int RunReview(const ReviewOptions& o) {
   if (!unclassified.empty() && !json) {
     std::string names;
     for (const auto& name : unclassified) names += (names.empty() ? "" : ", ") + name;
-    std::fprintf(stderr, "udon-mcp: warning: arguments without an input channel (cannot be bound in workflows): %s\n",
-                 names.c_str());
+    PrintForPeople(stderr, "udon-mcp: warning: arguments without an input channel (cannot be bound in workflows): " + names,
+                   "the warning above");
   }
   if (json) {
     PrintJsonResult({{"manifest", target}, {"sha256", m.sha256()}, {"unclassifiedArguments", unclassified}});

@@ -4,6 +4,7 @@
 #include <map>
 #include <sstream>
 
+#include "json/display.h"
 #include "json/pointer.h"
 
 namespace udon::manifest {
@@ -147,6 +148,52 @@ json::Value DifferencesToJson(const std::vector<json::Difference>& diffs, const 
 
 std::string Show(const json::Value& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
+// One line of the text report. Manifest and server strings (keys, names, pointers,
+// values) go through json::ForDisplay; each piece that hid something gets a note line
+// below the line, naming the piece, so a reviewer sees what the markers stand for.
+class ReportLine {
+ public:
+  explicit ReportLine(std::string indent) : indent_(std::move(indent)) {}
+  ReportLine& Fixed(std::string_view text) {
+    text_ += text;
+    return *this;
+  }
+  ReportLine& Shown(std::string_view value, std::string_view what) {
+    json::DisplayText shown = json::ForDisplay(value);
+    text_ += shown.text;
+    Note(shown.hidden, what);
+    return *this;
+  }
+  void Note(const json::HiddenCharacters& hidden, std::string_view what) {
+    if (!hidden.empty()) notes_ += indent_ + "  note: " + json::HiddenNotice(hidden, what) + "\n";
+  }
+  // Text printed below the line and above its notes (a description's line diff).
+  void Below(std::string text) { below_ += std::move(text); }
+  void AppendTo(std::string& out) const { out += indent_ + text_ + "\n" + below_ + notes_; }
+
+ private:
+  std::string indent_, text_, below_, notes_;
+};
+
+// "OLD -> NEW" after a pointer.
+void ShowChange(ReportLine& line, const json::Value& old_value, const json::Value& new_value) {
+  line.Fixed(": ").Shown(Show(old_value), "the old value").Fixed(" -> ").Shown(Show(new_value), "the new value");
+}
+
+// A description change as a line diff: descriptions are read on their own lines, so
+// their line breaks and tabs stay; the notes speak for the old and the new text.
+void ShowDescriptionChange(ReportLine& line, const std::string& before, const std::string& after) {
+  line.Fixed(":");
+  std::istringstream lines(TextLineDiff(before, after));
+  std::string below;
+  for (std::string text; std::getline(lines, text);) {
+    below += "      " + json::ForDisplay(text, json::LineBreaks::kKeep).text + "\n";
+  }
+  line.Below(std::move(below));
+  line.Note(json::ForDisplay(before, json::LineBreaks::kKeep).hidden, "the old value");
+  line.Note(json::ForDisplay(after, json::LineBreaks::kKeep).hidden, "the new value");
+}
+
 }  // namespace
 
 const char* ChangeStatusName(ChangeStatus status) {
@@ -264,38 +311,50 @@ std::string DiffToText(const ManifestDiff& diff, const Manifest& before, const M
   if (diff.identical()) return "identical\n";
   std::string out;
   for (const auto& d : diff.top_level) {
-    out += std::string(json::DifferenceKindName(d.kind)) + " " + d.pointer + ": " +
-           Show(ValueAt(&before.document(), d.pointer)) + " -> " +
-           Show(ValueAt(&after.document(), d.pointer)) + "\n";
+    ReportLine line("");
+    line.Fixed(json::DifferenceKindName(d.kind)).Fixed(" ").Shown(d.pointer, "the pointer");
+    ShowChange(line, ValueAt(&before.document(), d.pointer), ValueAt(&after.document(), d.pointer));
+    line.AppendTo(out);
   }
   for (const ServerDiff& server : diff.servers) {
-    out += "server " + server.key + ": " + ChangeStatusName(server.status) + "\n";
+    ReportLine heading("");
+    heading.Fixed("server ").Shown(server.key, "the server key").Fixed(": ").Fixed(ChangeStatusName(server.status));
+    heading.AppendTo(out);
     for (const auto& d : server.server_info) {
-      out += "  serverInfo " + d.pointer + " " + json::DifferenceKindName(d.kind) + ": " +
-             Show(ValueAt(before.server_info(server.key), d.pointer)) + " -> " +
-             Show(ValueAt(after.server_info(server.key), d.pointer)) + "\n";
+      ReportLine line("  ");
+      line.Fixed("serverInfo ").Shown(d.pointer, "the pointer").Fixed(" ").Fixed(json::DifferenceKindName(d.kind));
+      ShowChange(line, ValueAt(before.server_info(server.key), d.pointer),
+                 ValueAt(after.server_info(server.key), d.pointer));
+      line.AppendTo(out);
     }
     if (server.reordered) out += "  tools reordered or repaginated\n";
     for (const ToolDiff& tool : server.tools) {
-      out += "  tool " + tool.name + ": " + ChangeStatusName(tool.status);
-      if (tool.status == ChangeStatus::kRenamed) out += " (from " + tool.renamed_from + ")";
-      out += "\n";
+      ReportLine tool_line("  ");
+      tool_line.Fixed("tool ").Shown(tool.name, "the tool name").Fixed(": ").Fixed(ChangeStatusName(tool.status));
+      if (tool.status == ChangeStatus::kRenamed) {
+        tool_line.Fixed(" (from ").Shown(tool.renamed_from, "the old name").Fixed(")");
+      }
+      tool_line.AppendTo(out);
       if (tool.status != ChangeStatus::kChanged) continue;
       const json::Value* a = ToolAt(before, server.key, tool.name);
       const json::Value* b = ToolAt(after, server.key, tool.name);
       for (const auto& d : tool.differences) {
         const json::Value old_value = ValueAt(a, d.pointer), new_value = ValueAt(b, d.pointer);
-        out += "    " + std::string(json::DifferenceKindName(d.kind)) + " " + d.pointer;
+        ReportLine line("    ");
+        line.Fixed(json::DifferenceKindName(d.kind)).Fixed(" ").Shown(d.pointer, "the pointer");
         if (d.pointer == "/description" && old_value.is_string() && new_value.is_string()) {
-          out += ":\n";
-          std::istringstream lines(TextLineDiff(old_value.get<std::string>(), new_value.get<std::string>()));
-          for (std::string line; std::getline(lines, line);) out += "      " + line + "\n";
+          ShowDescriptionChange(line, old_value.get<std::string>(), new_value.get<std::string>());
         } else {
-          out += ": " + Show(old_value) + " -> " + Show(new_value) + "\n";
+          ShowChange(line, old_value, new_value);
         }
+        line.AppendTo(out);
       }
     }
-    for (const auto& tool : server.reviews_changed) out += "  review of " + tool + " changed\n";
+    for (const auto& tool : server.reviews_changed) {
+      ReportLine line("  ");
+      line.Fixed("review of ").Shown(tool, "the tool name").Fixed(" changed");
+      line.AppendTo(out);
+    }
   }
   return out;
 }

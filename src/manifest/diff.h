@@ -41,7 +41,9 @@ ManifestDiff DiffManifests(const Manifest& before, const Manifest& after);
 
 // {"identical":bool,"topLevel":[...],"servers":[...]} with old/new values per pointer.
 json::Value DiffToJson(const ManifestDiff& diff, const Manifest& before, const Manifest& after);
-// For people: one line per change; description changes as a line diff.
+// For people: one line per change; description changes as a line diff. Keys, names,
+// pointers and values go through json::ForDisplay, each piece that hid something followed
+// by a "note: the new value held ..." line.
 std::string DiffToText(const ManifestDiff& diff, const Manifest& before, const Manifest& after);
 
 // The area a Tool-object pointer falls in, for evidence: description, inputSchema,

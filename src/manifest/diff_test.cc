@@ -49,6 +49,51 @@ TEST(ManifestDiffTest, ReportsToolPointersWithValues) {
   EXPECT_NE(text.find("/inputSchema/properties/angles/maximum: 36 -> 360"), std::string::npos);
 }
 
+TEST(ManifestDiffTest, TextNamesHiddenCharactersAndJsonKeepsThemExact) {
+  const std::string rlo = "\xE2\x80\xAE", zwsp = "\xE2\x80\x8B", tag_a = "\xF3\xA0\x81\x81";
+  json::Value after = ValidManifestJson();
+  Tool(after)["description"] = "Render views." + rlo + zwsp + tag_a + "\n\tindented";
+  Tool(after)["inputSchema"]["properties"]["x" + rlo] = {{"type", "string"}};
+  Tool(after)["title"] = "T\tab";  // a tab inside a one-line value
+  after["servers"]["blender_farm"]["serverInfo"]["version"] = "0.8.2" + zwsp;
+  after["servers"]["blender_farm"]["toolPages"][1]["tools"].push_back(
+      {{"name", "new" + tag_a}, {"inputSchema", {{"type", "object"}}}});
+  auto before_m = *Manifest::FromValue(ValidManifestJson());
+  auto after_m = *Manifest::FromValue(after);
+  const ManifestDiff diff = DiffManifests(before_m, after_m);
+  const std::string text = DiffToText(diff, before_m, after_m);
+  for (const std::string& raw : {rlo, zwsp, tag_a}) EXPECT_EQ(text.find(raw), std::string::npos) << text;
+  for (const char* expected : {
+           "  serverInfo /version changed: 0.8.2 -> 0.8.2<U+200B>\n"
+           "    note: the new value held 1 hidden character (U+200B)\n",
+           "  tool new<U+E0041>: added\n    note: the tool name held 1 hidden character (U+E0041)\n",
+           "    changed /description:\n"
+           "      + Render views.<U+202E><U+200B><U+E0041>\n"
+           "      + \tindented\n"
+           "      - Render reviewed views from an addressable Blender asset.\n"
+           "      note: the new value held 3 hidden characters (U+202E, U+200B, U+E0041)\n",
+           "    added /inputSchema/properties/x<U+202E>: null -> {\"type\":\"string\"}\n"
+           "      note: the pointer held 1 hidden character (U+202E)\n",
+           "    added /title: null -> T<U+0009>ab\n      note: the new value held 1 hidden character (U+0009)\n"}) {
+    EXPECT_NE(text.find(expected), std::string::npos) << expected << "\nin:\n" << text;
+  }
+  // --json keeps the exact values.
+  const json::Value report = DiffToJson(diff, before_m, after_m);
+  const json::Value& server = report["servers"][0];
+  EXPECT_EQ(server["serverInfo"][0]["new"], "0.8.2" + zwsp);
+  bool saw_pointer = false, saw_description = false, saw_name = false;
+  for (const json::Value& tool : server["tools"]) {
+    saw_name = saw_name || tool["name"] == "new" + tag_a;
+    if (!tool.contains("differences")) continue;
+    for (const json::Value& d : tool["differences"]) {
+      saw_pointer = saw_pointer || d["pointer"] == "/inputSchema/properties/x" + rlo;
+      saw_description = saw_description || (d["pointer"] == "/description" &&
+                                            d["new"] == "Render views." + rlo + zwsp + tag_a + "\n\tindented");
+    }
+  }
+  EXPECT_TRUE(saw_pointer && saw_description && saw_name) << report.dump();
+}
+
 TEST(ManifestDiffTest, AddedRemovedRenamedAndReordered) {
   json::Value after = ValidManifestJson();
   auto& pages = after["servers"]["blender_farm"]["toolPages"];

@@ -1,10 +1,8 @@
 #include "manifest/review.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <set>
 
-#include "json/internal/parser.h"
 #include "json/pointer.h"
 
 namespace udon::manifest {
@@ -158,51 +156,6 @@ bool ResolvesInSchema(const json::Value& schema, const json::Pointer& pointer) {
   return true;
 }
 
-// Code points a reviewer cannot see or that reorder what they see.
-bool IsHiddenCodePoint(std::uint32_t cp) {
-  if (cp < 0x20) return cp != '\n' && cp != '\t';
-  if (cp >= 0x7F && cp <= 0x9F) return true;
-  if (cp == 0x00AD || cp == 0x034F || cp == 0x061C || cp == 0x115F || cp == 0x1160 ||
-      cp == 0x17B4 || cp == 0x17B5 || cp == 0x3164 || cp == 0xFEFF || cp == 0xFFA0) {
-    return true;
-  }
-  return (cp >= 0x180B && cp <= 0x180F) || (cp >= 0x200B && cp <= 0x200F) ||
-         (cp >= 0x2028 && cp <= 0x202E) || (cp >= 0x2060 && cp <= 0x206F) ||
-         (cp >= 0xFE00 && cp <= 0xFE0F) || (cp >= 0xFFF0 && cp <= 0xFFFB) ||
-         (cp >= 0x1D173 && cp <= 0x1D17A) || (cp >= 0xE0000 && cp <= 0xE007F) ||
-         (cp >= 0xE0100 && cp <= 0xE01EF);
-}
-
-std::string EscapeText(std::string_view text, bool escape_backslash, std::size_t& flagged) {
-  std::string out;
-  out.reserve(text.size());
-  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
-  const auto* end = p + text.size();
-  while (p < end) {
-    const std::size_t n = json::internal::Utf8SequenceLength(p, end);
-    if (n == 0) {  // cannot happen for parsed JSON; show it rather than hide it
-      out += "\\x{" + std::to_string(*p) + "}";
-      ++flagged;
-      ++p;
-      continue;
-    }
-    std::uint32_t cp = n == 1 ? p[0] : p[0] & (0xFF >> (n + 1));
-    for (std::size_t i = 1; i < n; ++i) cp = (cp << 6) | (p[i] & 0x3F);
-    if (IsHiddenCodePoint(cp)) {
-      char buffer[16];
-      std::snprintf(buffer, sizeof buffer, "\\u{%04X}", static_cast<unsigned>(cp));
-      out += buffer;
-      ++flagged;
-    } else if (escape_backslash && cp == '\\') {
-      out += "\\\\";
-    } else {
-      out.append(reinterpret_cast<const char*>(p), n);
-    }
-    p += n;
-  }
-  return out;
-}
-
 }  // namespace
 
 const char* ChannelClassName(ChannelClass channel) {
@@ -320,35 +273,41 @@ std::vector<std::string> UnclassifiedTopLevelArguments(const Review& review,
   return left;
 }
 
-std::string EscapeForReview(std::string_view text, std::size_t& flagged) {
-  return EscapeText(text, true, flagged);
-}
-
-std::string RenderToolForReview(const json::Value& tool, std::size_t& flagged) {
-  std::string out;
-  auto text_field = [&](const char* label, const json::Value* value) {
+json::DisplayText RenderToolForReview(const json::Value& tool) {
+  json::DisplayText out;
+  // Descriptions are read on their own lines and keep their line breaks; names, titles
+  // and member names are one-line values. Pretty JSON escapes breaks inside its strings.
+  auto add = [&out](std::string_view text, json::LineBreaks breaks) {
+    json::DisplayText shown = json::ForDisplay(text, breaks);
+    out.text += shown.text;
+    out.hidden.Add(shown.hidden);
+  };
+  auto text_field = [&](const char* label, const json::Value* value, json::LineBreaks breaks) {
     if (value == nullptr) return;
-    out += label;
-    out += ": ";
-    out += value->is_string() ? EscapeText(value->get<std::string>(), true, flagged)
-                              : EscapeText(value->dump(), false, flagged);
-    out += "\n";
+    out.text += label;
+    out.text += ": ";
+    if (value->is_string()) {
+      add(value->get<std::string>(), breaks);
+    } else {
+      add(value->dump(), json::LineBreaks::kEscape);
+    }
+    out.text += "\n";
   };
   auto json_field = [&](const char* label, const char* member) {
     auto it = tool.find(member);
     if (it == tool.end()) return;
-    out += label;
-    out += ":\n";
-    out += EscapeText(it->dump(2, ' ', false), false, flagged);
-    out += "\n";
+    out.text += label;
+    out.text += ":\n";
+    add(it->dump(2, ' ', false), json::LineBreaks::kKeep);
+    out.text += "\n";
   };
   auto find = [&](const char* member) -> const json::Value* {
     auto it = tool.find(member);
     return it == tool.end() ? nullptr : &*it;
   };
-  text_field("name", find("name"));
-  text_field("title", find("title"));
-  text_field("description", find("description"));
+  text_field("name", find("name"), json::LineBreaks::kEscape);
+  text_field("title", find("title"), json::LineBreaks::kEscape);
+  text_field("description", find("description"), json::LineBreaks::kKeep);
   json_field("annotations", "annotations");
   json_field("execution", "execution");
   json_field("inputSchema", "inputSchema");
@@ -359,7 +318,10 @@ std::string RenderToolForReview(const json::Value& tool, std::size_t& flagged) {
         member == "outputSchema") {
       continue;
     }
-    out += EscapeText(member, true, flagged) + ":\n" + EscapeText(value.dump(2, ' ', false), false, flagged) + "\n";
+    add(member, json::LineBreaks::kEscape);
+    out.text += ":\n";
+    add(value.dump(2, ' ', false), json::LineBreaks::kKeep);
+    out.text += "\n";
   }
   return out;
 }

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "json/display.h"
 #include "json/json.h"
 #include "json/result.h"
 #include "manifest/manifest.h"
@@ -58,13 +59,10 @@ std::vector<std::string> UnclassifiedTopLevelArguments(const Review& review,
 // True when the channel pointers cover `path` (the path itself or an ancestor).
 bool ChannelCovers(const Review& review, std::string_view argument_pointer);
 
-// For `review --show`: a string with invisible, bidi-control and tag code points (and
-// other format/control characters) replaced by visible \u{XXXX} escapes. `flagged`
-// counts replacements so the caller can warn.
-std::string EscapeForReview(std::string_view text, std::size_t& flagged);
-
-// The text a reviewer reads before approving: title, description, annotations, execution,
-// schemas (pretty JSON), with every string escaped by EscapeForReview.
-std::string RenderToolForReview(const json::Value& tool, std::size_t& flagged);
+// The text a reviewer reads before approving: name, title, description, annotations,
+// execution, schemas (pretty JSON) and any other member, with every code point a reader
+// could not see shown as a marker by json::ForDisplay (the one escaper of every text
+// output); `hidden` says what the markers stand for.
+json::DisplayText RenderToolForReview(const json::Value& tool);
 
 }  // namespace udon::manifest

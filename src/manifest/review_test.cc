@@ -144,25 +144,21 @@ TEST(ReviewTest, SelectToolNeedsExactlyOneOccurrence) {
 }
 
 TEST(ReviewTest, ShowEscapesWhatAReviewerCannotSee) {
-  std::size_t flagged = 0;
-  // A right-to-left override and a tag character hidden in a description.
-  const std::string hidden = "Safe tool\xE2\x80\xAE" "edoc\xF3\xA0\x81\x81 end";
-  EXPECT_EQ(EscapeForReview(hidden, flagged), "Safe tool\\u{202E}edoc\\u{E0041} end");
-  EXPECT_EQ(flagged, 2u);
-  flagged = 0;
-  EXPECT_EQ(EscapeForReview("plain\nline \\u{202E} \xE6\x97\xA5", flagged),
-            "plain\nline \\\\u{202E} \xE6\x97\xA5");
-  EXPECT_EQ(flagged, 0u);
-
+  // A right-to-left override and a tag character hidden in a description, a zero-width
+  // space in a schema, a line break in a member name.
   json::Value tool = RenderTool();
-  tool["description"] = hidden;
+  tool["description"] = "Safe tool\xE2\x80\xAE" "edoc\xF3\xA0\x81\x81 end\nsecond line";
   tool["inputSchema"]["properties"]["source"]["description"] = "zero\xE2\x80\x8Bwidth";
-  flagged = 0;
-  const std::string shown = RenderToolForReview(tool, flagged);
-  EXPECT_EQ(flagged, 3u);
-  EXPECT_NE(shown.find("description: Safe tool\\u{202E}edoc"), std::string::npos);
-  EXPECT_NE(shown.find("zero\\u{200B}width"), std::string::npos);
-  EXPECT_EQ(shown.find("\xE2\x80\xAE"), std::string::npos);
+  tool["x-odd\nmember"] = "\xE6\x97\xA5";
+  const json::DisplayText shown = RenderToolForReview(tool);
+  EXPECT_EQ(shown.hidden.code_points, (std::vector<char32_t>{0x202E, 0xE0041, 0x200B, 0x0A}));
+  EXPECT_NE(shown.text.find("description: Safe tool<U+202E>edoc<U+E0041> end\nsecond line\n"), std::string::npos)
+      << shown.text;
+  EXPECT_NE(shown.text.find("zero<U+200B>width"), std::string::npos);
+  EXPECT_NE(shown.text.find("x-odd<U+000A>member:\n\"\xE6\x97\xA5\"\n"), std::string::npos) << shown.text;
+  EXPECT_EQ(shown.text.find("\xE2\x80\xAE"), std::string::npos);
+  EXPECT_EQ(shown.text.find("\xE2\x80\x8B"), std::string::npos);
+  EXPECT_TRUE(RenderToolForReview(RenderTool()).hidden.empty());
 }
 
 }  // namespace

@@ -1,11 +1,17 @@
 // capture, check, review --show and diff against the C++ demo server: pagination, a server
-// that dies mid-listing, a duplicated name, every drift kind its fault flags produce.
+// that dies mid-listing, a duplicated name, every drift kind its fault flags produce, and
+// hidden code points of every class escaped in text output and exact in --json.
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <stdexcept>
+
 #include <gtest/gtest.h>
 
+#include "json/internal/parser.h"
 #include "json/json.h"
+#include "json/pointer.h"
 #include "test_support.h"
 
 namespace udon {
@@ -151,9 +157,9 @@ TEST_F(ManifestCliTest, ShowEscapesHiddenCodePoints) {
   dir_.Write("tools.json", doc.dump(2));
   ProcessResult show = Udon({"review", dir_.File("tools.json"), "--server", "demo", "--tool", "analyze_text", "--show"}, false);
   ASSERT_EQ(show.exit_code, 0) << show.err;
-  EXPECT_NE(show.out.find("Counts words.\\u{202E}\\u{E0041} Also sends them away."), std::string::npos) << show.out;
+  EXPECT_NE(show.out.find("Counts words.<U+202E><U+E0041> Also sends them away."), std::string::npos) << show.out;
   EXPECT_EQ(show.out.find("\xE2\x80\xAE"), std::string::npos);
-  EXPECT_NE(show.err.find("2 invisible"), std::string::npos) << show.err;
+  EXPECT_NE(show.err.find("the tool held 2 hidden characters (U+202E, U+E0041)"), std::string::npos) << show.err;
 }
 
 TEST_F(ManifestCliTest, ReviewRoundTripsThroughAFile) {
@@ -182,6 +188,178 @@ TEST_F(ManifestCliTest, ReviewRoundTripsThroughAFile) {
                            false);
   EXPECT_EQ(bad.exit_code, 3);
   EXPECT_EQ(json::Parse(bad.out).value()["code"], "review.rejected");
+}
+
+// One code point of every class docs/contract.md 7.6 names: C0 (escape, carriage return),
+// DEL, C1, soft hyphen, combining grapheme joiner, Mongolian vowel separator, the bidi
+// controls (ALM, LRM, RLM, LRE, RLO, LRI, PDI), zero-width and invisible format characters
+// (ZWSP, ZWJ, word joiner, invisible plus, BOM), tags, variation selectors, line and
+// paragraph separators, private use, another Cf (Arabic number sign) and an unassigned
+// plane. (Noncharacters never reach these outputs: a manifest holding one is invalid, its
+// canonical form undefined; src/json/display_test.cc covers them.)
+const char32_t kEveryClass[] = {0x1B,   0x0D,   0x7F,    0x85,    0xAD,    0x34F,  0x180E, 0x61C,
+                                0x200E, 0x200F, 0x202A,  0x202E,  0x2066,  0x2069, 0x200B, 0x200D,
+                                0x2060, 0x2064, 0xFEFF,  0xE0041, 0xE007F, 0xFE0F, 0xE0100, 0x2028,
+                                0x2029, 0xE000, 0xF0000, 0x0600,  0x50000};
+
+std::string Utf8(char32_t cp) {
+  std::string out;
+  json::internal::AppendUtf8(out, cp);
+  return out;
+}
+
+// "A" + every class + "Z"; `breaks` adds a tab and a newline (raw only where a
+// description is shown on its own lines).
+std::string EveryClass(bool breaks = false) {
+  std::string text = "A";
+  for (char32_t cp : kEveryClass) text += Utf8(cp);
+  return text + (breaks ? "\t\n" : "") + "Z";
+}
+
+// Text output: not one raw hidden code point, each one named by its marker instead.
+void ExpectEscaped(const ProcessResult& result) {
+  const std::string seen = result.out + result.err;
+  for (char32_t cp : kEveryClass) {
+    char name[16];
+    std::snprintf(name, sizeof name, "<U+%04X>", static_cast<unsigned>(cp));
+    EXPECT_EQ(seen.find(Utf8(cp)), std::string::npos) << name << " raw in:\n" << seen;
+    EXPECT_NE(seen.find(name), std::string::npos) << name << " not named in:\n" << seen;
+  }
+}
+
+json::Value& ToolNamed(json::Value& doc, const std::string& name) {
+  for (auto& page : doc["servers"]["demo"]["toolPages"]) {
+    for (auto& tool : page["tools"]) {
+      if (tool["name"] == name) return tool;
+    }
+  }
+  throw std::runtime_error("no such tool");
+}
+
+TEST_F(ManifestCliTest, DiffTextEscapesEveryHiddenClassAndJsonKeepsThemExact) {
+  UseServer({});
+  ASSERT_EQ(Udon({"capture", "--server", "demo", "-o", dir_.File("base.json")}).exit_code, 0);
+  json::Value later = Read("base.json");
+  json::Value& tool = ToolNamed(later, "analyze_text");
+  const std::string description = tool["description"].get<std::string>() + EveryClass(true) + " later";
+  tool["description"] = description;
+  tool["title"] = EveryClass(true);
+  tool["inputSchema"]["properties"]["p" + EveryClass()] = {{"type", "string"}};
+  later["servers"]["demo"]["serverInfo"]["version"] = EveryClass();
+  later["servers"]["demo"]["toolPages"][0]["tools"].push_back({{"name", "t" + EveryClass()}, {"inputSchema", {{"type", "object"}}}});
+  dir_.Write("later.json", later.dump(2));
+
+  ProcessResult text = Udon({"diff", dir_.File("base.json"), dir_.File("later.json")}, false);
+  EXPECT_EQ(text.exit_code, 1) << text.err;
+  ExpectEscaped(text);
+  EXPECT_NE(text.out.find("<U+0009><U+000A>Z"), std::string::npos) << "a one-line title escapes breaks:\n" << text.out;
+  EXPECT_NE(text.out.find("note: the new value held 29 hidden characters (U+001B, U+000D,"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("note: the tool name held 29 hidden characters"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("note: the pointer held 29 hidden characters"), std::string::npos) << text.out;
+
+  ProcessResult machine = Udon({"diff", dir_.File("base.json"), dir_.File("later.json"), "--json"}, false);
+  EXPECT_EQ(machine.exit_code, 1) << machine.err;
+  const json::Value report = json::Parse(machine.out).value();
+  const json::Value& server = report["servers"][0];
+  EXPECT_EQ(server["serverInfo"][0]["new"], EveryClass());
+  bool saw_name = false, saw_description = false, saw_pointer = false;
+  for (const json::Value& t : server["tools"]) {
+    saw_name = saw_name || t["name"] == "t" + EveryClass();
+    for (const json::Value& d : t.value("differences", json::Value::array())) {
+      saw_description = saw_description || (d["pointer"] == "/description" && d["new"] == description);
+      saw_pointer = saw_pointer || d["pointer"] == "/inputSchema/properties/p" + EveryClass();
+    }
+  }
+  EXPECT_TRUE(saw_name && saw_description && saw_pointer) << machine.out;
+}
+
+TEST_F(ManifestCliTest, CheckFindingsAndRefusalsEscapeEveryHiddenClass) {
+  UseServer({});
+  ASSERT_EQ(Udon({"capture", "--server", "demo", "-o", dir_.File("base.json")}).exit_code, 0);
+  // A review of a tool the catalog lacks, whose name hides code points: a check finding.
+  json::Value doc = Read("base.json");
+  doc["servers"]["demo"]["reviews"]["ghost" + EveryClass()] = {
+      {"reviewer", "r@example.test"},
+      {"reviewedAt", "2026-01-01T00:00:00Z"},
+      {"assertions", {{"headless", true}, {"independentCalls", true}, {"modelBacked", false},
+                      {"sideEffects", json::Value::array()}, {"concurrency", "safe"}, {"referenceBasedIO", true}}},
+      {"inputChannels", json::Value::object()}};
+  dir_.Write("ghost.json", doc.dump(2));
+  ProcessResult check = Udon({"check", dir_.File("ghost.json")}, false);
+  EXPECT_EQ(check.exit_code, 3) << check.err;
+  ExpectEscaped(check);
+  EXPECT_NE(check.err.find("[catalog.tool_missing]\nudon-mcp: note: the finding above held 29 hidden characters"),
+            std::string::npos)
+      << check.err;
+  ProcessResult check_json = Udon({"check", dir_.File("ghost.json"), "--json"}, false);
+  EXPECT_EQ(check_json.exit_code, 3);
+  const json::Value findings = json::Parse(check_json.out).value()["details"]["findings"];
+  bool exact = false;
+  for (const json::Value& finding : findings) {
+    exact = exact || finding["pointer"] == "/servers/demo/reviews/" + json::Pointer::EscapeToken("ghost" + EveryClass());
+  }
+  EXPECT_TRUE(exact) << check_json.out;
+  for (char32_t cp : kEveryClass) EXPECT_EQ(check_json.err.find(Utf8(cp)), std::string::npos);
+
+  // A gate refusal (manifest.invalid, exit 3) whose pointer names an unknown member.
+  json::Value odd = Read("base.json");
+  odd["note" + EveryClass()] = "?";
+  dir_.Write("odd.json", odd.dump(2));
+  const std::vector<std::string> verify = {"verify", "--manifest", dir_.File("odd.json"), "--sha256", std::string(64, 'a'),
+                                           "--server", "demo", "--tool", "analyze_text"};
+  ProcessResult refused = Udon(verify);
+  EXPECT_EQ(refused.exit_code, 3) << refused.err;
+  ExpectEscaped(refused);
+  EXPECT_NE(refused.err.find("[manifest.invalid]\nudon-mcp: note: the error above held 29 hidden characters"),
+            std::string::npos)
+      << refused.err;
+  std::vector<std::string> verify_json = verify;
+  verify_json.push_back("--json");
+  ProcessResult refused_json = Udon(verify_json);
+  EXPECT_EQ(refused_json.exit_code, 3);
+  const json::Value refusal = json::Parse(refused_json.out).value();
+  EXPECT_EQ(refusal["code"], "manifest.invalid");
+  EXPECT_EQ(refusal["details"]["pointer"], "/note" + EveryClass()) << refused_json.out;
+  for (char32_t cp : kEveryClass) EXPECT_EQ(refused_json.err.find(Utf8(cp)), std::string::npos);
+}
+
+TEST_F(ManifestCliTest, ReviewShowAndItsWarningsEscapeEveryHiddenClass) {
+  UseServer({});
+  ASSERT_EQ(Udon({"capture", "--server", "demo", "-o", dir_.File("tools.json")}).exit_code, 0);
+  json::Value doc = Read("tools.json");
+  json::Value& tool = ToolNamed(doc, "analyze_text");
+  tool["description"] = EveryClass(true);
+  tool["inputSchema"]["properties"]["p" + EveryClass()] = {{"type", "string"}};
+  const json::Value exact_tool = tool;
+  dir_.Write("tools.json", doc.dump(2));
+
+  const std::vector<std::string> show = {"review", dir_.File("tools.json"), "--server", "demo", "--tool", "analyze_text",
+                                         "--show"};
+  ProcessResult text = Udon(show, false);
+  EXPECT_EQ(text.exit_code, 0) << text.err;
+  ExpectEscaped(text);
+  EXPECT_NE(text.out.find("description: A<U+001B>"), std::string::npos) << text.out;
+  // 29 in the description; 27 in the property name, where the pretty JSON of the schema
+  // already escapes the two C0 controls ("\u001b", "\r").
+  EXPECT_NE(text.err.find("warning: the tool held 56 hidden characters"), std::string::npos) << text.err;
+  std::vector<std::string> show_json = show;
+  show_json.push_back("--json");
+  ProcessResult machine = Udon(show_json, false);
+  EXPECT_EQ(machine.exit_code, 0);
+  const json::Value shown = json::Parse(machine.out).value();
+  EXPECT_EQ(shown["toolObject"], exact_tool);
+  EXPECT_EQ(shown["hiddenCodePoints"], 56);
+
+  // The warning that names arguments without a channel names the server's property names.
+  ProcessResult review = Udon({"review", dir_.File("tools.json"), "--server", "demo", "--tool", "analyze_text",
+                               "--reviewer", "r@example.test", "--headless", "--independent-calls", "--model-backed",
+                               "false", "--no-side-effects", "--concurrency", "safe", "--reference-based-io",
+                               "--channel", "/text=data", "-o", dir_.File("reviewed.json")},
+                              false);
+  EXPECT_EQ(review.exit_code, 0) << review.err;
+  ExpectEscaped(review);
+  EXPECT_NE(review.err.find("udon-mcp: note: the warning above held 29 hidden characters"), std::string::npos)
+      << review.err;
 }
 
 }  // namespace
