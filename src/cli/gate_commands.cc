@@ -62,7 +62,14 @@ int Report(const gate::GateResult& result, const GateCommandOptions& o, bool cal
     if (call) fields["structuredContent"] = result.output;
     PrintJsonResult(std::move(fields));
   } else if (call) {
-    std::printf("%s\n", result.output.dump(2, ' ', false, json::Value::error_handler_t::replace).c_str());
+    PrintResultForPeople(result.output);
+    if (result.output.is_null() && result.content_blocks > 0) {
+      // Content never becomes the result (the proposal): say so instead of a bare null.
+      std::fprintf(stderr,
+                   "udon-mcp: note: %zu content block(s) not shown: the tool declares no outputSchema, so "
+                   "only validated structuredContent is ever a result\n",
+                   result.content_blocks);
+    }
   } else {
     std::printf("ok: %s/%s matches the reviewed manifest\n", o.server.c_str(), o.tool.c_str());
   }

@@ -69,6 +69,16 @@ void PrintForPeople(std::FILE* stream, std::string_view line, std::string_view s
   std::fwrite(shown.text.data(), 1, shown.text.size(), stream);
 }
 
+void PrintResultForPeople(const json::Value& value) {
+  const std::string pretty = value.dump(2, ' ', false, json::Value::error_handler_t::replace);
+  json::DisplayText shown = json::ForDisplay(pretty, json::LineBreaks::kKeep);
+  std::printf("%s\n", shown.text.c_str());
+  if (!shown.hidden.empty()) {
+    std::fprintf(stderr, "udon-mcp: note: %s; --json prints the exact value\n",
+                 json::HiddenNotice(shown.hidden, "the result").c_str());
+  }
+}
+
 int ReportError(const Error& error, bool json, std::string_view subject) {
   return ReportError(error, json, ExitCodeFor(error), subject);
 }

@@ -42,6 +42,10 @@ int ReportError(const Error& error, bool json, std::string_view subject = {});
 // or reorder text; when it hid anything, a second line
 // "udon-mcp: note: <subject> held N hidden characters (U+XXXX, ...)" follows.
 void PrintForPeople(std::FILE* stream, std::string_view line, std::string_view subject);
+// A result for people on stdout (text mode of call and run): pretty JSON with hidden code
+// points in its strings shown as markers, and a note on stderr when there were any. The
+// exact value is what --json prints.
+void PrintResultForPeople(const json::Value& value);
 
 // Installs body as the subcommand's action; its return value becomes the process exit code.
 // Exceptions escaping body are reported as internal errors (exit 1).

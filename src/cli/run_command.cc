@@ -91,7 +91,7 @@ int RunWorkflow(const RunOptions& options) {
     if (outcome.ended) fields["ended"] = true;
     PrintJsonResult(std::move(fields));
   } else {
-    std::printf("%s\n", outcome.outputs.dump(2, ' ', false, json::Value::error_handler_t::replace).c_str());
+    PrintResultForPeople(outcome.outputs);
     if (outcome.ended) std::fprintf(stderr, "udon-mcp: note: an onFailure end action finished the run\n");
   }
   return kExitOk;

@@ -664,6 +664,7 @@ Status Gate::Dispatch(Run& run) {
   }
   const json::Value& result = *outcome->result;
   if (const char* problem = CallResultShapeProblem(result)) return Refuse("call.protocol_error", problem);
+  run.result->content_blocks = result["content"].size();
   if (auto is_error = result.find("isError"); is_error != result.end() && *is_error == true) {
     Error error = Refuse("call.tool_error", "the tool reported an error; its content is diagnostic only");
     error.details["contentBlocks"] = result["content"].size();

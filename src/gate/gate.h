@@ -85,6 +85,7 @@ struct GateResult {
   int exit_code = 0;
   bool dispatched = false;
   json::Value output;  // validated structuredContent when the call exposes one, else null
+  std::size_t content_blocks = 0;  // how many content blocks the result had (never shown)
   std::vector<StepRecord> steps;
   json::Value evidence;  // the value-free record (also appended to the evidence file)
 

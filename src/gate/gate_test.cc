@@ -67,6 +67,7 @@ TEST_F(GateTest, HappyPathExposesOnlyValidatedStructuredContent) {
   EXPECT_TRUE(result.dispatched);
   EXPECT_EQ(result.output["renderedUris"][0], std::string("https://r.example/") + kCanaryResult);
   EXPECT_EQ(server_.calls.load(), 1);
+  EXPECT_EQ(result.content_blocks, 1u);
   std::vector<std::string> steps;
   for (const auto& s : result.steps) steps.push_back(s.step + ":" + s.outcome);
   EXPECT_EQ(steps, (std::vector<std::string>{"digest:ok", "static:ok", "connect:ok", "list:ok",

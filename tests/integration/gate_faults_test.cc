@@ -506,6 +506,32 @@ TEST_P(GateFaultsTest, ANoticeQueuedAfterInitializationOverHttpIsAlwaysBeforeThe
   EXPECT_EQ(evidence.find("\"invalidation\""), std::string::npos);
 }
 
+// Issue 24: a result shown as text escapes hidden code points; --json keeps them exact.
+TEST_P(GateFaultsTest, AResultShownAsTextNamesItsHiddenCharacters) {
+  Review("summarize", {"--no-side-effects", "--concurrency", "safe", "--channel", "/text=data", "--channel",
+                       "/maxSentences=data"});
+  const std::string rlo = "\xE2\x80\xAE";
+  const std::string args = json::Value{{"text", "Read " + rlo + "this."}, {"maxSentences", 1}}.dump();
+  ProcessResult text = Run({"call", "--manifest", dir_.File("tools.json"), "--sha256", Sha(), "--server", "demo",
+                            "--tool", "summarize", "--args", args},
+                           0);
+  EXPECT_EQ(text.out.find(rlo), std::string::npos) << text.out;
+  EXPECT_EQ(text.err.find(rlo), std::string::npos);
+  EXPECT_NE(text.out.find("<U+202E>"), std::string::npos) << text.out;
+  EXPECT_NE(text.err.find("the result held 1 hidden character (U+202E)"), std::string::npos) << text.err;
+  json::Value exact = Call(0, "summarize", args, {});
+  EXPECT_NE(exact["structuredContent"]["summary"].get<std::string>().find(rlo), std::string::npos);
+}
+
+// Issue 17, 12: the reviewed inputSchema is in the manifest, so invalid arguments are
+// refused before any server is started.
+TEST_P(GateFaultsTest, InvalidArgumentsStartNoServer) {
+  std::remove(dir_.File("requests.jsonl").c_str());
+  json::Value out = Call(3, "render_turntable", R"({"source":"https://a.example/x","angles":99,"resolution":1024})");
+  EXPECT_EQ(out["code"], "input.schema_violation");
+  EXPECT_NE(access(dir_.File("requests.jsonl").c_str(), F_OK), 0) << "the server was started";
+}
+
 INSTANTIATE_TEST_SUITE_P(Eras, GateFaultsTest, ::testing::Values("2025-11-25", "2026-07-28"),
                          [](const ::testing::TestParamInfo<std::string>& era) { return testing::TestIdentifier(era.param); });
 
