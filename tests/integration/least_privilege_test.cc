@@ -64,23 +64,15 @@ void RequireSandbox() {
 // A listener on the host's 127.0.0.1: connect() succeeds through the backlog alone.
 class LoopbackListener {
  public:
-  LoopbackListener() {
-    fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address);
-    listen(fd_, 16);
-    socklen_t size = sizeof address;
-    getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &size);
-    port_ = ntohs(address.sin_port);
+  LoopbackListener() : fd_(testing::ListenOnLoopback(port_)) {}
+  ~LoopbackListener() {
+    if (fd_ >= 0) close(fd_);
   }
-  ~LoopbackListener() { close(fd_); }
   int port() const { return port_; }
 
  private:
-  int fd_ = -1;
   int port_ = 0;
+  int fd_ = -1;
 };
 
 // Sets variables in this process (the parent udon-mcp's environment) for one test.
@@ -242,6 +234,7 @@ class SandboxCliTest : public ::testing::Test {
 TEST_F(SandboxCliTest, ASandboxedServerAnswersCaptureAndAGatedCallButReachesNeitherLoopbackNorFiles) {
   RequireSandbox();
   LoopbackListener listener;
+  ASSERT_GT(listener.port(), 0);
   WriteConfig({{"command", PeerBinary()}, {"sandbox", {{"network", false}, {"writable", {dir_.File("out")}}}}});
   const std::string sha = Reviewed();
   const std::string private_tmp = "/tmp/udon-lp-private-" + std::to_string(getpid());
