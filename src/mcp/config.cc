@@ -215,8 +215,8 @@ Result<std::string> ExpandEnv(std::string_view text, const EnvLookup& env) {
     if (!valid) return udon::MakeError("config.invalid", "an ${env:NAME} reference has a bad name");
     if (IsReservedVariable(name)) {
       // Copied under another name, udon-mcp's own secrets would reach a server after all.
-      Error error = udon::MakeError("config.invalid", "environment variable " + name +
-                                                          " belongs to udon-mcp (UDON_MCP_*, PG*) and cannot be passed on");
+      Error error = udon::MakeError(
+          "config.invalid", "environment variable " + name + " belongs to udon-mcp (UDON_MCP_*, PG*) and cannot be passed on");
       error.details["variable"] = name;
       return error;
     }

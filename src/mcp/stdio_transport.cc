@@ -1,7 +1,5 @@
 #include "mcp/stdio_transport.h"
 
-#include "mcp/least_privilege.h"
-
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -14,6 +12,8 @@
 #include <mutex>
 #include <utility>
 #include <vector>
+
+#include "mcp/least_privilege.h"
 
 extern char** environ;
 
@@ -101,7 +101,8 @@ Status StdioTransport::Start(TransportCallbacks callbacks) {
   if (server_.sandbox) {
     std::error_code ignored;
     const std::string start_dir =
-        server_.cwd.empty() ? std::filesystem::current_path(ignored).string() : server_.cwd;
+        server_.cwd.empty() ? std::filesystem::current_path(ignored).string()
+                            : std::filesystem::absolute(server_.cwd, ignored).lexically_normal().string();
     args = SandboxArgv(BwrapPath(ProcessEnv()), *server_.sandbox, start_dir, args);
   }
   std::vector<std::string> env = ChildEnvironment(server_, environ);
