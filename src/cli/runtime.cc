@@ -1,5 +1,7 @@
 #include "cli/runtime.h"
 
+#include <cstdio>
+
 #include "json/file.h"
 
 namespace udon::cli {
@@ -23,7 +25,13 @@ Result<manifest::Policy> LoadPolicy(const CommonOptions& options) {
 }
 
 Result<mcp::RuntimeConfig> LoadConfig(const CommonOptions& options) {
-  return mcp::LoadRuntimeConfig(options.config, mcp::ProcessEnv());
+  auto config = mcp::LoadRuntimeConfig(options.config, mcp::ProcessEnv());
+  // check and validate never read the runtime configuration: every command that does
+  // flags its unsafe entries here, on stderr.
+  if (config.ok()) {
+    for (const std::string& warning : config->warnings) std::fprintf(stderr, "udon-mcp: warning: %s\n", warning.c_str());
+  }
+  return config;
 }
 
 Result<json::Value> ReadToolArguments(const std::string& args, const std::string& args_file) {

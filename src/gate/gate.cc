@@ -14,6 +14,7 @@
 #include "manifest/manifest.h"
 #include "manifest/review.h"
 #include "mcp/catalog.h"
+#include "mcp/least_privilege.h"
 #include "mcp/param_headers.h"
 #include "schema/schema.h"
 
@@ -778,6 +779,9 @@ void Gate::Finish(Run& run, GateResult& result) {
     record["era"] = mcp::EraName(mcp::EraOf(*run.manifest->protocol_version()));
   }
   if (!run.subscription.empty()) record["subscription"] = run.subscription;
+  // Whether (and how) the stdio server runs sandboxed: a refused sandbox never starts one.
+  json::Value sandbox = mcp::SandboxEvidence(env_.config, run.binding.server);
+  if (!sandbox.is_null()) record["sandbox"] = std::move(sandbox);
   if (run.review.reviewer.size() > 0) record["modelBacked"] = run.review.model_backed;
   if (!run.invalidation.empty()) record["invalidation"] = run.invalidation;
   if (!run.drift.empty()) record["drift"] = run.drift;

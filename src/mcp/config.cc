@@ -5,6 +5,7 @@
 
 #include "json/file.h"
 #include "json/json.h"
+#include "mcp/least_privilege.h"
 
 namespace udon::mcp {
 namespace {
@@ -68,6 +69,7 @@ Result<ServerConfig> ParseServer(const std::string& key, const json::Value& entr
   if (!entry.is_object()) return Invalid("a server entry must be an object", pointer);
   ServerConfig server;
   server.key = key;
+  server.pointer = pointer;
   const bool has_command = entry.contains("command");
   const bool has_url = entry.contains("url");
   if (has_command == has_url) {
@@ -112,9 +114,17 @@ Result<ServerConfig> ParseServer(const std::string& key, const json::Value& entr
       if (path.is_relative()) path = std::filesystem::path(base_dir) / path;
       server.cwd = path.lexically_normal().string();
     }
+    if (entry.contains("inheritEnv")) {
+      UDON_RETURN_IF_ERROR(ParseInheritEnv(entry["inheritEnv"], pointer + "/inheritEnv", server));
+    }
+    if (entry.contains("sandbox")) {
+      UDON_ASSIGN_OR_RETURN(server.sandbox,
+                            ParseSandbox(entry["sandbox"], env, base_dir, pointer + "/sandbox"));
+    }
   } else {
-    if (entry.contains("args") || entry.contains("env") || entry.contains("cwd")) {
-      return Invalid("an http server takes no args, env or cwd", pointer);
+    if (entry.contains("args") || entry.contains("env") || entry.contains("cwd") ||
+        entry.contains("inheritEnv") || entry.contains("sandbox")) {
+      return Invalid("an http server takes no args, env, cwd, inheritEnv or sandbox", pointer);
     }
     UDON_ASSIGN_OR_RETURN(server.url, ExpandAt(entry["url"], env, pointer + "/url"));
     if (server.url.rfind("http://", 0) != 0 && server.url.rfind("https://", 0) != 0) {
@@ -155,6 +165,11 @@ std::string ServerConfig::Describe() const {
   if (type == ServerType::kStdio) {
     out = "stdio server '" + key + "': command " + command + ", " + std::to_string(args.size()) +
           " args, env " + names(env);
+    if (inherit_env_all) out += ", inherits the whole environment";
+    if (sandbox) {
+      out += std::string(", sandboxed (network ") + (sandbox->network ? "host" : "none") + ", " +
+             std::to_string(sandbox->writable.size()) + " writable)";
+    }
   } else {
     out = "http server '" + key + "': " + UrlAuthority(url) + ", headers " + names(headers);
   }
@@ -166,6 +181,7 @@ Result<ServerConfig> RuntimeConfig::Find(std::string_view key) const {
   if (it == servers.end()) {
     return udon::MakeError("config.server_unknown", "the server key is not in the runtime configuration");
   }
+  UDON_RETURN_IF_ERROR(CheckRunnable(it->second, ProcessEnv()));
   return it->second;
 }
 
@@ -197,6 +213,13 @@ Result<std::string> ExpandEnv(std::string_view text, const EnvLookup& env) {
     bool valid = !name.empty();
     for (std::size_t i = 0; i < name.size() && valid; ++i) valid = IsNameChar(name[i], i == 0);
     if (!valid) return udon::MakeError("config.invalid", "an ${env:NAME} reference has a bad name");
+    if (IsReservedVariable(name)) {
+      // Copied under another name, udon-mcp's own secrets would reach a server after all.
+      Error error = udon::MakeError(
+          "config.invalid", "environment variable " + name + " belongs to udon-mcp (UDON_MCP_*, PG*) and cannot be passed on");
+      error.details["variable"] = name;
+      return error;
+    }
     auto value = env(name);
     if (!value) {
       Error error = udon::MakeError("config.invalid", "environment variable " + name + " is not set");
@@ -227,6 +250,11 @@ Result<RuntimeConfig> ParseRuntimeConfig(std::string_view text, const EnvLookup&
     UDON_ASSIGN_OR_RETURN(ServerConfig server,
                           ParseServer(key, entry, has_servers, env, base_dir,
                                       "/" + root_key + "/" + PointerToken(key)));
+    if (server.inherit_env_all) {
+      config.warnings.push_back("server '" + key +
+                                "' has inheritEnv: true: it receives udon-mcp's whole environment "
+                                "(except UDON_MCP_* and PG*), unsafe for third-party code");
+    }
     config.servers.emplace(key, std::move(server));
   }
   return config;

@@ -1,13 +1,19 @@
 // Runtime configuration (contract 1.3): where and how to reach each MCP server.
 //
-//   { "mcpServers": { "<key>": {"command", "args", "env", "cwd"} | {"url", "headers"} } }
+//   { "mcpServers": { "<key>": {"command", "args", "env", "cwd", "inheritEnv", "sandbox"} |
+//                              {"url", "headers"} } }
 //   { "servers":    { "<key>": {"type": "stdio"|"http", ...} } }
 //
 // ${env:NAME} expands in args, env, cwd, url and headers. Values from the environment and
 // header values are secrets: no error, log or Describe() ever contains them.
 //
+// A stdio server sees only a default environment plus what its entry grants, and may run in
+// a sandbox (mcp/least_privilege.h). No entry can reference udon-mcp's own variables
+// (UDON_MCP_*, PG*) through ${env:NAME}.
+//
 // Error codes: config.unreadable (the file cannot be read), config.invalid (not JSON, bad
-// shape, unset variable: details.variable names it), config.server_unknown.
+// shape, unset or reserved variable: details.variable names it; from Find, a sandbox this
+// machine cannot provide), config.server_unknown.
 #pragma once
 
 #include <functional>
@@ -24,6 +30,12 @@ namespace udon::mcp {
 
 enum class ServerType { kStdio, kHttp };
 
+// A stdio entry's "sandbox" member (true means the defaults: no network, nothing writable).
+struct SandboxSettings {
+  bool network = false;                // keep the host's network namespace
+  std::vector<std::string> writable;   // absolute directories bound read-write
+};
+
 // Deliberately without operator<<: use Describe(), which never shows secret values.
 struct ServerConfig {
   std::string key;
@@ -31,11 +43,15 @@ struct ServerConfig {
   // stdio
   std::string command;
   std::vector<std::string> args;
-  std::vector<std::pair<std::string, std::string>> env;  // added to the inherited env
+  std::vector<std::pair<std::string, std::string>> env;  // added to the default env
   std::string cwd;                                       // empty: inherit
+  bool inherit_env_all = false;                          // "inheritEnv": true (unsafe)
+  std::vector<std::string> inherit_env;                  // "inheritEnv": [NAME, ...]
+  std::optional<SandboxSettings> sandbox;
   // http
   std::string url;
   std::vector<std::pair<std::string, std::string>> headers;
+  std::string pointer;  // of the entry in its file ("/mcpServers/<key>")
 
   // "stdio server 'k': command node, 2 args, env TOKEN" / "http server 'k': 127.0.0.1:8080,
   // headers Authorization" — names and shapes, never values.
@@ -45,7 +61,11 @@ struct ServerConfig {
 struct RuntimeConfig {
   std::string path;  // where it was loaded from ("" when parsed from text)
   std::map<std::string, ServerConfig> servers;
+  // Human warnings about unsafe but valid entries (inheritEnv: true); never values.
+  std::vector<std::string> warnings;
 
+  // The entry of `key`, once it can run: a sandboxed server also needs a working
+  // bubblewrap and its writable directories (CheckRunnable).
   Result<ServerConfig> Find(std::string_view key) const;
 };
 

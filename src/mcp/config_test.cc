@@ -4,6 +4,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "test_support.h"
 
@@ -137,6 +138,57 @@ TEST(ConfigTest, DescribeShowsNamesNeverValues) {
   EXPECT_NE(stdio.find("TOKEN"), std::string::npos);
   EXPECT_NE(http.find("Authorization"), std::string::npos);
   EXPECT_NE(http.find("example.test:8443"), std::string::npos);
+}
+
+TEST(ConfigTest, UdonMcpsOwnVariablesCannotBeExpandedAnywhere) {
+  const EnvLookup env = FakeEnv({{"UDON_MCP_STATE", "postgres://u@db/state"}, {"PGPASSWORD", kSecret}});
+  for (const char* text :
+       {R"({"mcpServers": {"s": {"command": "x", "env": {"STATE": "${env:UDON_MCP_STATE}"}}}})",
+        R"({"mcpServers": {"s": {"command": "x", "args": ["--password=${env:PGPASSWORD}"]}}})",
+        R"({"mcpServers": {"h": {"url": "http://127.0.0.1/mcp", "headers": {"X-Pw": "${env:PGPASSWORD}"}}}})"}) {
+    auto config = ParseRuntimeConfig(text, env);
+    ASSERT_FALSE(config.ok()) << text;
+    EXPECT_EQ(config.error().code, "config.invalid");
+    EXPECT_TRUE(config.error().details.contains("variable"));
+    EXPECT_EQ(config.error().Describe().find(kSecret), std::string::npos);
+  }
+  // The entry's own literal values are the server's credentials, not udon-mcp's.
+  auto literal = ParseRuntimeConfig(R"({"mcpServers": {"pg": {"command": "x", "env": {"PGHOST": "db"}}}})", env);
+  ASSERT_TRUE(literal.ok());
+}
+
+TEST(ConfigTest, InheritEnvAndSandboxMembers) {
+  udon::testing::TempDir dir;
+  auto config = ParseRuntimeConfig(R"({"mcpServers": {
+      "a": {"command": "x", "inheritEnv": ["GITHUB_TOKEN"], "sandbox": {"writable": ["out"]}},
+      "b": {"command": "x", "inheritEnv": true, "sandbox": true}}})",
+                                   FakeEnv({}), dir.path());
+  ASSERT_TRUE(config.ok()) << config.error().Describe();
+  const ServerConfig& a = config->servers.at("a");
+  EXPECT_EQ(a.inherit_env, std::vector<std::string>{"GITHUB_TOKEN"});
+  ASSERT_TRUE(a.sandbox.has_value());
+  EXPECT_EQ(a.sandbox->writable, std::vector<std::string>{dir.path() + "/out"});
+  EXPECT_EQ(a.pointer, "/mcpServers/a");
+  EXPECT_TRUE(config->servers.at("b").inherit_env_all);
+  // inheritEnv: true is allowed, and flagged.
+  ASSERT_EQ(config->warnings.size(), 1u);
+  EXPECT_NE(config->warnings[0].find("'b'"), std::string::npos);
+  EXPECT_NE(config->servers.at("b").Describe().find("sandboxed"), std::string::npos);
+  // The writable directory does not exist yet: the server cannot run, the others can.
+  auto found = config->Find("a");
+  ASSERT_FALSE(found.ok());
+  EXPECT_EQ(found.error().code, "config.invalid");
+  EXPECT_EQ(found.error().pointer, "/mcpServers/a/sandbox/writable/0");
+
+  for (const char* text : {R"({"mcpServers": {"h": {"url": "http://127.0.0.1/mcp", "sandbox": true}}})",
+                           R"({"mcpServers": {"h": {"url": "http://127.0.0.1/mcp", "inheritEnv": ["A"]}}})",
+                           R"({"mcpServers": {"s": {"command": "x", "inheritEnv": ["AWS_*"]}}})",
+                           R"({"mcpServers": {"s": {"command": "x", "inheritEnv": ["PGPASSWORD"]}}})",
+                           R"({"mcpServers": {"s": {"command": "x", "sandbox": {"network": false, "rw": []}}}})"}) {
+    auto refused = ParseRuntimeConfig(text, FakeEnv({}));
+    ASSERT_FALSE(refused.ok()) << text;
+    EXPECT_EQ(refused.error().code, "config.invalid") << text;
+  }
 }
 
 }  // namespace

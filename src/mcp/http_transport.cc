@@ -297,6 +297,9 @@ void HttpTransport::Perform(Transfer& transfer, const char* method, const std::s
 
   curl_easy_setopt(curl, CURLOPT_URL, server_.url.c_str());
   curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+  // Configured headers (credentials) go to the configured origin only. libcurl would strip
+  // only Authorization and Cookie on a cross-host redirect, so none is followed at all.
+  curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
                    static_cast<long>(options_.connect_timeout.count()));
@@ -484,7 +487,11 @@ void HttpTransport::RunRequest(Message message, RequestHeaders headers) {
         CloseWith(udon::MakeError("mcp.session_expired", "the server ended the session"));
         break;
       }
-      error = udon::MakeError("mcp.http_status", "the server answered with an HTTP error");
+      error = transfer.status >= 300 && transfer.status < 400
+                  ? udon::MakeError("mcp.http_status",
+                                    "the server answered with a redirect, which is never followed "
+                                    "(configure the final URL)")
+                  : udon::MakeError("mcp.http_status", "the server answered with an HTTP error");
       error->details["status"] = transfer.status;
       break;
     }

@@ -14,7 +14,8 @@
 //   just means the server offers none.
 // - Close() aborts transfers, joins every thread and DELETEs the session.
 // - Configured headers are sent as given and never logged. libcurl uses the system CA
-//   store for https; only http and https are allowed, redirects are not followed.
+//   store for https; only http and https are allowed. Redirects are never followed, so
+//   configured headers reach the configured origin only: a 3xx is mcp.http_status.
 // - The size limit applies to a JSON body and to each SSE event while streaming.
 // - Modern era (2026-07-28; a request whose params._meta names its protocol version):
 //   MCP-Protocol-Version mirrors that version, Mcp-Method the method, Mcp-Name the

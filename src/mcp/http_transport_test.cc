@@ -346,6 +346,38 @@ TEST(HttpTransportTest, NotFoundWithoutSessionIsAnHttpStatus) {
   EXPECT_EQ(init.error().details["status"], 404);
 }
 
+TEST(HttpTransportTest, RedirectsAreNeverFollowedSoConfiguredHeadersStayWithTheOrigin) {
+  // The redirect target would answer properly; it must never be asked anything.
+  FakeHttpServer target([](const Message& in, httplib::Response& res) { Json(res, InitResult(in.id)); });
+  const std::string port = target.url().substr(std::string("http://127.0.0.1:").size());
+  const std::vector<std::string> elsewhere = {target.url(),                    // another port
+                                              "http://localhost:" + port};     // another host
+  for (const std::string& location : elsewhere) {
+    for (int status : {301, 302, 303, 307, 308}) {
+      SCOPED_TRACE(location + " " + std::to_string(status));
+      FakeHttpServer origin([&](const Message&, httplib::Response& res) {
+        res.status = status;
+        res.set_header("Location", location);
+      });
+      ServerConfig config = Config(origin.url());
+      config.headers.emplace_back("X-Api-Key", "k3y");
+      ClientOptions options;
+      options.http_notification_stream = false;
+      options.request_timeout = milliseconds(20'000);
+      auto client = Client::Connect(config, options);
+      ASSERT_TRUE(client.ok());
+      auto init = (*client)->Initialize();
+      ASSERT_FALSE(init.ok());
+      EXPECT_EQ(init.error().details["cause"], "mcp.http_status");
+      EXPECT_EQ(init.error().details["status"], status);
+      (*client)->Close();
+      ASSERT_EQ(origin.seen().size(), 1u);
+      EXPECT_EQ(Header(origin.seen()[0].headers, "X-Api-Key"), "k3y");  // the origin got them
+    }
+  }
+  EXPECT_TRUE(target.seen().empty()) << "a redirect was followed";
+}
+
 TEST(HttpTransportTest, OversizedBodiesFailTheConnection) {
   for (bool sse : {false, true}) {
     FakeHttpServer server([sse](const Message& in, httplib::Response& res) {

@@ -8,10 +8,12 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <map>
+#include <filesystem>
 #include <mutex>
 #include <utility>
 #include <vector>
+
+#include "mcp/least_privilege.h"
 
 extern char** environ;
 
@@ -36,19 +38,6 @@ bool OpenPipe(Pipe& pipe) {
 void CloseFd(int& fd) {
   if (fd >= 0) close(fd);
   fd = -1;
-}
-
-std::vector<std::string> ChildEnvironment(const ServerConfig& server) {
-  std::map<std::string, std::string> merged;
-  for (char** entry = environ; *entry != nullptr; ++entry) {
-    std::string text(*entry);
-    auto eq = text.find('=');
-    if (eq != std::string::npos) merged[text.substr(0, eq)] = text.substr(eq + 1);
-  }
-  for (const auto& [name, value] : server.env) merged[name] = value;
-  std::vector<std::string> out;
-  for (const auto& [name, value] : merged) out.push_back(name + "=" + value);
-  return out;
 }
 
 std::vector<char*> Pointers(std::vector<std::string>& strings) {
@@ -79,6 +68,13 @@ std::vector<char*> Pointers(std::vector<std::string>& strings) {
     (void)!write(status_fd, &error, sizeof error);
     _exit(127);
   }
+  // Descriptors other code opened without O_CLOEXEC (libraries, streams) must not reach
+  // a server either. The status pipe is close-on-exec and goes at exec.
+  if (!CloseInheritedDescriptors(status_fd)) {
+    int error = EBADF;
+    (void)!write(status_fd, &error, sizeof error);
+    _exit(127);
+  }
   environ = envp;
   execvp(argv[0], argv);
   int error = errno;
@@ -98,9 +94,18 @@ Status StdioTransport::Start(TransportCallbacks callbacks) {
   std::call_once(ignore_sigpipe, [] { signal(SIGPIPE, SIG_IGN); });
   callbacks_ = std::move(callbacks);
 
+  // Never a silent unsandboxed start: without a working sandbox the entry is invalid.
+  UDON_RETURN_IF_ERROR(CheckRunnable(server_, ProcessEnv()));
   std::vector<std::string> args{server_.command};
   args.insert(args.end(), server_.args.begin(), server_.args.end());
-  std::vector<std::string> env = ChildEnvironment(server_);
+  if (server_.sandbox) {
+    std::error_code ignored;
+    const std::string start_dir =
+        server_.cwd.empty() ? std::filesystem::current_path(ignored).string()
+                            : std::filesystem::absolute(server_.cwd, ignored).lexically_normal().string();
+    args = SandboxArgv(BwrapPath(ProcessEnv()), *server_.sandbox, start_dir, args);
+  }
+  std::vector<std::string> env = ChildEnvironment(server_, environ);
   auto argv = Pointers(args);
   auto envp = Pointers(env);
   const char* cwd = server_.cwd.empty() ? nullptr : server_.cwd.c_str();

@@ -3,7 +3,10 @@
 //
 // - The child gets PR_SET_PDEATHSIG(SIGKILL), so it dies with the thread that spawned it
 //   (spawn from a long-lived thread: Linux ties the signal to the forking thread).
-// - Every descriptor is close-on-exec; the child inherits only its three pipes.
+// - Least privilege (mcp/least_privilege.h): the child gets the default environment plus
+//   what its entry grants, never udon-mcp's own variables; every descriptor but its three
+//   pipes is closed before exec; a sandboxed entry runs under bubblewrap, and one whose
+//   sandbox cannot be built is refused (config.invalid), never started without it.
 // - stdout is read by one thread; a line longer than max_message_bytes is never buffered
 //   whole: reading stops and the connection fails with mcp.message_too_large.
 // - A stdout line that is not a JSON-RPC message fails the connection closed

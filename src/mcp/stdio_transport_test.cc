@@ -3,10 +3,13 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <string>
 
 #include "mcp/connection.h"
+#include "mcp/least_privilege.h"
 #include "test_support.h"
 
 namespace udon::mcp {
@@ -167,6 +170,60 @@ TEST(StdioTransportTest, CloseIsIdempotentAndSendAfterCloseFails) {
   h.connection->Close();
   EXPECT_FALSE(h.transport->Send(MakeNotification("x")).ok());
   EXPECT_TRUE(udon::testing::Descendants(getpid()).empty());
+}
+
+TEST(StdioTransportTest, OnlyTheDefaultSetListedNamesAndTheEntrysEnvReachTheServer) {
+  setenv("UDON_T_CANARY", "cnry-parent", 1);
+  setenv("UDON_T_LISTED", "listed", 1);
+  setenv("PGPASSWORD", "pg-secret", 1);
+  ServerConfig server = Shell(
+      R"sh(read -r line; printf '{"jsonrpc":"2.0","id":1,"result":{"c":"%s","l":"%s","p":"%s","e":"%s"}}\n' "${UDON_T_CANARY-unset}" "${UDON_T_LISTED-unset}" "${PGPASSWORD-unset}" "${UDON_T-unset}")sh");
+  server.inherit_env = {"UDON_T_LISTED", "PGPASSWORD"};
+  server.env = {{"UDON_T", "configured"}};
+  StdioHarness h(server);
+  ASSERT_TRUE(h.connection->Start().ok());
+  auto response = h.connection->Request("x", nullptr, milliseconds(30'000));
+  unsetenv("UDON_T_CANARY");
+  unsetenv("UDON_T_LISTED");
+  unsetenv("PGPASSWORD");
+  ASSERT_TRUE(response.ok()) << response.error().Describe();
+  EXPECT_EQ(response->message.result["c"], "unset");
+  EXPECT_EQ(response->message.result["l"], "listed");
+  EXPECT_EQ(response->message.result["p"], "unset");
+  EXPECT_EQ(response->message.result["e"], "configured");
+  h.connection->Close();
+}
+
+TEST(StdioTransportTest, ASandboxedServerAnswersAndItsWholeTreeIsGoneAfterClose) {
+  if (access("/usr/bin/bwrap", X_OK) != 0 && std::getenv("CI") == nullptr) {
+    GTEST_SKIP() << "bubblewrap is not installed (scripts/install-deps.sh installs it)";
+  }
+  Status available = CheckSandboxAvailable("/usr/bin/bwrap");
+  ASSERT_TRUE(available.ok()) << available.error().Describe() << " " << available.error().details.dump();
+  ServerConfig server = Shell(std::string("sleep 1000 & sleep 1000 & ") + kAnswerOne);
+  server.sandbox = SandboxSettings{};
+  StdioHarness h(server, ShortGrace());
+  ASSERT_TRUE(h.connection->Start().ok());
+  auto response = h.connection->Request("x", nullptr, milliseconds(30'000));
+  ASSERT_TRUE(response.ok()) << response.error().Describe() << " " << h.transport->stderr_tail();
+  EXPECT_EQ(response->message.result["ok"], true);
+  h.connection->Close();
+  EXPECT_TRUE(udon::testing::Descendants(getpid()).empty());
+}
+
+TEST(StdioTransportTest, ASandboxThatCannotBeBuiltStartsNothing) {
+  udon::testing::TempDir dir;
+  ServerConfig server = Shell("touch '" + dir.File("started") + "'; " + kAnswerOne);
+  server.sandbox = SandboxSettings{};
+  setenv("UDON_MCP_BWRAP", "/nonexistent/udon-bwrap", 1);
+  StdioTransport transport(server);
+  Status started = transport.Start({});
+  unsetenv("UDON_MCP_BWRAP");
+  ASSERT_FALSE(started.ok());
+  EXPECT_EQ(started.error().code, "config.invalid");
+  EXPECT_EQ(started.error().details["reason"], "bwrap_missing");
+  EXPECT_TRUE(udon::testing::Descendants(getpid()).empty());
+  EXPECT_FALSE(std::filesystem::exists(dir.File("started")));
 }
 
 }  // namespace

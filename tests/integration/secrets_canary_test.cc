@@ -366,16 +366,11 @@ TEST_F(SecretsCanaryTest, FailingServersShowNoSecret) {
 class HangUpListener {
  public:
   HangUpListener() {
-    fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof address;
-    if (bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 || listen(fd_, 4) != 0 ||
-        getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    fd_ = testing::ListenOnLoopback(port_, 4);
+    if (fd_ < 0) {
+      port_ = 0;
       return;
     }
-    port_ = ntohs(address.sin_port);
     thread_ = std::thread([this] { Serve(); });
   }
   ~HangUpListener() {

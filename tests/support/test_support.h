@@ -79,6 +79,9 @@ class BackgroundProcess {
 
 // A TCP port on 127.0.0.1 that was free a moment ago.
 int FreeLoopbackPort();
+// A listening TCP socket (close-on-exec) on an ephemeral port of 127.0.0.1, its port in
+// `port`; -1 on failure. connect() to it succeeds through the backlog until it is closed.
+int ListenOnLoopback(int& port, int backlog = 16);
 // Polls until something accepts TCP connections on 127.0.0.1:port.
 bool WaitForPort(int port, std::chrono::milliseconds timeout = std::chrono::seconds(20));
 
