@@ -1,4 +1,4 @@
-// Least privilege for the stdio servers udon-mcp starts (docs/contract.md 7.6), witnessed by
+// Least privilege for the stdio servers udon-mcp starts (docs/contract.md 7.10), witnessed by
 // the server itself: udon-privilege-peer (tests/support/privilege_peer.cc) reports its
 // environment's names, the descriptors it inherited, whether it could reach a listener on
 // the host's 127.0.0.1 and which files it could write.

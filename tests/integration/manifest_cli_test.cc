@@ -190,7 +190,7 @@ TEST_F(ManifestCliTest, ReviewRoundTripsThroughAFile) {
   EXPECT_EQ(json::Parse(bad.out).value()["code"], "review.rejected");
 }
 
-// One code point of every class docs/contract.md 7.6 names: C0 (escape, carriage return),
+// One code point of every class docs/contract.md 7.9 names: C0 (escape, carriage return),
 // DEL, C1, soft hyphen, combining grapheme joiner, Mongolian vowel separator, the bidi
 // controls (ALM, LRM, RLM, LRE, RLO, LRI, PDI), zero-width and invisible format characters
 // (ZWSP, ZWJ, word joiner, invisible plus, BOM), tags, variation selectors, line and
