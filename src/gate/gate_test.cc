@@ -28,6 +28,17 @@ class GateTest : public internal::ScriptedGateTest {
  protected:
   // One state directory for the whole test: invalidations must carry over.
   GateEnvironment StateEnv() { return Env("state"); }
+  // As `run` and `probe` use the gate: connections reused while eligible.
+  GateEnvironment ReusingEnv() {
+    GateEnvironment env = StateEnv();
+    env.reuse_connections = true;
+    return env;
+  }
+  static CallOptions ExpectOutput() {
+    CallOptions options;
+    options.expect_output = true;
+    return options;
+  }
 
   GateResult CallOnce(GateEnvironment env, bool expect_output = true) {
     Gate gate(std::move(env));
@@ -410,14 +421,12 @@ TEST_F(GateTest, AManifestEditedBetweenCallsIsHashedAgain) {
 }
 
 // Issue "Gate correctness II", 1: a reused connection's binding began at its first
-// comparison (here at event sequence 0, which the gate once took for "not bound"), so a list_changed during a later call's listing is a change of the bound
-// catalog, not a disturbance to list away.
+// comparison (here at event sequence 0, which the gate once took for "not bound"), so a
+// list_changed during a later call's listing is a change of the bound catalog, not a
+// disturbance to list away.
 TEST_F(GateTest, ListChangedDuringALaterListingOfABoundConnectionInvalidates) {
-  GateEnvironment env = StateEnv();
-  env.reuse_connections = true;
-  Gate gate(env);
-  CallOptions options;
-  options.expect_output = true;
+  Gate gate(ReusingEnv());
+  const CallOptions options = ExpectOutput();
   ASSERT_TRUE(gate.Call(binding_, Args(), options).ok());
   server_.on_list = [](const Message&, mcp::MemoryPeer& p) {
     p.Send(mcp::MakeNotification("notifications/tools/list_changed"));
@@ -435,12 +444,8 @@ TEST_F(GateTest, ListChangedDuringALaterListingOfABoundConnectionInvalidates) {
 
 TEST_F(GateTest, ANoticeWhileIdleIsRecordedWhenThePoolClosesTheConnection) {
   {
-    GateEnvironment env = StateEnv();
-    env.reuse_connections = true;
-    Gate gate(env);
-    CallOptions options;
-    options.expect_output = true;
-    ASSERT_TRUE(gate.Call(binding_, Args(), options).ok());
+    Gate gate(ReusingEnv());
+    ASSERT_TRUE(gate.Call(binding_, Args(), ExpectOutput()).ok());
     mcp::MemoryPeer* peer = server_.peer.load();
     peer->Send(mcp::MakeNotification("notifications/tools/list_changed"));
     std::this_thread::sleep_for(std::chrono::milliseconds(200));  // delivery to the idle connection
