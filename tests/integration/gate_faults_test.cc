@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <filesystem>
 #include <ctime>
 #include <memory>
@@ -530,6 +531,33 @@ TEST_P(GateFaultsTest, InvalidArgumentsStartNoServer) {
   json::Value out = Call(3, "render_turntable", R"({"source":"https://a.example/x","angles":99,"resolution":1024})");
   EXPECT_EQ(out["code"], "input.schema_violation");
   EXPECT_NE(access(dir_.File("requests.jsonl").c_str(), F_OK), 0) << "the server was started";
+}
+
+// Gate correctness II, 2: a dispatched call whose invalidation cannot be written (the
+// state directory is read-only here, mounted so by bubblewrap) still ends indeterminate,
+// exit 5, with the write failure said; never exit 1, never a second dispatch.
+TEST_P(GateFaultsTest, AnUnwritableStateAfterDispatchIsStillIndeterminate) {
+  if (access("/usr/bin/bwrap", X_OK) != 0) {
+    if (std::getenv("CI") != nullptr) FAIL() << "bubblewrap is missing (scripts/install-deps.sh installs it)";
+    GTEST_SKIP() << "bubblewrap is not installed";
+  }
+  UseServer({"--fault", "list-changed-during-call"});
+  dir_.Write("requests.jsonl", "");
+  std::filesystem::create_directories(dir_.File("state"));
+  testing::RunOptions options;
+  options.env["UDON_MCP_STATE_DIR"] = dir_.File("state");
+  ProcessResult result = testing::RunProcess(
+      {"/usr/bin/bwrap", "--bind", "/", "/", "--ro-bind", dir_.File("state"), dir_.File("state"), "--dev", "/dev",
+       "--proc", "/proc", "--", testing::UdonMcpBinary(), "call", "--manifest", dir_.File("tools.json"), "--sha256",
+       Sha(), "--server", "demo", "--tool", "render_turntable", "--args", kArgs, "--json", "--config",
+       dir_.File("mcp.json")},
+      options);
+  ASSERT_EQ(result.exit_code, 5) << result.out << result.err;
+  json::Value out = json::Parse(result.out).value();
+  EXPECT_EQ(out["code"], "call.indeterminate");
+  EXPECT_EQ(out["details"]["stateWriteFailed"], "state.write_failed");
+  EXPECT_NE(result.err.find("could not be recorded"), std::string::npos) << result.err;
+  EXPECT_EQ(CallsLogged(), 1);
 }
 
 INSTANTIATE_TEST_SUITE_P(Eras, GateFaultsTest, ::testing::Values("2025-11-25", "2026-07-28"),
