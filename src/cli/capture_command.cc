@@ -1,6 +1,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "json/file.h"
 #include "gate/gate.h"
 #include "manifest/capture.h"
+#include "manifest/carry_over.h"
 
 namespace udon::cli {
 namespace {
@@ -19,12 +21,59 @@ struct CaptureCommandOptions {
   std::vector<std::string> servers;
   int expires_in_days = 7;
   std::string output;
+  std::string update;  // --update FILE: re-capture FILE's servers, carrying unchanged reviews
+  bool force = false;  // -o onto a manifest that holds reviews
   std::optional<std::string> protocol_version;
   CommonOptions common;
 };
 
-int RunCapture(const CaptureCommandOptions& options) {
+// Whether the manifest at path holds any review: overwriting it would lose them. A file
+// that is not JSON holds none; one that exists and cannot be read might, and is refused.
+Result<bool> HoldsReviews(const std::string& path) {
+  std::error_code ignored;
+  if (!std::filesystem::exists(path, ignored)) return false;
+  UDON_ASSIGN_OR_RETURN(std::string text, json::ReadFile(path));
+  auto document = json::Parse(text);
+  if (!document.ok() || !document->is_object() || !document->contains("servers")) return false;
+  for (const auto& [key, server] : (*document)["servers"].items()) {
+    if (server.is_object() && server.contains("reviews") && !server["reviews"].empty()) return true;
+  }
+  return false;
+}
+
+// -o onto reviewed work, or --update: decided before any server is started.
+Status CheckTarget(CaptureCommandOptions& options) {
+  if (options.update.empty() == options.output.empty()) {
+    return MakeError("usage.invalid", "give either -o FILE or --update FILE");
+  }
+  if (!options.update.empty()) {
+    if (options.force) return MakeError("usage.invalid", "--force goes with -o, not --update");
+    return OkStatus();
+  }
+  if (options.servers.empty()) return MakeError("usage.invalid", "--server is required (or --update FILE)");
+  if (options.force) return OkStatus();
+  UDON_ASSIGN_OR_RETURN(bool reviewed, HoldsReviews(options.output));
+  if (reviewed) {
+    return MakeError("usage.reviews_would_be_lost",
+                     "the output manifest holds reviews a new capture would drop; use --update to keep "
+                     "the reviews of unchanged tools, or --force to overwrite");
+  }
+  return OkStatus();
+}
+
+int RunCapture(CaptureCommandOptions options) {
   const bool json = options.common.json;
+  if (Status target = CheckTarget(options); !target.ok()) {
+    return ReportError(target.error(), json, kExitInvalidInput, options.output);
+  }
+  std::optional<manifest::Manifest> previous;  // --update: the reviewed manifest
+  if (!options.update.empty()) {
+    auto loaded = manifest::Manifest::Load(options.update);
+    if (!loaded.ok()) return ReportError(loaded.error(), json, kExitInvalidInput, options.update);
+    previous = std::move(loaded).value();
+    if (options.servers.empty()) options.servers = previous->server_keys();
+    options.output = options.update;
+  }
   auto policy = LoadPolicy(options.common);
   if (!policy.ok()) return ReportError(policy.error(), json, kExitInvalidInput);
   // --timeout overrides callTimeoutSeconds as in verify and call (whole seconds, rounded up).
@@ -58,6 +107,12 @@ int RunCapture(const CaptureCommandOptions& options) {
   };
   auto captured = manifest::Capture(*config, *policy, capture, manifest::NowSeconds());
   if (!captured.ok()) return ReportError(captured.error(), json, gate::ExitCodeFor(captured.error().code));
+  std::optional<manifest::CarryOverReport> carried;
+  if (previous) {
+    auto report = manifest::CarryOverReviews(*previous, *captured);
+    if (!report.ok()) return ReportError(report.error(), json, gate::ExitCodeFor(report.error().code));
+    carried = std::move(report).value();
+  }
   Status written = json::WriteFileAtomic(options.output, captured->ToPrettyJson());
   if (!written.ok()) return ReportError(written.error(), json, kExitInternal, options.output);
   if (*evidence) {
@@ -72,10 +127,16 @@ int RunCapture(const CaptureCommandOptions& options) {
     }
   }
   if (json) {
-    PrintJsonResult({{"manifest", options.output}, {"sha256", captured->sha256()},
-                     {"protocolVersion", *captured->protocol_version()}, {"negotiation", negotiation}});
+    json::Value result = {{"manifest", options.output}, {"sha256", captured->sha256()},
+                          {"protocolVersion", *captured->protocol_version()}, {"negotiation", negotiation}};
+    if (carried) result["reviews"] = manifest::CarryOverToJson(*carried);
+    PrintJsonResult(std::move(result));
   } else {
     std::printf("%s %s\n", captured->sha256().c_str(), options.output.c_str());
+    if (carried) {
+      const std::string text = manifest::CarryOverToText(*carried);
+      std::fwrite(text.data(), 1, text.size(), stdout);
+    }
   }
   return kExitOk;
 }
@@ -86,12 +147,15 @@ void RegisterCaptureCommand(CLI::App& app) {
   auto options = std::make_shared<CaptureCommandOptions>();
   CLI::App* command = app.add_subcommand(
       "capture", "Open each server (server/discover or initialize), exhaust tools/list, write a manifest (atomically)");
-  command->add_option("--server", options->servers, "Server key from the runtime configuration (repeatable)")
-      ->required();
+  command->add_option("--server", options->servers,
+                      "Server key from the runtime configuration (repeatable; with --update, default: its servers)");
   command->add_option("--expires-in", options->expires_in_days, "Days until the review expires (default 7)");
   command->add_option("--protocol-version", options->protocol_version,
                       "Open at exactly this MCP protocol version (default: negotiate the newest both sides speak)");
-  command->add_option("-o,--output", options->output, "Manifest file to write")->required();
+  command->add_option("-o,--output", options->output, "Manifest file to write");
+  command->add_flag("--force", options->force, "Overwrite an output manifest that holds reviews");
+  command->add_option("--update", options->update,
+                      "Re-capture this manifest's servers into it, keeping the reviews of unchanged tools");
   AddCommonOptions(command, options->common);
   SetAction(command, &options->common.json, [options] { return RunCapture(*options); });
 }

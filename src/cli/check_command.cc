@@ -5,6 +5,7 @@
 #include "cli/output.h"
 #include "cli/runtime.h"
 #include "json/pointer.h"
+#include "manifest/instant.h"
 #include "manifest/manifest.h"
 #include "manifest/profile_schema.h"
 #include "manifest/review.h"
@@ -62,6 +63,71 @@ void CheckServer(const manifest::Manifest& m, const std::string& server, const m
   }
 }
 
+// "6 days 23 hours", "5 hours 3 minutes", "42 seconds": the two largest units, enough to
+// tell whether a review window is about to close.
+std::string HumanDuration(manifest::Seconds seconds) {
+  const std::pair<const char*, manifest::Seconds> units[] = {
+      {"day", manifest::kSecondsPerDay}, {"hour", 3600}, {"minute", 60}, {"second", 1}};
+  std::string out;
+  int shown = 0;
+  for (const auto& [name, size] : units) {
+    const manifest::Seconds count = seconds / size;
+    if (count == 0) {
+      if (shown > 0) break;  // "6 days", not "6 days 0 hours"
+      continue;
+    }
+    seconds -= count * size;
+    out += (out.empty() ? "" : " ") + std::to_string(count) + " " + name + (count == 1 ? "" : "s");
+    if (++shown == 2) break;
+  }
+  if (out.empty()) out = "0 seconds";
+  return out;
+}
+
+// What a reviewer wants to know beyond "no findings": per server how many tools there are
+// and how many carry a review (reviews of tools that are not there do not count), and when
+// the manifest expires. The same facts for --json and for people.
+json::Value Summary(const manifest::Manifest& m, const std::string& only_server, manifest::Seconds now) {
+  json::Value servers = json::Value::object();
+  for (const std::string& server : m.server_keys()) {
+    if (!only_server.empty() && server != only_server) continue;
+    std::size_t reviewed = 0;
+    json::Value unreviewed = json::Value::array();
+    const auto names = m.ToolNames(server);
+    for (const auto& [name, count] : names) {
+      if (m.review(server, name) != nullptr) {
+        ++reviewed;
+      } else {
+        unreviewed.push_back(name);
+      }
+    }
+    servers[server] = {{"tools", names.size()}, {"reviewed", reviewed}, {"unreviewed", std::move(unreviewed)}};
+  }
+  json::Value summary = {{"servers", std::move(servers)}};
+  const json::Value& expires = m.document()["expiresAt"];
+  if (expires.is_string()) {
+    if (auto at = manifest::ParseInstant(expires.get<std::string>()); at.ok()) {
+      summary["expiresAt"] = expires;
+      summary["expiresInSeconds"] = *at - now;
+    }
+  }
+  return summary;
+}
+
+void PrintSummary(const json::Value& summary) {
+  for (const auto& [server, counts] : summary["servers"].items()) {
+    PrintForPeople(stdout,
+                   "server " + server + ": " + std::to_string(counts["tools"].get<std::size_t>()) + " tools, " +
+                       std::to_string(counts["reviewed"].get<std::size_t>()) + " reviewed",
+                   "the line above");
+  }
+  if (!summary.contains("expiresAt")) return;
+  const manifest::Seconds left = summary["expiresInSeconds"].get<manifest::Seconds>();
+  const std::string when = left > 0 ? "in " + HumanDuration(left) : HumanDuration(-left) + " ago";
+  std::printf("%s %s (%s)\n", left > 0 ? "expires" : "expired",
+              summary["expiresAt"].get<std::string>().c_str(), left == 0 ? "now" : when.c_str());
+}
+
 int RunCheck(const CheckOptions& options) {
   const bool json = options.common.json;
   auto policy = LoadPolicy(options.common);
@@ -98,17 +164,23 @@ int RunCheck(const CheckOptions& options) {
     if (!json) PrintForPeople(stderr, options.file + ": " + finding.Describe() + " [" + finding.code + "]", "the finding above");
   }
   const int exit_code = findings.empty() ? kExitOk : invalid ? kExitInvalidInput : kExitRefused;
+  const json::Value summary = Summary(m, options.server, manifest::NowSeconds());
   if (json) {
     if (findings.empty()) {
-      PrintJsonResult({{"sha256", m.sha256()}, {"findings", listed}});
+      json::Value result = summary;
+      result["sha256"] = m.sha256();
+      result["findings"] = listed;
+      PrintJsonResult(std::move(result));
     } else {
-      Error summary = MakeError(findings.front().code, "the manifest has problems");
-      summary.details["findings"] = listed;
-      summary.details["sha256"] = m.sha256();
-      ReportError(summary, true, exit_code, options.file);
+      Error failure = MakeError(findings.front().code, "the manifest has problems");
+      failure.details = summary;
+      failure.details["findings"] = listed;
+      failure.details["sha256"] = m.sha256();
+      ReportError(failure, true, exit_code, options.file);
     }
-  } else if (findings.empty()) {
-    std::printf("ok %s\n", m.sha256().c_str());
+  } else {
+    if (findings.empty()) std::printf("ok %s\n", m.sha256().c_str());
+    PrintSummary(summary);
   }
   return exit_code;
 }

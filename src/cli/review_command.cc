@@ -14,6 +14,21 @@
 namespace udon::cli {
 namespace {
 
+// A flag asserting true: `--headless` states true, `--headless=false` states false (which
+// Stage 1 then refuses, review.rejected), and leaving it out states nothing
+// (review.incomplete). The last occurrence wins, as for any CLI11 flag.
+struct StatedFlag {
+  bool value = false;
+  const CLI::Option* option = nullptr;
+  std::optional<bool> Stated() const {
+    return option != nullptr && option->count() > 0 ? std::optional<bool>(value) : std::nullopt;
+  }
+};
+
+void AddStatedFlag(CLI::App* command, const std::string& name, StatedFlag& flag, const std::string& description) {
+  flag.option = command->add_flag(name, flag.value, description);
+}
+
 struct ReviewOptions {
   std::string file;
   std::string server;
@@ -23,7 +38,9 @@ struct ReviewOptions {
   bool show = false;
   // Flags that build a review when --from is absent.
   std::string reviewer;
-  bool headless = false, independent_calls = false, reference_based_io = false;  // must be true
+  // Assertions that must be true. A flag given as --headless=false is a stated false
+  // (refused as review.rejected, like the file form), not a missing statement.
+  StatedFlag headless, independent_calls, reference_based_io;
   std::optional<bool> model_backed;  // must be stated either way
   std::vector<std::string> side_effects;
   bool no_side_effects = false;
@@ -38,8 +55,8 @@ Result<json::Value> ReviewFromFlags(const ReviewOptions& o) {
   json::Value review = {{"reviewer", o.reviewer}, {"reviewedAt", manifest::FormatInstant(manifest::NowSeconds())}};
   json::Value assertions = json::Value::object();
   // An assertion left out stays absent, so the review is refused as incomplete.
-  if (o.headless) assertions["headless"] = true;
-  if (o.independent_calls) assertions["independentCalls"] = true;
+  if (auto stated = o.headless.Stated()) assertions["headless"] = *stated;
+  if (auto stated = o.independent_calls.Stated()) assertions["independentCalls"] = *stated;
   if (o.model_backed) assertions["modelBacked"] = *o.model_backed;
   if (!o.side_effects.empty() && o.no_side_effects) {
     return MakeError("usage.invalid", "--side-effect and --no-side-effects exclude each other");
@@ -47,7 +64,7 @@ Result<json::Value> ReviewFromFlags(const ReviewOptions& o) {
   if (!o.side_effects.empty() || o.no_side_effects) assertions["sideEffects"] = o.side_effects;
   if (!o.concurrency.empty()) assertions["concurrency"] = o.concurrency;
   if (!o.serialize_scope.empty()) assertions["serializeScope"] = o.serialize_scope;
-  if (o.reference_based_io) assertions["referenceBasedIO"] = true;
+  if (auto stated = o.reference_based_io.Stated()) assertions["referenceBasedIO"] = *stated;
   review["assertions"] = std::move(assertions);
   json::Value channels = json::Value::object();
   for (const std::string& channel : o.channels) {
@@ -150,16 +167,16 @@ void RegisterReviewCommand(CLI::App& app) {
   command->add_option("--from", o->from, "Review file (JSON or YAML) instead of flags");
   command->add_option("-o,--output", o->output, "Write here instead of in place");
   command->add_option("--reviewer", o->reviewer, "Reviewer identity");
-  command->add_flag("--headless", o->headless, "Assert: needs no GUI or human interaction");
-  command->add_flag("--independent-calls", o->independent_calls,
-                    "Assert: no dependence on prior calls, session or server-minted handles");
+  AddStatedFlag(command, "--headless", o->headless, "Assert: needs no GUI or human interaction");
+  AddStatedFlag(command, "--independent-calls", o->independent_calls,
+                "Assert: no dependence on prior calls, session or server-minted handles");
   command->add_option("--model-backed", o->model_backed, "true|false: results come from a model");
   command->add_option("--side-effect", o->side_effects, "A reviewed side-effect class (repeatable)");
   command->add_flag("--no-side-effects", o->no_side_effects, "An explicit empty side-effect list");
   command->add_option("--concurrency", o->concurrency, "safe|serialize");
   command->add_option("--serialize-scope", o->serialize_scope, "tool|server (with serialize)");
-  command->add_flag("--reference-based-io", o->reference_based_io,
-                    "Assert: inputs and outputs are JSON values or addressable references");
+  AddStatedFlag(command, "--reference-based-io", o->reference_based_io,
+                "Assert: inputs and outputs are JSON values or addressable references");
   command->add_option("--channel", o->channels, "/pointer=data|instruction|authority (repeatable)");
   command->add_option("--notes", o->notes, "Free text kept with the review");
   AddCommonOptions(command, o->common);

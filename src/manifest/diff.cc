@@ -6,10 +6,12 @@
 
 #include "json/display.h"
 #include "json/pointer.h"
+#include "manifest/internal/report_line.h"
 
 namespace udon::manifest {
 namespace {
 
+using internal::ReportLine;
 using Occurrences = std::vector<const json::Value*>;
 
 // name -> its occurrences in page order, plus the overall name sequence.
@@ -148,36 +150,22 @@ json::Value DifferencesToJson(const std::vector<json::Difference>& diffs, const 
 
 std::string Show(const json::Value& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
-// One line of the text report. Manifest and server strings (keys, names, pointers,
-// values) go through json::ForDisplay; each piece that hid something gets a note line
-// below the line, naming the piece, so a reviewer sees what the markers stand for.
-class ReportLine {
- public:
-  explicit ReportLine(std::string indent) : indent_(std::move(indent)) {}
-  ReportLine& Fixed(std::string_view text) {
-    text_ += text;
-    return *this;
+// "OLD -> NEW" after a pointer; the side a member is missing from reads "(absent)", so an
+// absent value is never mistaken for a JSON null.
+void ShowChange(ReportLine& line, json::DifferenceKind kind, const json::Value& old_value,
+                const json::Value& new_value) {
+  line.Fixed(": ");
+  if (kind == json::DifferenceKind::kAdded) {
+    line.Fixed("(absent)");
+  } else {
+    line.Shown(Show(old_value), "the old value");
   }
-  ReportLine& Shown(std::string_view value, std::string_view what) {
-    json::DisplayText shown = json::ForDisplay(value);
-    text_ += shown.text;
-    Note(shown.hidden, what);
-    return *this;
+  line.Fixed(" -> ");
+  if (kind == json::DifferenceKind::kRemoved) {
+    line.Fixed("(absent)");
+  } else {
+    line.Shown(Show(new_value), "the new value");
   }
-  void Note(const json::HiddenCharacters& hidden, std::string_view what) {
-    if (!hidden.empty()) notes_ += indent_ + "  note: " + json::HiddenNotice(hidden, what) + "\n";
-  }
-  // Text printed below the line and above its notes (a description's line diff).
-  void Below(std::string text) { below_ += std::move(text); }
-  void AppendTo(std::string& out) const { out += indent_ + text_ + "\n" + below_ + notes_; }
-
- private:
-  std::string indent_, text_, below_, notes_;
-};
-
-// "OLD -> NEW" after a pointer.
-void ShowChange(ReportLine& line, const json::Value& old_value, const json::Value& new_value) {
-  line.Fixed(": ").Shown(Show(old_value), "the old value").Fixed(" -> ").Shown(Show(new_value), "the new value");
 }
 
 // A description change as a line diff: descriptions are read on their own lines, so
@@ -204,6 +192,15 @@ const char* ChangeStatusName(ChangeStatus status) {
     case ChangeStatus::kRenamed: return "renamed";
   }
   return "changed";
+}
+
+bool IsInstantPointer(const std::string& pointer) { return pointer == "/capturedAt" || pointer == "/expiresAt"; }
+
+bool ManifestDiff::significant(bool strict) const {
+  if (strict) return !identical();
+  return !servers.empty() || std::any_of(top_level.begin(), top_level.end(), [](const json::Difference& d) {
+           return !IsInstantPointer(d.pointer);
+         });
 }
 
 ManifestDiff DiffManifests(const Manifest& before, const Manifest& after) {
@@ -270,10 +267,10 @@ std::string TextLineDiff(const std::string& before, const std::string& after) {
     if (i < a.size() && j < b.size() && a[i] == b[j]) {
       out += "  " + a[i++] + "\n";
       ++j;
-    } else if (j < b.size() && (i == a.size() || lcs[i][j + 1] >= lcs[i + 1][j])) {
-      out += "+ " + b[j++] + "\n";
+    } else if (i < a.size() && (j == b.size() || lcs[i + 1][j] >= lcs[i][j + 1])) {
+      out += "- " + a[i++] + "\n";  // old lines first, as in a unified diff
     } else {
-      out += "- " + a[i++] + "\n";
+      out += "+ " + b[j++] + "\n";
     }
   }
   return out;
@@ -310,10 +307,13 @@ json::Value DiffToJson(const ManifestDiff& diff, const Manifest& before, const M
 std::string DiffToText(const ManifestDiff& diff, const Manifest& before, const Manifest& after) {
   if (diff.identical()) return "identical\n";
   std::string out;
+  if (!diff.significant(false)) {
+    out += "only the capture instants differ (not significant; --strict makes them so)\n";
+  }
   for (const auto& d : diff.top_level) {
     ReportLine line("");
     line.Fixed(json::DifferenceKindName(d.kind)).Fixed(" ").Shown(d.pointer, "the pointer");
-    ShowChange(line, ValueAt(&before.document(), d.pointer), ValueAt(&after.document(), d.pointer));
+    ShowChange(line, d.kind, ValueAt(&before.document(), d.pointer), ValueAt(&after.document(), d.pointer));
     line.AppendTo(out);
   }
   for (const ServerDiff& server : diff.servers) {
@@ -323,7 +323,7 @@ std::string DiffToText(const ManifestDiff& diff, const Manifest& before, const M
     for (const auto& d : server.server_info) {
       ReportLine line("  ");
       line.Fixed("serverInfo ").Shown(d.pointer, "the pointer").Fixed(" ").Fixed(json::DifferenceKindName(d.kind));
-      ShowChange(line, ValueAt(before.server_info(server.key), d.pointer),
+      ShowChange(line, d.kind, ValueAt(before.server_info(server.key), d.pointer),
                  ValueAt(after.server_info(server.key), d.pointer));
       line.AppendTo(out);
     }
@@ -345,7 +345,7 @@ std::string DiffToText(const ManifestDiff& diff, const Manifest& before, const M
         if (d.pointer == "/description" && old_value.is_string() && new_value.is_string()) {
           ShowDescriptionChange(line, old_value.get<std::string>(), new_value.get<std::string>());
         } else {
-          ShowChange(line, old_value, new_value);
+          ShowChange(line, d.kind, old_value, new_value);
         }
         line.AppendTo(out);
       }

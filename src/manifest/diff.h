@@ -35,6 +35,9 @@ struct ManifestDiff {
   std::vector<json::Difference> top_level;     // profile, protocolVersion, instants, x-*
   std::vector<ServerDiff> servers;
   bool identical() const { return top_level.empty() && servers.empty(); }
+  // Whether anything but capturedAt and expiresAt differs: two captures of an unchanged
+  // server differ only in those. With strict, every difference counts.
+  bool significant(bool strict) const;
 };
 
 ManifestDiff DiffManifests(const Manifest& before, const Manifest& after);
@@ -54,5 +57,8 @@ std::string ToolChangeArea(const std::string& pointer);
 std::string TextLineDiff(const std::string& before, const std::string& after);
 
 const char* ChangeStatusName(ChangeStatus status);
+
+// The capture instants (/capturedAt, /expiresAt): reported, but not significant by default.
+bool IsInstantPointer(const std::string& pointer);
 
 }  // namespace udon::manifest

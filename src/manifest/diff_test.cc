@@ -68,13 +68,13 @@ TEST(ManifestDiffTest, TextNamesHiddenCharactersAndJsonKeepsThemExact) {
            "    note: the new value held 1 hidden character (U+200B)\n",
            "  tool new<U+E0041>: added\n    note: the tool name held 1 hidden character (U+E0041)\n",
            "    changed /description:\n"
+           "      - Render reviewed views from an addressable Blender asset.\n"
            "      + Render views.<U+202E><U+200B><U+E0041>\n"
            "      + \tindented\n"
-           "      - Render reviewed views from an addressable Blender asset.\n"
            "      note: the new value held 3 hidden characters (U+202E, U+200B, U+E0041)\n",
-           "    added /inputSchema/properties/x<U+202E>: null -> {\"type\":\"string\"}\n"
+           "    added /inputSchema/properties/x<U+202E>: (absent) -> {\"type\":\"string\"}\n"
            "      note: the pointer held 1 hidden character (U+202E)\n",
-           "    added /title: null -> T<U+0009>ab\n      note: the new value held 1 hidden character (U+0009)\n"}) {
+           "    added /title: (absent) -> T<U+0009>ab\n      note: the new value held 1 hidden character (U+0009)\n"}) {
     EXPECT_NE(text.find(expected), std::string::npos) << expected << "\nin:\n" << text;
   }
   // --json keeps the exact values.
@@ -138,6 +138,46 @@ TEST(ManifestDiffTest, AreasClassifyPointers) {
   EXPECT_EQ(ToolChangeArea("/annotations/readOnlyHint"), "annotations");
   EXPECT_EQ(ToolChangeArea("/somethingNew"), "other");
   EXPECT_EQ(ToolChangeArea("[occurrence 2]/title"), "title");
+}
+
+}  // namespace
+}  // namespace udon::manifest
+
+namespace udon::manifest {
+namespace {
+
+TEST(ManifestDiffTest, OnlyCaptureInstantsAreNotSignificantUnlessStrict) {
+  json::Value later = ValidManifestJson();
+  later["capturedAt"] = "2026-08-31T12:00:00Z";
+  later["expiresAt"] = "2026-09-07T12:00:00Z";
+  auto before_m = *Manifest::FromValue(ValidManifestJson());
+  auto after_m = *Manifest::FromValue(later);
+  const ManifestDiff instants = DiffManifests(before_m, after_m);
+  EXPECT_FALSE(instants.identical());
+  EXPECT_FALSE(instants.significant(false));
+  EXPECT_TRUE(instants.significant(true));
+  EXPECT_EQ(DiffToText(instants, before_m, after_m).rfind("only the capture instants differ", 0), 0u);
+
+  later["protocolVersion"] = "2026-07-28";
+  auto other_m = *Manifest::FromValue(later);
+  EXPECT_TRUE(DiffManifests(before_m, other_m).significant(false));
+  json::Value drifted = ValidManifestJson();
+  Tool(drifted)["title"] = "Render";
+  EXPECT_TRUE(DiffDocs(ValidManifestJson(), drifted).significant(false));
+  EXPECT_FALSE(DiffDocs(ValidManifestJson(), ValidManifestJson()).significant(true));
+}
+
+TEST(ManifestDiffTest, RemovedMembersShowAsAbsentAndOldLinesComeFirst) {
+  json::Value after = ValidManifestJson();
+  Tool(after).erase("outputSchema");
+  Tool(after)["description"] = "Render views.";
+  auto before_m = *Manifest::FromValue(ValidManifestJson());
+  auto after_m = *Manifest::FromValue(after);
+  const std::string text = DiffToText(DiffManifests(before_m, after_m), before_m, after_m);
+  EXPECT_NE(text.find("removed /outputSchema: {"), std::string::npos) << text;
+  EXPECT_NE(text.find("} -> (absent)\n"), std::string::npos) << text;
+  EXPECT_EQ(TextLineDiff("same\nold", "same\nnew"), "  same\n- old\n+ new\n");
+  EXPECT_EQ(TextLineDiff("a", "b\nc"), "- a\n+ b\n+ c\n");
 }
 
 }  // namespace

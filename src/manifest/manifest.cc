@@ -129,6 +129,17 @@ Status CheckShape(const json::Value& document) {
   return OkStatus();
 }
 
+// A carried-over review (kCarriedOverMember) whose reviewedAt is not earlier than the
+// capture the reviewer read: the review still followed what it reviewed.
+bool CarriedOverFromBefore(const json::Value& review, Seconds reviewed) {
+  auto mark = review.find(kCarriedOverMember);
+  if (mark == review.end() || !mark->is_object()) return false;
+  auto from = mark->find("fromCapturedAt");
+  if (from == mark->end() || !from->is_string()) return false;
+  auto from_at = ParseInstant(from->get<std::string>());
+  return from_at.ok() && *from_at <= reviewed;
+}
+
 }  // namespace
 
 bool IsValidServerKey(std::string_view key) {
@@ -330,8 +341,11 @@ Status Manifest::CheckInstants(Seconds now, const Policy& policy) const {
       if (!reviewed.ok()) continue;  // ValidateReview refuses it as review.incomplete
       const std::string pointer = Child(Child("/servers", key) + "/reviews", tool) + "/reviewedAt";
       if (*reviewed > latest) return InvalidInstant("reviewedAt is later than now", pointer);
-      // A review of a capture that did not exist yet reviewed something else.
-      if (*reviewed < *captured) return InvalidInstant("reviewedAt is earlier than capturedAt", pointer);
+      // A review of a capture that did not exist yet reviewed something else, unless it
+      // was carried over from the earlier capture of an identical Tool it was made on.
+      if (*reviewed < *captured && !CarriedOverFromBefore(review, *reviewed)) {
+        return InvalidInstant("reviewedAt is earlier than capturedAt", pointer);
+      }
     }
   }
   return OkStatus();

@@ -17,6 +17,13 @@ namespace udon::manifest {
 
 inline constexpr std::string_view kManifestProfile = "openudon.mcp-tool-manifest.0.1";
 
+// The review member that marks a review carried over onto a later capture of an unchanged
+// Tool (CarryOverReviews, contract 7.11): {"fromCapturedAt": "<capturedAt of the capture
+// the reviewer actually read>"}. Its reviewedAt stays the reviewer's; CheckInstants
+// accepts it being earlier than capturedAt only with this mark, and only when it is not
+// earlier than fromCapturedAt (the review still came after what it reviewed).
+inline constexpr const char* kCarriedOverMember = "x-udon-carriedOver";
+
 // One occurrence of a tool in the captured pages.
 struct ToolLocation {
   std::size_t page = 0;
@@ -59,7 +66,7 @@ class Manifest {
   // manifest.invalid_instant, manifest.expired).
   Status CheckFreshness(Seconds now, const Policy& policy) const;
   // capturedAt and every parseable reviewedAt at most now + policy.clock_skew_seconds, and
-  // no reviewedAt earlier than capturedAt. Errors: manifest.invalid_instant (pointer names
+  // no reviewedAt earlier than capturedAt unless carried over (kCarriedOverMember). Errors: manifest.invalid_instant (pointer names
   // the instant). Missing or malformed instants are left to the other checks.
   Status CheckInstants(Seconds now, const Policy& policy) const;
 

@@ -170,7 +170,7 @@ TEST_P(GateFaultsTest, ListChangedDuringTheCallIsIndeterminateAndInvalidatesForG
   EXPECT_EQ(CallsLogged(), 0);
   // A new capture (a second later at least) and review do.
   std::this_thread::sleep_for(std::chrono::milliseconds(1100));
-  Run({"capture", "--server", "demo", "-o", dir_.File("tools.json"), "--protocol-version", GetParam()}, 0);
+  Run({"capture", "--server", "demo", "-o", dir_.File("tools.json"), "--protocol-version", GetParam(), "--force"}, 0);
   Review("render_turntable", {"--no-side-effects", "--concurrency", "safe", "--channel", "/source=data",
                               "--channel", "/angles=data", "--channel", "/resolution=data"});
   EXPECT_EQ(Call(0)["ok"], true);
