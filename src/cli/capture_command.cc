@@ -25,6 +25,9 @@ struct CaptureCommandOptions {
 
 int RunCapture(const CaptureCommandOptions& options) {
   const bool json = options.common.json;
+  if (Status version = CheckProtocolVersionOption(options.protocol_version); !version.ok()) {
+    return ReportError(version.error(), json, kExitInvalidInput);
+  }
   auto policy = LoadPolicy(options.common);
   if (!policy.ok()) return ReportError(policy.error(), json, kExitInvalidInput);
   // --timeout overrides callTimeoutSeconds as in verify and call (whole seconds, rounded up).
