@@ -153,10 +153,10 @@ Result<ServerConfig> ParseServer(const std::string& key, const json::Value& entr
     if (entry.contains("url") || entry.contains("serverUrl") || entry.contains("headers")) {
       return Invalid("a stdio server takes no url or headers", pointer);
     }
-    if (!entry["command"].is_string() || entry["command"].get<std::string>().empty()) {
-      return Invalid("command must be a non-empty string", pointer + "/command");
-    }
-    server.command = entry["command"].get<std::string>();
+    // Claude Code expands variables in command too (a path under ${HOME}, say).
+    if (!entry["command"].is_string()) return Invalid("command must be a non-empty string", pointer + "/command");
+    UDON_ASSIGN_OR_RETURN(server.command, ExpandAt(entry["command"], env, pointer + "/command"));
+    if (server.command.empty()) return Invalid("command must be a non-empty string", pointer + "/command");
     if (entry.contains("args")) {
       const json::Value& args = entry["args"];
       if (!args.is_array()) return Invalid("args must be an array of strings", pointer + "/args");

@@ -10,7 +10,7 @@
 // HTTP+SSE transport is not spoken), "disabled": true hides a server, "timeout" is its call
 // timeout in milliseconds, other client-only members (autoApprove, alwaysAllow) are ignored.
 //
-// ${env:NAME}, ${NAME} and ${NAME:-default} expand in args, env, cwd, url and headers;
+// ${env:NAME}, ${NAME} and ${NAME:-default} expand in command, args, env, cwd, url and headers;
 // ${input:ID} (a VS Code prompt) is refused: udon-mcp is headless. Values from the
 // environment and header values are secrets: no error, log or Describe() ever contains them.
 //

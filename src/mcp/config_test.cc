@@ -89,11 +89,12 @@ TEST(ConfigTest, AnUnusableEntryFailsOnlyTheCommandsThatUseIt) {
 
 TEST(ConfigTest, ClaudeCodeReferencesAndDefaults) {
   auto config = ParseRuntimeConfig(R"({"mcpServers": {
-      "a": {"command": "x", "args": ["${DIR}", "${MODE:-fast}", "${EMPTY:-dflt}", "${SET:-unused}", "$LITERAL"]}}})",
+      "a": {"command": "${DIR}/bin/server", "args": ["${DIR}", "${MODE:-fast}", "${EMPTY:-dflt}", "${SET:-unused}", "$LITERAL"]}}})",
                                    FakeEnv({{"DIR", "/d"}, {"EMPTY", ""}, {"SET", "given"}}));
   ASSERT_TRUE(config.ok()) << config.error().Describe();
   auto a = config->Find("a");
   ASSERT_TRUE(a.ok()) << a.error().Describe();
+  EXPECT_EQ(a->command, "/d/bin/server");
   EXPECT_EQ(a->args, (std::vector<std::string>{"/d", "fast", "dflt", "given", "$LITERAL"}));
   // The same rules as ${env:NAME}: unset without a default is invalid, udon-mcp's own are refused.
   auto unset = ParseRuntimeConfig(R"({"mcpServers": {"a": {"command": "x", "args": ["${NOPE}"]}}})", FakeEnv({}));
