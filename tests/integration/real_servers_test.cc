@@ -78,7 +78,7 @@ class RealServersTest : public ::testing::Test {
     args.insert(args.end(), {"--config", dir_.File(config)});
     RunOptions options;
     options.env["UDON_MCP_STATE_DIR"] = dir_.File("state");
-    options.unset_env = {"UDON_TEST_UNSET_TOKEN", "UDON_TEST_UNSET_NOTION", "FS_ROOT"};
+    options.unset_env = {"UDON_TEST_UNSET_TOKEN", "UDON_TEST_UNSET_NOTION", "FS_ROOT", "MEMORY_DIR"};
     options.cwd = dir_.path();
     return testing::RunProcess(args, options);
   }
