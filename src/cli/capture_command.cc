@@ -63,6 +63,9 @@ Status CheckTarget(CaptureCommandOptions& options) {
 
 int RunCapture(CaptureCommandOptions options) {
   const bool json = options.common.json;
+  if (Status version = CheckProtocolVersionOption(options.protocol_version); !version.ok()) {
+    return ReportError(version.error(), json, kExitInvalidInput);
+  }
   if (Status target = CheckTarget(options); !target.ok()) {
     return ReportError(target.error(), json, kExitInvalidInput, options.output);
   }

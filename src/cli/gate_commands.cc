@@ -43,9 +43,7 @@ Result<std::unique_ptr<PreparedGate>> Prepare(const GateCommandOptions& o, const
   prepared->env.config = &prepared->config;
   prepared->env.evidence = prepared->evidence.get();
   prepared->env.command = command;
-  if (o.common.timeout_seconds > 0) {
-    prepared->env.call_timeout = std::chrono::milliseconds(static_cast<long long>(o.common.timeout_seconds * 1000));
-  }
+  prepared->env.call_timeout = CallTimeoutFor(o.common, prepared->config, o.server);
   return prepared;
 }
 

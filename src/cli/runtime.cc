@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "json/file.h"
+#include "mcp/protocol.h"
 
 namespace udon::cli {
 
@@ -47,6 +48,29 @@ Result<json::Value> ReadToolArguments(const std::string& args, const std::string
   if (!value.ok()) return value.error().WithCode("usage.invalid");
   if (!value->is_object()) return MakeError("usage.invalid", "arguments must be a JSON object");
   return value;
+}
+
+Status CheckProtocolVersionOption(const std::optional<std::string>& version) {
+  if (!version || mcp::IsSupportedProtocolVersion(*version)) return OkStatus();
+  std::string supported;
+  json::Value list = json::Value::array();
+  for (const std::string& known : mcp::SupportedProtocolVersions()) {
+    supported += (supported.empty() ? "" : ", ") + known;
+    list.push_back(known);
+  }
+  Error error = MakeError("usage.invalid", "--protocol-version must be one this udon-mcp speaks: " + supported);
+  error.details["supported"] = std::move(list);
+  return error;
+}
+
+std::chrono::milliseconds CallTimeoutFor(const CommonOptions& options, const mcp::RuntimeConfig& config,
+                                         const std::string& server) {
+  if (options.timeout_seconds > 0) {
+    return std::chrono::milliseconds(static_cast<long long>(options.timeout_seconds * 1000));
+  }
+  auto it = config.servers.find(server);
+  if (it != config.servers.end() && it->second.timeout_ms) return std::chrono::milliseconds(*it->second.timeout_ms);
+  return std::chrono::milliseconds(0);
 }
 
 Result<std::unique_ptr<gate::EvidenceWriter>> OpenEvidence(const CommonOptions& options) {

@@ -2,6 +2,7 @@
 // the runtime objects they resolve to.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -33,6 +34,15 @@ Result<mcp::RuntimeConfig> LoadConfig(const CommonOptions& options);
 // tools/call arguments from --args TEXT or --args-file FILE ("-" for stdin): a JSON object;
 // neither given is the absent body, {}. Errors: usage.invalid, io.unreadable.
 Result<json::Value> ReadToolArguments(const std::string& args, const std::string& args_file);
+// --protocol-version, checked before anything is spawned or contacted: a version udon-mcp
+// does not speak is a usage error naming the supported ones (details.supported).
+// Errors: usage.invalid.
+Status CheckProtocolVersionOption(const std::optional<std::string>& version);
+// The call timeout for a command that talks to `server`: --timeout when given, else the
+// server entry's "timeout" (milliseconds, as MCP clients write it), else 0 (the policy's
+// callTimeoutSeconds).
+std::chrono::milliseconds CallTimeoutFor(const CommonOptions& options, const mcp::RuntimeConfig& config,
+                                         const std::string& server);
 // The evidence writer when --evidence was given, else nullptr.
 Result<std::unique_ptr<gate::EvidenceWriter>> OpenEvidence(const CommonOptions& options);
 

@@ -37,6 +37,44 @@ std::string PointerToken(std::string_view token) {
   return out;
 }
 
+// One ${...} reference: ${env:NAME} (VS Code, Cursor), ${NAME} and ${NAME:-default}
+// (Claude Code: the default when NAME is unset or empty). ${input:ID} is a value VS Code
+// would prompt for: nobody answers prompts in front of a gate.
+struct Reference {
+  std::string name;
+  std::optional<std::string> fallback;
+};
+
+bool IsVariableName(std::string_view name) {
+  if (name.empty()) return false;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    if (!IsNameChar(name[i], i == 0)) return false;
+  }
+  return true;
+}
+
+Result<Reference> ParseReference(std::string_view body) {
+  if (body.rfind("input:", 0) == 0) {
+    return udon::MakeError("config.invalid",
+                           "${input:...} asks the user for a value when the server starts; udon-mcp runs headless "
+                           "and never prompts: put the value in the environment and write ${env:NAME}");
+  }
+  Reference ref;
+  if (body.rfind("env:", 0) == 0) {
+    ref.name = std::string(body.substr(4));
+  } else if (const std::size_t dash = body.find(":-"); dash != std::string_view::npos) {
+    ref.name = std::string(body.substr(0, dash));
+    ref.fallback = std::string(body.substr(dash + 2));
+  } else {
+    ref.name = std::string(body);
+  }
+  if (!IsVariableName(ref.name)) {
+    return udon::MakeError("config.invalid",
+                           "a ${...} reference must be ${env:NAME}, ${NAME} or ${NAME:-default}");
+  }
+  return ref;
+}
+
 Error Invalid(std::string message, std::string pointer) {
   return udon::MakeError("config.invalid", std::move(message), std::move(pointer));
 }
@@ -62,6 +100,22 @@ Result<std::vector<std::pair<std::string, std::string>>> ExpandMap(const json::V
   return out;
 }
 
+// "type" as clients write it: stdio, http or streamable-http (the same transport). "sse" is
+// the HTTP+SSE transport of 2024-11-05, which udon-mcp does not speak.
+Status CheckType(const json::Value& type, ServerType wanted, const std::string& pointer) {
+  if (type == "sse") {
+    return Invalid("type \"sse\" is the old HTTP+SSE transport, which udon-mcp does not speak; point url at the "
+                   "server's Streamable HTTP endpoint and write \"type\": \"http\"",
+                   pointer);
+  }
+  const bool stdio = type == "stdio";
+  const bool http = type == "http" || type == "streamable-http";
+  if (!type.is_string() || (!stdio && !http) || stdio != (wanted == ServerType::kStdio)) {
+    return Invalid("type must be \"stdio\" (with command) or \"http\" or \"streamable-http\" (with url)", pointer);
+  }
+  return OkStatus();
+}
+
 Result<ServerConfig> ParseServer(const std::string& key, const json::Value& entry,
                                  bool typed_root, const EnvLookup& env,
                                  const std::string& base_dir, const std::string& pointer) {
@@ -70,32 +124,39 @@ Result<ServerConfig> ParseServer(const std::string& key, const json::Value& entr
   ServerConfig server;
   server.key = key;
   server.pointer = pointer;
+  // Windsurf names the URL serverUrl; everyone else, url.
+  const bool has_server_url = entry.contains("serverUrl");
+  if (has_server_url && entry.contains("url")) return Invalid("a server takes url or serverUrl, not both", pointer);
+  const char* url_member = has_server_url ? "serverUrl" : "url";
   const bool has_command = entry.contains("command");
-  const bool has_url = entry.contains("url");
+  const bool has_url = entry.contains(url_member);
   if (has_command == has_url) {
     return Invalid("a server needs exactly one of command or url", pointer);
   }
   server.type = has_command ? ServerType::kStdio : ServerType::kHttp;
   if (entry.contains("type")) {
-    const json::Value& type = entry["type"];
-    const ServerType wanted = server.type;
-    if (!type.is_string() ||
-        (type != "stdio" && type != "http") ||
-        (type == "stdio") != (wanted == ServerType::kStdio)) {
-      return Invalid("type must be \"stdio\" (with command) or \"http\" (with url)",
-                     pointer + "/type");
-    }
+    UDON_RETURN_IF_ERROR(CheckType(entry["type"], server.type, pointer + "/type"));
   } else if (typed_root) {
     return Invalid("entries under \"servers\" need a type", pointer + "/type");
   }
+  if (entry.contains("disabled") && !entry["disabled"].is_boolean()) {
+    return Invalid("disabled must be a boolean", pointer + "/disabled");
+  }
+  if (entry.contains("timeout")) {
+    const json::Value& timeout = entry["timeout"];
+    if (!timeout.is_number_integer() || timeout.get<long long>() <= 0) {
+      return Invalid("timeout must be a positive number of milliseconds", pointer + "/timeout");
+    }
+    server.timeout_ms = timeout.get<long long>();
+  }
   if (server.type == ServerType::kStdio) {
-    if (entry.contains("url") || entry.contains("headers")) {
+    if (entry.contains("url") || entry.contains("serverUrl") || entry.contains("headers")) {
       return Invalid("a stdio server takes no url or headers", pointer);
     }
-    if (!entry["command"].is_string() || entry["command"].get<std::string>().empty()) {
-      return Invalid("command must be a non-empty string", pointer + "/command");
-    }
-    server.command = entry["command"].get<std::string>();
+    // Claude Code expands variables in command too (a path under ${HOME}, say).
+    if (!entry["command"].is_string()) return Invalid("command must be a non-empty string", pointer + "/command");
+    UDON_ASSIGN_OR_RETURN(server.command, ExpandAt(entry["command"], env, pointer + "/command"));
+    if (server.command.empty()) return Invalid("command must be a non-empty string", pointer + "/command");
     if (entry.contains("args")) {
       const json::Value& args = entry["args"];
       if (!args.is_array()) return Invalid("args must be an array of strings", pointer + "/args");
@@ -126,9 +187,10 @@ Result<ServerConfig> ParseServer(const std::string& key, const json::Value& entr
         entry.contains("inheritEnv") || entry.contains("sandbox")) {
       return Invalid("an http server takes no args, env, cwd, inheritEnv or sandbox", pointer);
     }
-    UDON_ASSIGN_OR_RETURN(server.url, ExpandAt(entry["url"], env, pointer + "/url"));
+    const std::string url_pointer = pointer + "/" + url_member;
+    UDON_ASSIGN_OR_RETURN(server.url, ExpandAt(entry[url_member], env, url_pointer));
     if (server.url.rfind("http://", 0) != 0 && server.url.rfind("https://", 0) != 0) {
-      return Invalid("url must be http:// or https://", pointer + "/url");
+      return Invalid("url must be http:// or https://", url_pointer);
     }
     if (entry.contains("headers")) {
       UDON_ASSIGN_OR_RETURN(server.headers, ExpandMap(entry["headers"], env, pointer + "/headers"));
@@ -151,6 +213,36 @@ std::string UrlAuthority(const std::string& url) {
   auto at = authority.rfind('@');
   if (at != std::string::npos) authority = authority.substr(at + 1);
   return url.substr(0, start) + authority;
+}
+
+// The reserved-variable rule of least_privilege.h for one entry, wherever it names them:
+// in any ${...} reference or in inheritEnv. Other problems wait until the entry is used.
+Status RefuseReservedVariables(const json::Value& value, const std::string& pointer) {
+  const auto reserved = [](const Error& error) {
+    return error.details.contains("variable") && IsReservedVariable(error.details["variable"].get<std::string>());
+  };
+  if (value.is_string()) {
+    const EnvLookup anything = [](const std::string&) { return std::optional<std::string>(""); };
+    auto expanded = ExpandEnv(value.get<std::string>(), anything);
+    if (!expanded.ok() && reserved(expanded.error())) return std::move(expanded).error().AtPrefix(pointer);
+    return OkStatus();
+  }
+  if (value.is_array()) {
+    for (std::size_t i = 0; i < value.size(); ++i) {
+      UDON_RETURN_IF_ERROR(RefuseReservedVariables(value[i], pointer + "/" + std::to_string(i)));
+    }
+  }
+  if (value.is_object()) {
+    for (const auto& [name, item] : value.items()) {
+      UDON_RETURN_IF_ERROR(RefuseReservedVariables(item, pointer + "/" + PointerToken(name)));
+    }
+    if (value.contains("inheritEnv")) {
+      ServerConfig scratch;
+      Status inherited = ParseInheritEnv(value["inheritEnv"], pointer + "/inheritEnv", scratch);
+      if (!inherited.ok() && reserved(inherited.error())) return inherited;
+    }
+  }
+  return OkStatus();
 }
 
 }  // namespace
@@ -177,7 +269,19 @@ std::string ServerConfig::Describe() const {
 }
 
 Result<ServerConfig> RuntimeConfig::Find(std::string_view key) const {
-  auto it = servers.find(std::string(key));
+  const std::string name(key);
+  if (disabled.count(name) > 0) {
+    Error error = udon::MakeError("config.server_unknown", "the server is disabled in the runtime configuration");
+    error.details["server"] = name;
+    return error;
+  }
+  if (auto bad = unusable.find(name); bad != unusable.end()) {
+    Error error = bad->second;
+    error.message = "server '" + name + "': " + error.message;
+    error.details["server"] = name;
+    return error;
+  }
+  auto it = servers.find(name);
   if (it == servers.end()) {
     return udon::MakeError("config.server_unknown", "the server key is not in the runtime configuration");
   }
@@ -194,36 +298,32 @@ EnvLookup ProcessEnv() {
 }
 
 Result<std::string> ExpandEnv(std::string_view text, const EnvLookup& env) {
-  static constexpr std::string_view kOpen = "${env:";
   std::string out;
   std::size_t pos = 0;
   while (true) {
-    const std::size_t start = text.find(kOpen, pos);
+    const std::size_t start = text.find("${", pos);
     if (start == std::string_view::npos) {
       out.append(text.substr(pos));
       return out;
     }
     out.append(text.substr(pos, start - pos));
-    const std::size_t name_start = start + kOpen.size();
-    const std::size_t close = text.find('}', name_start);
+    const std::size_t close = text.find('}', start + 2);
     if (close == std::string_view::npos) {
-      return udon::MakeError("config.invalid", "an ${env:NAME} reference is not closed");
+      return udon::MakeError("config.invalid", "a ${...} reference is not closed");
     }
-    const std::string name(text.substr(name_start, close - name_start));
-    bool valid = !name.empty();
-    for (std::size_t i = 0; i < name.size() && valid; ++i) valid = IsNameChar(name[i], i == 0);
-    if (!valid) return udon::MakeError("config.invalid", "an ${env:NAME} reference has a bad name");
-    if (IsReservedVariable(name)) {
+    UDON_ASSIGN_OR_RETURN(Reference ref, ParseReference(text.substr(start + 2, close - start - 2)));
+    if (IsReservedVariable(ref.name)) {
       // Copied under another name, udon-mcp's own secrets would reach a server after all.
       Error error = udon::MakeError(
-          "config.invalid", "environment variable " + name + " belongs to udon-mcp (UDON_MCP_*, PG*) and cannot be passed on");
-      error.details["variable"] = name;
+          "config.invalid", "environment variable " + ref.name + " belongs to udon-mcp (UDON_MCP_*, PG*) and cannot be passed on");
+      error.details["variable"] = ref.name;
       return error;
     }
-    auto value = env(name);
+    auto value = env(ref.name);
+    if (ref.fallback && (!value || value->empty())) value = ref.fallback;
     if (!value) {
-      Error error = udon::MakeError("config.invalid", "environment variable " + name + " is not set");
-      error.details["variable"] = name;
+      Error error = udon::MakeError("config.invalid", "environment variable " + ref.name + " is not set");
+      error.details["variable"] = ref.name;
       return error;
     }
     out.append(*value);
@@ -247,15 +347,26 @@ Result<RuntimeConfig> ParseRuntimeConfig(std::string_view text, const EnvLookup&
   if (!entries.is_object()) return Invalid("the server map must be an object", "/" + root_key);
   RuntimeConfig config;
   for (const auto& [key, entry] : entries.items()) {
-    UDON_ASSIGN_OR_RETURN(ServerConfig server,
-                          ParseServer(key, entry, has_servers, env, base_dir,
-                                      "/" + root_key + "/" + PointerToken(key)));
-    if (server.inherit_env_all) {
+    const std::string pointer = "/" + root_key + "/" + PointerToken(key);
+    // udon-mcp's own variables are refused whichever server a command uses.
+    UDON_RETURN_IF_ERROR(RefuseReservedVariables(entry, pointer));
+    if (entry.is_object() && entry.contains("disabled") && entry["disabled"] == true) {
+      config.disabled.insert(key);
+      continue;
+    }
+    auto server = ParseServer(key, entry, has_servers, env, base_dir, pointer);
+    if (!server.ok()) {
+      // Desktop configs hold servers whose tokens this shell lacks: only a command that
+      // uses this server hears of it (Find).
+      config.unusable.emplace(key, std::move(server).error());
+      continue;
+    }
+    if (server->inherit_env_all) {
       config.warnings.push_back("server '" + key +
                                 "' has inheritEnv: true: it receives udon-mcp's whole environment "
                                 "(except UDON_MCP_* and PG*), unsafe for third-party code");
     }
-    config.servers.emplace(key, std::move(server));
+    config.servers.emplace(key, std::move(server).value());
   }
   return config;
 }

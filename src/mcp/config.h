@@ -1,24 +1,37 @@
 // Runtime configuration (contract 1.3): where and how to reach each MCP server.
 //
 //   { "mcpServers": { "<key>": {"command", "args", "env", "cwd", "inheritEnv", "sandbox"} |
-//                              {"url", "headers"} } }
-//   { "servers":    { "<key>": {"type": "stdio"|"http", ...} } }
+//                              {"url" | "serverUrl", "headers"} } }
+//   { "servers":    { "<key>": {"type": "stdio"|"http"|"streamable-http", ...} },
+//     "inputs": [...] }
 //
-// ${env:NAME} expands in args, env, cwd, url and headers. Values from the environment and
-// header values are secrets: no error, log or Describe() ever contains them.
+// The shapes of Claude Desktop, Claude Code, Cursor, VS Code and Windsurf are accepted
+// (docs/contract.md, "Client configuration shapes"): "type": "sse" is refused (the old
+// HTTP+SSE transport is not spoken), "disabled": true hides a server, "timeout" is its call
+// timeout in milliseconds, other client-only members (autoApprove, alwaysAllow) are ignored.
+//
+// ${env:NAME}, ${NAME} and ${NAME:-default} expand in command, args, env, cwd, url and headers;
+// ${input:ID} (a VS Code prompt) is refused: udon-mcp is headless. Values from the
+// environment and header values are secrets: no error, log or Describe() ever contains them.
+//
+// An entry that cannot be used (an unset variable, a bad shape) does not stop the others:
+// its error is kept and returned by Find, naming the server (details.server) and the
+// pointer, only to a command that uses it.
 //
 // A stdio server sees only a default environment plus what its entry grants, and may run in
 // a sandbox (mcp/least_privilege.h). No entry can reference udon-mcp's own variables
-// (UDON_MCP_*, PG*) through ${env:NAME}.
+// (UDON_MCP_*, PG*) through ${...} or inheritEnv: that refuses the whole configuration.
 //
 // Error codes: config.unreadable (the file cannot be read), config.invalid (not JSON, bad
-// shape, unset or reserved variable: details.variable names it; from Find, a sandbox this
-// machine cannot provide), config.server_unknown.
+// shape, unset or reserved variable: details.variable names it; from Find, an unusable
+// entry or a sandbox this machine cannot provide), config.server_unknown (from Find: not
+// in the file, or disabled).
 #pragma once
 
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -52,6 +65,7 @@ struct ServerConfig {
   std::string url;
   std::vector<std::pair<std::string, std::string>> headers;
   std::string pointer;  // of the entry in its file ("/mcpServers/<key>")
+  std::optional<long long> timeout_ms;  // "timeout": the call timeout clients configure
 
   // "stdio server 'k': command node, 2 args, env TOKEN" / "http server 'k': 127.0.0.1:8080,
   // headers Authorization" — names and shapes, never values.
@@ -60,12 +74,15 @@ struct ServerConfig {
 
 struct RuntimeConfig {
   std::string path;  // where it was loaded from ("" when parsed from text)
-  std::map<std::string, ServerConfig> servers;
+  std::map<std::string, ServerConfig> servers;  // the usable entries
+  std::map<std::string, Error> unusable;         // entries that failed to parse or expand
+  std::set<std::string> disabled;                // "disabled": true
   // Human warnings about unsafe but valid entries (inheritEnv: true); never values.
   std::vector<std::string> warnings;
 
   // The entry of `key`, once it can run: a sandboxed server also needs a working
-  // bubblewrap and its writable directories (CheckRunnable).
+  // bubblewrap and its writable directories (CheckRunnable). An unusable entry's error
+  // comes back here, its message prefixed with the server's key.
   Result<ServerConfig> Find(std::string_view key) const;
 };
 
@@ -82,7 +99,9 @@ std::string ResolveConfigPath(const std::optional<std::string>& flag_path, const
 Result<RuntimeConfig> LoadRuntimeConfig(const std::optional<std::string>& flag_path,
                                         const EnvLookup& env);
 
-// Expands every ${env:NAME} in text.
+// Expands every ${env:NAME}, ${NAME} and ${NAME:-default} in text (the default when NAME
+// is unset or empty). Errors: config.invalid (details.variable when a variable is unset or
+// reserved; ${input:ID}; a malformed reference).
 Result<std::string> ExpandEnv(std::string_view text, const EnvLookup& env);
 
 }  // namespace udon::mcp

@@ -57,20 +57,108 @@ TEST(ConfigTest, UnsetVariableNamesTheVariableNeverAValue) {
   auto config = ParseRuntimeConfig(
       R"({"mcpServers": {"a": {"command": "x", "env": {"K": "${env:PRESENT}${env:MISSING_ONE}"}}}})",
       FakeEnv({{"PRESENT", kSecret}}));
-  ASSERT_FALSE(config.ok());
-  EXPECT_EQ(config.error().code, "config.invalid");
-  EXPECT_EQ(config.error().details["variable"], "MISSING_ONE");
-  EXPECT_NE(config.error().message.find("MISSING_ONE"), std::string::npos);
-  EXPECT_EQ(config.error().pointer, "/mcpServers/a/env/K");
-  EXPECT_EQ(config.error().Describe().find(kSecret), std::string::npos);
-  EXPECT_EQ(config.error().details.dump().find(kSecret), std::string::npos);
+  ASSERT_TRUE(config.ok()) << config.error().Describe();
+  auto found = config->Find("a");
+  ASSERT_FALSE(found.ok());
+  EXPECT_EQ(found.error().code, "config.invalid");
+  EXPECT_EQ(found.error().details["variable"], "MISSING_ONE");
+  EXPECT_EQ(found.error().details["server"], "a");
+  EXPECT_NE(found.error().message.find("MISSING_ONE"), std::string::npos);
+  EXPECT_NE(found.error().message.find("'a'"), std::string::npos);
+  EXPECT_EQ(found.error().pointer, "/mcpServers/a/env/K");
+  EXPECT_EQ(found.error().Describe().find(kSecret), std::string::npos);
+  EXPECT_EQ(found.error().details.dump().find(kSecret), std::string::npos);
+}
+
+TEST(ConfigTest, AnUnusableEntryFailsOnlyTheCommandsThatUseIt) {
+  auto config = ParseRuntimeConfig(R"({"mcpServers": {
+      "github": {"command": "x", "env": {"GITHUB_TOKEN": "${env:GITHUB_TOKEN}"}},
+      "notion": {"url": "https://h/mcp", "headers": {"Authorization": "Bearer ${NOTION_TOKEN}"}},
+      "broken": {"command": 7},
+      "memory": {"command": "node", "args": ["${env:HOME}/m.js"]}}})",
+                                   FakeEnv({{"HOME", "/home/u"}}));
+  ASSERT_TRUE(config.ok()) << config.error().Describe();
+  auto memory = config->Find("memory");
+  ASSERT_TRUE(memory.ok()) << memory.error().Describe();
+  EXPECT_EQ(memory->args, std::vector<std::string>{"/home/u/m.js"});
+  EXPECT_EQ(config->Find("github").error().pointer, "/mcpServers/github/env/GITHUB_TOKEN");
+  EXPECT_EQ(config->Find("notion").error().details["variable"], "NOTION_TOKEN");
+  EXPECT_EQ(config->Find("broken").error().pointer, "/mcpServers/broken/command");
+  EXPECT_EQ(config->Find("absent").error().code, "config.server_unknown");
+}
+
+TEST(ConfigTest, ClaudeCodeReferencesAndDefaults) {
+  auto config = ParseRuntimeConfig(R"({"mcpServers": {
+      "a": {"command": "${DIR}/bin/server", "args": ["${DIR}", "${MODE:-fast}", "${EMPTY:-dflt}", "${SET:-unused}", "$LITERAL"]}}})",
+                                   FakeEnv({{"DIR", "/d"}, {"EMPTY", ""}, {"SET", "given"}}));
+  ASSERT_TRUE(config.ok()) << config.error().Describe();
+  auto a = config->Find("a");
+  ASSERT_TRUE(a.ok()) << a.error().Describe();
+  EXPECT_EQ(a->command, "/d/bin/server");
+  EXPECT_EQ(a->args, (std::vector<std::string>{"/d", "fast", "dflt", "given", "$LITERAL"}));
+  // The same rules as ${env:NAME}: unset without a default is invalid, udon-mcp's own are refused.
+  auto unset = ParseRuntimeConfig(R"({"mcpServers": {"a": {"command": "x", "args": ["${NOPE}"]}}})", FakeEnv({}));
+  ASSERT_TRUE(unset.ok());
+  EXPECT_EQ(unset->Find("a").error().details["variable"], "NOPE");
+  for (const char* text : {R"({"mcpServers": {"a": {"command": "x", "args": ["${PGPASSWORD}"]}}})",
+                           R"({"mcpServers": {"a": {"command": "x", "args": ["${UDON_MCP_KEY:-x}"]}}})"}) {
+    auto reserved = ParseRuntimeConfig(text, FakeEnv({{"PGPASSWORD", kSecret}}));
+    ASSERT_FALSE(reserved.ok()) << text;
+    EXPECT_TRUE(reserved.error().details.contains("variable")) << text;
+  }
+}
+
+TEST(ConfigTest, ClientShapes) {
+  auto config = ParseRuntimeConfig(R"({"servers": {
+      "streamable": {"type": "streamable-http", "url": "https://h/mcp"},
+      "plain": {"type": "http", "url": "https://h/mcp", "timeout": 2500},
+      "local": {"type": "stdio", "command": "x", "autoApprove": ["t"], "alwaysAllow": ["t"]},
+      "off": {"type": "stdio", "command": "x", "disabled": true},
+      "prompted": {"type": "http", "url": "https://h/mcp", "headers": {"Authorization": "Bearer ${input:token}"}},
+      "legacy": {"type": "sse", "url": "https://h/sse"}},
+      "inputs": [{"type": "promptString", "id": "token", "password": true}]})",
+                                   FakeEnv({}));
+  ASSERT_TRUE(config.ok()) << config.error().Describe();
+  EXPECT_EQ(config->Find("streamable")->type, ServerType::kHttp);
+  EXPECT_EQ(config->Find("plain")->timeout_ms, 2500);
+  EXPECT_FALSE(config->Find("streamable")->timeout_ms.has_value());
+  EXPECT_TRUE(config->Find("local").ok());
+  EXPECT_EQ(config->Find("off").error().code, "config.server_unknown");
+  EXPECT_NE(config->Find("off").error().message.find("disabled"), std::string::npos);
+  auto prompted = config->Find("prompted");
+  EXPECT_EQ(prompted.error().code, "config.invalid");
+  EXPECT_NE(prompted.error().message.find("never prompts"), std::string::npos);
+  EXPECT_EQ(prompted.error().pointer, "/servers/prompted/headers/Authorization");
+  auto legacy = config->Find("legacy");
+  EXPECT_EQ(legacy.error().code, "config.invalid");
+  EXPECT_NE(legacy.error().message.find("HTTP+SSE"), std::string::npos);
+  EXPECT_EQ(legacy.error().pointer, "/servers/legacy/type");
+
+  // Windsurf's serverUrl.
+  auto windsurf = ParseRuntimeConfig(R"({"mcpServers": {"w": {"serverUrl": "https://h/mcp"}}})", FakeEnv({}));
+  ASSERT_TRUE(windsurf.ok());
+  EXPECT_EQ(windsurf->Find("w")->url, "https://h/mcp");
+  for (const char* text : {R"({"mcpServers": {"w": {"serverUrl": "https://h/mcp", "url": "https://h/mcp"}}})",
+                           R"({"mcpServers": {"w": {"serverUrl": "ftp://h"}}})",
+                           R"({"mcpServers": {"w": {"command": "x", "serverUrl": "https://h"}}})",
+                           R"({"mcpServers": {"w": {"command": "x", "timeout": "5s"}}})",
+                           R"({"mcpServers": {"w": {"command": "x", "timeout": 0}}})"}) {
+    auto refused = ParseRuntimeConfig(text, FakeEnv({}));
+    ASSERT_TRUE(refused.ok()) << text;
+    EXPECT_EQ(refused->Find("w").error().code, "config.invalid") << text;
+  }
 }
 
 TEST(ConfigTest, RefusesBadShapes) {
+  // Bad roots refuse the whole file.
+  for (const char* text : {R"([])", R"({})", R"({"mcpServers": {}, "servers": {}})",
+                           R"({"mcpServers": {"a": {"command": "x"}, "a": {"command": "y"}}})"}) {
+    auto config = ParseRuntimeConfig(text, FakeEnv({}));
+    ASSERT_FALSE(config.ok()) << text;
+    EXPECT_EQ(config.error().code, "config.invalid") << text;
+  }
+  // A bad entry refuses only commands that use it.
   const char* bad[] = {
-      R"([])",
-      R"({})",
-      R"({"mcpServers": {}, "servers": {}})",
       R"({"mcpServers": {"bad key!": {"command": "x"}}})",
       R"({"mcpServers": {"a": {"command": "x", "url": "http://h"}}})",
       R"({"mcpServers": {"a": {}}})",
@@ -84,17 +172,22 @@ TEST(ConfigTest, RefusesBadShapes) {
       R"({"servers": {"a": {"command": "x"}}})",
       R"({"mcpServers": {"a": {"command": "x", "args": ["${env:"]}}})",
       R"({"mcpServers": {"a": {"command": "x", "args": ["${env:1BAD}"]}}})",
-      R"({"mcpServers": {"a": {"command": "x"}, "a": {"command": "y"}}})",
+      R"({"mcpServers": {"a": {"command": "x", "args": ["${workspace folder}"]}}})",
+      R"({"mcpServers": {"a": {"command": "x", "disabled": "yes"}}})",
   };
   for (const char* text : bad) {
     auto config = ParseRuntimeConfig(text, FakeEnv({}));
-    ASSERT_FALSE(config.ok()) << text;
-    EXPECT_EQ(config.error().code, "config.invalid") << text;
+    ASSERT_TRUE(config.ok()) << text;
+    const std::string key = config->unusable.count("bad key!") ? "bad key!" : "a";
+    auto found = config->Find(key);
+    ASSERT_FALSE(found.ok()) << text;
+    EXPECT_EQ(found.error().code, "config.invalid") << text;
+    EXPECT_EQ(found.error().details["server"], key) << text;
   }
   std::string long_key(65, 'k');
-  EXPECT_FALSE(ParseRuntimeConfig(R"({"mcpServers": {")" + long_key + R"(": {"command": "x"}}})",
-                                  FakeEnv({}))
-                   .ok());
+  auto long_config = ParseRuntimeConfig(R"({"mcpServers": {")" + long_key + R"(": {"command": "x"}}})", FakeEnv({}));
+  ASSERT_TRUE(long_config.ok());
+  EXPECT_FALSE(long_config->Find(long_key).ok());
 }
 
 TEST(ConfigTest, UnknownServerKey) {
@@ -180,15 +273,20 @@ TEST(ConfigTest, InheritEnvAndSandboxMembers) {
   EXPECT_EQ(found.error().code, "config.invalid");
   EXPECT_EQ(found.error().pointer, "/mcpServers/a/sandbox/writable/0");
 
-  for (const char* text : {R"({"mcpServers": {"h": {"url": "http://127.0.0.1/mcp", "sandbox": true}}})",
-                           R"({"mcpServers": {"h": {"url": "http://127.0.0.1/mcp", "inheritEnv": ["A"]}}})",
+  for (const char* text : {R"({"mcpServers": {"s": {"url": "http://127.0.0.1/mcp", "sandbox": true}}})",
+                           R"({"mcpServers": {"s": {"url": "http://127.0.0.1/mcp", "inheritEnv": ["A"]}}})",
                            R"({"mcpServers": {"s": {"command": "x", "inheritEnv": ["AWS_*"]}}})",
-                           R"({"mcpServers": {"s": {"command": "x", "inheritEnv": ["PGPASSWORD"]}}})",
                            R"({"mcpServers": {"s": {"command": "x", "sandbox": {"network": false, "rw": []}}}})"}) {
-    auto refused = ParseRuntimeConfig(text, FakeEnv({}));
-    ASSERT_FALSE(refused.ok()) << text;
-    EXPECT_EQ(refused.error().code, "config.invalid") << text;
+    auto parsed = ParseRuntimeConfig(text, FakeEnv({}));
+    ASSERT_TRUE(parsed.ok()) << text;
+    EXPECT_EQ(parsed->Find("s").error().code, "config.invalid") << text;
   }
+  // Naming udon-mcp's own variables refuses the whole file, used or not.
+  auto reserved = ParseRuntimeConfig(R"({"mcpServers": {"s": {"command": "x", "inheritEnv": ["PGPASSWORD"]},
+                                                        "t": {"command": "y"}}})", FakeEnv({}));
+  ASSERT_FALSE(reserved.ok());
+  EXPECT_EQ(reserved.error().code, "config.invalid");
+  EXPECT_EQ(reserved.error().details["variable"], "PGPASSWORD");
 }
 
 }  // namespace
