@@ -1,5 +1,3 @@
-#include <unistd.h>
-
 #include <cmath>
 #include <memory>
 #include <string>
@@ -20,6 +18,7 @@ struct CaptureCommandOptions {
   int expires_in_days = 7;
   std::string output;
   std::optional<std::string> protocol_version;
+  bool diagnostics = false;
   CommonOptions common;
 };
 
@@ -40,9 +39,10 @@ int RunCapture(const CaptureCommandOptions& options) {
   capture.servers = options.servers;
   capture.expires_in_days = options.expires_in_days;
   capture.protocol_version = options.protocol_version;
-  if (isatty(STDERR_FILENO)) {
-    capture.on_progress = [](const std::string& server, std::size_t pages) {
-      if (pages > 1) std::fprintf(stderr, "captured %zu pages from %s\n", pages, server.c_str());
+  if (ProgressWanted(json)) capture.on_progress = [](const std::string& line) { PrintProgress("capture: " + line); };
+  if (options.diagnostics) {
+    capture.on_diagnostics = [](const std::string& server, const std::vector<mcp::Diagnostic>& diagnostics) {
+      PrintDiagnostics(diagnostics, "server " + server);
     };
   }
   // How each server was opened (a strict legacy server may have hung up on the probe).
@@ -57,7 +57,11 @@ int RunCapture(const CaptureCommandOptions& options) {
                        {"negotiation", path}});
   };
   auto captured = manifest::Capture(*config, *policy, capture, manifest::NowSeconds());
-  if (!captured.ok()) return ReportError(captured.error(), json, gate::ExitCodeFor(captured.error().code));
+  if (!captured.ok()) {
+    const int code = ReportError(captured.error(), json, gate::ExitCodeFor(captured.error().code));
+    if (!options.diagnostics) NoteDiagnostics(captured.error());
+    return code;
+  }
   Status written = json::WriteFileAtomic(options.output, captured->ToPrettyJson());
   if (!written.ok()) return ReportError(written.error(), json, kExitInternal, options.output);
   if (*evidence) {
@@ -93,6 +97,7 @@ void RegisterCaptureCommand(CLI::App& app) {
                       "Open at exactly this MCP protocol version (default: negotiate the newest both sides speak)");
   command->add_option("-o,--output", options->output, "Manifest file to write")->required();
   AddCommonOptions(command, options->common);
+  AddDiagnosticsFlag(command, options->diagnostics);
   SetAction(command, &options->common.json, [options] { return RunCapture(*options); });
 }
 
