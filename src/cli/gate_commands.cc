@@ -57,7 +57,7 @@ int Report(const gate::GateResult& result, const GateCommandOptions& o, bool cal
     details["steps"] = result.evidence["steps"];
     Error error = *result.error;
     error.details = std::move(details);
-    const int code = ReportError(error, o.common.json, result.exit_code);
+    const int code = ReportErrorShowing(error, o.common.json, result.exit_code, result.for_people);
     if (!o.diagnostics) NoteDiagnostics(error);
     return code;
   }

@@ -44,13 +44,17 @@ std::string OrRoot(const std::string& pointer) { return pointer.empty() ? "(root
 
 // The lines a code's details add to its human form. Everything here is either ours,
 // schema-derived, a pointer, or serverInfo (public); the caller escapes it.
-std::vector<std::string> DetailLines(const Error& error) {
+std::vector<std::string> DetailLines(const Error& error, const json::Value& for_people) {
   std::vector<std::string> lines;
   const json::Value& d = error.details;
   if (!d.is_object()) return lines;
-  auto array = [&d](const char* key) -> const json::Value* {
-    auto it = d.find(key);
-    return it != d.end() && it->is_array() ? &*it : nullptr;
+  auto array = [&d, &for_people](const char* key) -> const json::Value* {
+    for (const json::Value* source : {&for_people, &d}) {
+      if (!source->is_object()) continue;
+      auto it = source->find(key);
+      if (it != source->end() && it->is_array()) return &*it;
+    }
+    return nullptr;
   };
   if (error.code == "catalog.tool_drift") {
     if (const json::Value* pointers = array("pointers")) {
@@ -84,17 +88,8 @@ std::vector<std::string> DetailLines(const Error& error) {
   return lines;
 }
 
-}  // namespace
-
-int ExitCodeFor(const Error& error) { return gate::ExitCodeFor(error.code); }
-
-void PrintJsonResult(json::Value fields) {
-  OrderedValue result = {{"ok", true}};
-  for (auto& [name, value] : fields.items()) result[name] = OrderedValue(std::move(value));
-  PrintLine(Dump(result));
-}
-
-int ReportError(const Error& error, bool json, int exit_code, std::string_view subject) {
+int ReportErrorFor(const Error& error, bool json, int exit_code, std::string_view subject,
+                   const json::Value& for_people) {
   std::string human = "udon-mcp: error: ";
   if (!subject.empty()) {
     human += subject;
@@ -102,7 +97,7 @@ int ReportError(const Error& error, bool json, int exit_code, std::string_view s
   }
   human += error.Describe() + " [" + error.code + "]";
   PrintForPeople(stderr, human, "the error above");
-  for (const std::string& line : DetailLines(error)) PrintForPeople(stderr, "  " + line, "the line above");
+  for (const std::string& line : DetailLines(error, for_people)) PrintForPeople(stderr, "  " + line, "the line above");
   if (json) {
     json::Value details = error.details.is_object() ? error.details : json::Value::object();
     details["pointer"] = error.pointer;
@@ -117,6 +112,24 @@ int ReportError(const Error& error, bool json, int exit_code, std::string_view s
                     {"details", OrderedValue(std::move(details))}}));
   }
   return exit_code;
+}
+
+}  // namespace
+
+int ExitCodeFor(const Error& error) { return gate::ExitCodeFor(error.code); }
+
+void PrintJsonResult(json::Value fields) {
+  OrderedValue result = {{"ok", true}};
+  for (auto& [name, value] : fields.items()) result[name] = OrderedValue(std::move(value));
+  PrintLine(Dump(result));
+}
+
+int ReportError(const Error& error, bool json, int exit_code, std::string_view subject) {
+  return ReportErrorFor(error, json, exit_code, subject, json::Value::object());
+}
+
+int ReportErrorShowing(const Error& error, bool json, int exit_code, const json::Value& for_people) {
+  return ReportErrorFor(error, json, exit_code, {}, for_people);
 }
 
 void PrintForPeople(std::FILE* stream, std::string_view line, std::string_view subject) {

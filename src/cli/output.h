@@ -39,6 +39,8 @@ void PrintJsonResult(json::Value fields);
 // form adds what details know for some codes (drift pointers, serverInfo members, the
 // schema keyword and missing property, the HTTP status), never argument or result values.
 int ReportError(const Error& error, bool json, int exit_code, std::string_view subject = {});
+// The same, with public values only the human form shows (gate::GateResult::for_people).
+int ReportErrorShowing(const Error& error, bool json, int exit_code, const json::Value& for_people);
 int ReportError(const Error& error, bool json, std::string_view subject = {});
 
 // Writes one line for people to `stream` (stdout or stderr) through json::ForDisplay, so

@@ -560,7 +560,8 @@ Status Gate::StepConnect(Run& run) {
     Error error = Refuse("server.server_info_mismatch",
                          "the observed serverInfo differs from the reviewed one");
     error.details["pointers"] = run.server_info_drift;
-    error.details["serverInfo"] = ServerInfoDifferences(recorded_info, init->server_info);
+    // Values stay out of details (--json, evidence): only the text for people shows them.
+    run.result->for_people["serverInfo"] = ServerInfoDifferences(recorded_info, init->server_info);
     return error;
   }
   // Modern era: tool-list changes arrive only on a subscription, so it must stand before

@@ -95,6 +95,9 @@ struct GateResult {
   // Not evidence: stderr-only diagnostics, filled only when GateEnvironment::diagnostics
   // is set. They may carry server text and secrets; never put them in --json or records.
   std::vector<mcp::Diagnostic> diagnostics;
+  // Not evidence either: public values a refusal's text shows and its details never carry
+  // (server.server_info_mismatch: "serverInfo": [{pointer, change, reviewed?, live?}]).
+  json::Value for_people = json::Value::object();
 
   bool ok() const { return !error.has_value(); }
 };

@@ -519,7 +519,10 @@ std::vector<Diagnostic> ConnectionDiagnostics(const Error& error, Client* client
     add("HTTP status " + std::to_string(details["status"].get<long long>()));
   }
   if (details.contains("curlCode") && details["curlCode"].is_number_integer()) {
-    add("curl error " + std::to_string(details["curlCode"].get<long long>()));
+    add("curl error " + std::to_string(details["curlCode"].get<long long>()) +
+        (details.contains("curlError") && details["curlError"].is_string()
+             ? " (" + details["curlError"].get<std::string>() + ")"
+             : std::string()));
   }
   if (details.contains("errno") && details["errno"].is_number_integer()) {
     add(std::string("OS error: ") + std::strerror(details["errno"].get<int>()));

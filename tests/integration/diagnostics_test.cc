@@ -216,6 +216,11 @@ TEST_F(DiagnosticsTest, RefusalsInTextShowWhatJsonKnows) {
   EXPECT_TRUE(Contains(info.err, "[server.server_info_mismatch]")) << info.err;
   EXPECT_TRUE(Contains(info.err, "  serverInfo/version: reviewed \"")) << info.err;
   EXPECT_TRUE(Contains(info.err, "\", live \"")) << info.err;
+  // The values are for people: --json keeps the pointers only.
+  ProcessResult info_json = Run(With(Gate("call"), {"--json"}), 3);
+  const json::Value details = json::Parse(info_json.out).value()["details"];
+  EXPECT_EQ(details["pointers"][0]["pointer"], "/version");
+  EXPECT_FALSE(details.contains("serverInfo")) << info_json.out;
 
   UseDemo({});
   ProcessResult invalid = Run(Gate("call", "render_turntable", R"({"angles":4,"resolution":1024})"), 3);
@@ -268,6 +273,16 @@ TEST_F(DiagnosticsTest, AnHttpFailureShowsItsStatus) {
   EXPECT_TRUE(Contains(capture.err, "\n  HTTP status 503\n")) << capture.err;
   EXPECT_TRUE(Contains(capture.err, "diagnostics: server demo: transport: mcp.http_status; HTTP status 503"))
       << capture.err;
+}
+
+TEST_F(DiagnosticsTest, AnUnreachableHttpServerNamesTheCurlError) {
+  const int port = testing::FreeLoopbackPort();
+  json::Value config = {{"mcpServers", {{"demo", {{"url", "http://127.0.0.1:" + std::to_string(port) + "/mcp"}}}}}};
+  dir_.Write("mcp.json", config.dump());
+  ProcessResult capture = Run({"capture", "--server", "demo", "-o", dir_.File("tools.json"), "--protocol-version",
+                               "2025-11-25", "--diagnostics"},
+                              3);
+  EXPECT_TRUE(Contains(capture.err, "curl error 7 (Couldn't connect to server)")) << capture.err;
 }
 
 TEST_F(DiagnosticsTest, ContentOfAToolWithoutOutputSchemaIsCountedNotShown) {
