@@ -1,5 +1,3 @@
-#include <unistd.h>
-
 #include <cmath>
 #include <filesystem>
 #include <memory>
@@ -24,6 +22,7 @@ struct CaptureCommandOptions {
   std::string update;  // --update FILE: re-capture FILE's servers, carrying unchanged reviews
   bool force = false;  // -o onto a manifest that holds reviews
   std::optional<std::string> protocol_version;
+  bool diagnostics = false;
   CommonOptions common;
 };
 
@@ -92,9 +91,10 @@ int RunCapture(CaptureCommandOptions options) {
   capture.servers = options.servers;
   capture.expires_in_days = options.expires_in_days;
   capture.protocol_version = options.protocol_version;
-  if (isatty(STDERR_FILENO)) {
-    capture.on_progress = [](const std::string& server, std::size_t pages) {
-      if (pages > 1) std::fprintf(stderr, "captured %zu pages from %s\n", pages, server.c_str());
+  if (ProgressWanted(json)) capture.on_progress = [](const std::string& line) { PrintProgress("capture: " + line); };
+  if (options.diagnostics) {
+    capture.on_diagnostics = [](const std::string& server, const std::vector<mcp::Diagnostic>& diagnostics) {
+      PrintDiagnostics(diagnostics, "server " + server);
     };
   }
   // How each server was opened (a strict legacy server may have hung up on the probe).
@@ -109,7 +109,11 @@ int RunCapture(CaptureCommandOptions options) {
                        {"negotiation", path}});
   };
   auto captured = manifest::Capture(*config, *policy, capture, manifest::NowSeconds());
-  if (!captured.ok()) return ReportError(captured.error(), json, gate::ExitCodeFor(captured.error().code));
+  if (!captured.ok()) {
+    const int code = ReportError(captured.error(), json, gate::ExitCodeFor(captured.error().code));
+    if (!options.diagnostics) NoteDiagnostics(captured.error());
+    return code;
+  }
   std::optional<manifest::CarryOverReport> carried;
   if (previous) {
     auto report = manifest::CarryOverReviews(*previous, *captured);
@@ -160,6 +164,7 @@ void RegisterCaptureCommand(CLI::App& app) {
   command->add_option("--update", options->update,
                       "Re-capture this manifest's servers into it, keeping the reviews of unchanged tools");
   AddCommonOptions(command, options->common);
+  AddDiagnosticsFlag(command, options->diagnostics);
   SetAction(command, &options->common.json, [options] { return RunCapture(*options); });
 }
 

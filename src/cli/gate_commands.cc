@@ -20,6 +20,7 @@ struct GateCommandOptions {
   std::string args;
   std::string args_file;
   bool expect_output = false;
+  bool diagnostics = false;
   CommonOptions common;
 };
 
@@ -43,6 +44,7 @@ Result<std::unique_ptr<PreparedGate>> Prepare(const GateCommandOptions& o, const
   prepared->env.config = &prepared->config;
   prepared->env.evidence = prepared->evidence.get();
   prepared->env.command = command;
+  if (o.diagnostics) prepared->env.diagnostics = [](const std::vector<mcp::Diagnostic>& d) { PrintDiagnostics(d); };
   prepared->env.call_timeout = CallTimeoutFor(o.common, prepared->config, o.server);
   return prepared;
 }
@@ -53,7 +55,9 @@ int Report(const gate::GateResult& result, const GateCommandOptions& o, bool cal
     details["steps"] = result.evidence["steps"];
     Error error = *result.error;
     error.details = std::move(details);
-    return ReportError(error, o.common.json, result.exit_code);
+    const int code = ReportErrorShowing(error, o.common.json, result.exit_code, result.for_people);
+    if (!o.diagnostics) NoteDiagnostics(error);
+    return code;
   }
   if (o.common.json) {
     json::Value fields = {{"steps", result.evidence["steps"]}, {"manifestSha256", result.evidence["manifestSha256"]}};
@@ -95,6 +99,7 @@ CLI::App* AddGateOptions(CLI::App& app, const char* name, const char* help, Gate
   command->add_option("--server", o.server, "Server key")->required();
   command->add_option("--tool", o.tool, "Tool name")->required();
   AddCommonOptions(command, o.common);
+  AddDiagnosticsFlag(command, o.diagnostics);
   return command;
 }
 

@@ -1,6 +1,8 @@
 // probe: the determinism probe (docs/experiment.md) — N gated calls with identical
 // arguments, K at a time, and whether their results contradict the review.
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
 
 #include "cli/commands.h"
@@ -25,6 +27,7 @@ struct ProbeCommandOptions {
   int concurrency = 1;
   bool fresh_connections = false;
   bool allow_side_effects = false;
+  bool diagnostics = false;
   CommonOptions common;
 };
 
@@ -53,7 +56,23 @@ int RunProbe(const ProbeCommandOptions& o) {
     env.call_timeout = std::chrono::milliseconds(static_cast<long long>(o.common.timeout_seconds * 1000));
   }
 
+  // Diagnostics never enter the report: each distinct set is printed once, as it happens.
+  auto printed = std::make_shared<std::pair<std::mutex, std::set<std::string>>>();
+  if (o.diagnostics) {
+    env.diagnostics = [printed](const std::vector<mcp::Diagnostic>& diagnostics) {
+      std::string key;
+      for (const auto& d : diagnostics) key += d.what + '\0' + d.text + '\0';
+      std::lock_guard<std::mutex> guard(printed->first);
+      if (printed->second.insert(key).second) PrintDiagnostics(diagnostics, "a repetition");
+    };
+  }
+
   evidence::ProbeOptions options;
+  if (ProgressWanted(json)) {
+    options.on_progress = [](int done, int total) {
+      PrintProgress("probe: " + std::to_string(done) + "/" + std::to_string(total) + " repetition(s) done");
+    };
+  }
   options.repeat = o.repeat;
   options.concurrency = o.concurrency;
   options.fresh_connections = o.fresh_connections;
@@ -61,6 +80,14 @@ int RunProbe(const ProbeCommandOptions& o) {
   const gate::Binding binding{o.manifest, o.sha256, o.server, o.tool};
   evidence::ProbeOutcome outcome = evidence::RunProbe(std::move(env), writer->get(), binding, *arguments, options);
   if (outcome.refusal) return ReportError(*outcome.refusal, json, outcome.exit_code);
+  bool failed_calls = false;
+  if (outcome.report.contains("outcomes") && outcome.report["outcomes"].is_object()) {
+    for (const auto& [code, count] : outcome.report["outcomes"].items()) failed_calls |= code != "ok";
+  }
+  if (!o.diagnostics && failed_calls) {
+    std::fprintf(stderr, "udon-mcp: note: --diagnostics shows why calls failed (the tool's error text, the server's "
+                         "stderr and the transport's cause)\n");
+  }
   if (json) {
     PrintJsonResult(outcome.report);
   } else {
@@ -89,6 +116,7 @@ void RegisterProbeCommand(CLI::App& app) {
   command->add_flag("--allow-side-effects", o->allow_side_effects,
                     "Probe a tool whose review lists side effects (they are repeated N times)");
   AddCommonOptions(command, o->common);
+  AddDiagnosticsFlag(command, o->diagnostics);
   SetAction(command, &o->common.json, [o] { return RunProbe(*o); });
 }
 

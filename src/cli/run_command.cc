@@ -1,5 +1,6 @@
 // run: executes a UWS workflow whose operations are gated MCP tool calls. Prints the
 // workflow's outputs as JSON; on failure the code and the failing step's path.
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
@@ -24,6 +25,7 @@ struct RunOptions {
   std::string file;
   std::string inputs;
   std::string workflow;
+  bool diagnostics = false;
   CommonOptions common;
 };
 
@@ -80,11 +82,21 @@ int RunWorkflow(const RunOptions& options) {
   if (options.common.timeout_seconds > 0) {
     env.call_timeout = std::chrono::milliseconds(static_cast<long long>(options.common.timeout_seconds * 1000));
   }
+  if (options.diagnostics) env.diagnostics = [](const std::vector<mcp::Diagnostic>& d) { PrintDiagnostics(d, "a call"); };
   gate::Gate gate(std::move(env));
   uws::GateLeafExecutor leaf(gate);
-  uws::RunOutcome outcome = uws::Run(*plan, *inputs, leaf);
+  uws::RunOptions run_options;
+  std::atomic<int> steps{0};
+  if (ProgressWanted(json)) {
+    run_options.on_step = [&steps](const std::string& path) {
+      PrintProgress("run: step " + std::to_string(++steps) + ": " + path);
+    };
+  }
+  uws::RunOutcome outcome = uws::Run(*plan, *inputs, leaf, run_options);
   if (!outcome.ok()) {
-    return ReportError(*outcome.error, json, outcome.exit_code, "step " + outcome.step_path);
+    const int code = ReportError(*outcome.error, json, outcome.exit_code, "step " + outcome.step_path);
+    if (!options.diagnostics) NoteDiagnostics(*outcome.error);
+    return code;
   }
   if (json) {
     json::Value fields = {{"outputs", outcome.outputs}};
@@ -106,6 +118,7 @@ void RegisterRunCommand(CLI::App& app) {
   command->add_option("--inputs", options->inputs, "The workflow inputs (JSON or YAML object; - for stdin)");
   command->add_option("--workflow", options->workflow, "The workflow to run (default: the only one, or main)");
   AddCommonOptions(command, options->common);
+  AddDiagnosticsFlag(command, options->diagnostics);
   SetAction(command, &options->common.json, [options] { return RunWorkflow(*options); });
 }
 

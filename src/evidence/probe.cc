@@ -231,6 +231,7 @@ ProbeOutcome RunProbe(gate::GateEnvironment env, gate::EvidenceWriter* evidence,
   OverlapTracker overlap(calls);
   std::vector<json::Value> records(static_cast<std::size_t>(calls));
   std::atomic<int> next{0};
+  std::atomic<int> done{0};
   // The first indeterminate outcome stops the probe: the server may have acted, and
   // repeating the call (side effects included) on top of an unknown outcome is what the
   // proposal's "never retried" forbids. Calls already in flight finish.
@@ -256,6 +257,7 @@ ProbeOutcome RunProbe(gate::GateEnvironment env, gate::EvidenceWriter* evidence,
                          {"overlapped", overlapped}};
       if (evidence != nullptr) (void)evidence->Append(record);  // evidence loss never changes the outcome
       records[static_cast<std::size_t>(call)] = std::move(record);
+      if (options.on_progress) options.on_progress(++done, calls);
     }
   };
   std::vector<std::thread> threads;

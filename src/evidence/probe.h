@@ -3,6 +3,7 @@
 // the review (modelBacked false, yet the result digests differ).
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -20,6 +21,8 @@ struct ProbeOptions {
   bool fresh_connections = false;   // off: the gate reuses eligible connections
   bool allow_side_effects = false;  // a reviewed non-empty sideEffects list needs this
   std::string run_id;    // empty: a random one
+  // Progress: a repetition finished (done of total); called from the calling threads.
+  std::function<void(int done, int total)> on_progress;
 };
 
 // Exit status 1 when a finding contradicts the review.

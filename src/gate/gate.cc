@@ -52,16 +52,66 @@ json::Value DriftDetails(const std::vector<json::Difference>& differences) {
 // say), so a result's errors name schema locations only.
 enum class Instance { kArguments, kResult };
 
-// Basic-output units without anything from the instance but (for arguments) its locations.
-json::Value SchemaErrors(const schema::ValidationResult& result, Instance instance) {
+// The property a failed `required` unit misses, named from the schema's own required list
+// (never from the instance): the validator fails once per missing name, in list order, so
+// the n-th unit at one location is the n-th name the instance lacks. Empty when the
+// keyword location does not resolve plainly in the schema (a $ref on the way).
+std::string MissingProperty(const json::Value& schema_document, const json::Value& instance_document,
+                            const schema::OutputUnit& unit, std::map<std::string, std::size_t>& seen) {
+  constexpr std::string_view kRequired = "/required";
+  const std::string& location = unit.keyword_location;
+  if (location.size() < kRequired.size() || location.compare(location.size() - kRequired.size(), kRequired.size(), kRequired) != 0) {
+    return {};
+  }
+  auto keyword = json::Pointer::Parse(location);
+  auto at = json::Pointer::Parse(unit.instance_location);
+  if (!keyword.ok() || !at.ok()) return {};
+  const json::Value* required = keyword->Resolve(schema_document);
+  const json::Value* object = at->Resolve(instance_document);
+  if (required == nullptr || !required->is_array() || object == nullptr || !object->is_object()) return {};
+  std::vector<std::string> missing;
+  for (const json::Value& name : *required) {
+    if (name.is_string() && !object->contains(name.get<std::string>())) missing.push_back(name.get<std::string>());
+  }
+  const std::size_t index = seen[location + "\n" + unit.instance_location]++;
+  return index < missing.size() ? missing[index] : std::string();
+}
+
+// Basic-output units without anything from the instance but (for arguments) its locations
+// and, for `required`, the missing property's schema-given name.
+json::Value SchemaErrors(const schema::ValidationResult& result, Instance instance,
+                         const json::Value* schema_document = nullptr, const json::Value* arguments = nullptr) {
   json::Value errors = json::Value::array();
+  std::map<std::string, std::size_t> seen;
   for (const auto& unit : result.errors) {
     json::Value entry = {{"keywordLocation", unit.keyword_location}, {"error", unit.error}};
-    if (instance == Instance::kArguments) entry["instanceLocation"] = unit.instance_location;
+    if (instance == Instance::kArguments) {
+      entry["instanceLocation"] = unit.instance_location;
+      if (schema_document != nullptr && arguments != nullptr) {
+        if (std::string name = MissingProperty(*schema_document, *arguments, unit, seen); !name.empty()) {
+          entry["property"] = std::move(name);
+        }
+      }
+    }
     errors.push_back(std::move(entry));
     if (errors.size() >= 50) break;
   }
   return errors;
+}
+
+// serverInfo is public (the manifest holds it): a mismatch says what each differing member
+// was reviewed as and is live, so a person sees the upgrade without a second tool.
+json::Value ServerInfoDifferences(const json::Value& reviewed, const json::Value& live) {
+  json::Value out = json::Value::array();
+  for (const auto& d : json::Diff(reviewed, live)) {
+    json::Value entry = {{"pointer", d.pointer}, {"change", json::DifferenceKindName(d.kind)}};
+    if (auto pointer = json::Pointer::Parse(d.pointer); pointer.ok()) {
+      if (const json::Value* was = pointer->Resolve(reviewed)) entry["reviewed"] = *was;
+      if (const json::Value* is = pointer->Resolve(live)) entry["live"] = *is;
+    }
+    out.push_back(std::move(entry));
+  }
+  return out;
 }
 
 using mcp::EndsSubscription;
@@ -90,6 +140,24 @@ const char* CallResultShapeProblem(const json::Value& result) {
     return "structuredContent of the tools/call result is not an object";
   }
   return nullptr;
+}
+
+// --diagnostics: the text blocks of an isError result, joined, cut to a sane length;
+// other block types are only counted.
+std::string ToolErrorText(const json::Value& content) {
+  std::string text;
+  std::size_t other = 0;
+  for (const json::Value& block : content) {
+    if (block["type"] == "text" && block.contains("text") && block["text"].is_string()) {
+      if (!text.empty()) text += '\n';
+      text += block["text"].get<std::string>();
+    } else {
+      ++other;
+    }
+  }
+  text = mcp::TruncateHead(text);
+  if (other > 0) text += (text.empty() ? "" : "\n") + std::string("(") + std::to_string(other) + " non-text block(s))";
+  return text;
 }
 
 Result<schema::CompiledSchema> CompileToolSchema(const json::Value& tool, const char* member) {
@@ -174,6 +242,7 @@ struct Gate::Run {
   std::string arguments_digest;  // keyed (EvidenceKey)
   std::string result_digest;     // keyed (EvidenceKey)
   std::string subscription;  // modern era: the tool-list subscription's state
+  std::string tool_error_text;  // --diagnostics only: the failed call's own text
   double call_milliseconds = 0;
 };
 
@@ -354,7 +423,8 @@ Status Gate::ValidateArguments(Run& run) {
   schema::ValidationResult validation = run.input_schema->Validate(*run.arguments);
   if (!validation.valid) {
     Error error = Refuse("input.schema_violation", "the arguments do not validate against the reviewed inputSchema");
-    error.details["errors"] = SchemaErrors(validation, Instance::kArguments);
+    error.details["errors"] =
+        SchemaErrors(validation, Instance::kArguments, &(*run.location.tool)["inputSchema"], run.arguments);
     if (validation.limit_error) error.details["limit"] = validation.limit_error->code;
     return error;
   }
@@ -449,6 +519,8 @@ Status Gate::StepConnect(Run& run) {
   options.max_message_bytes = env_.policy.max_message_bytes;
   auto client = env_.connect(*server_config, options);
   if (!client.ok()) {
+    // The client's server.connect_failed already says why (a missing command, its OS error).
+    if (client.error().code == "server.connect_failed") return std::move(client).error();
     Error error = Refuse("server.connect_failed", "the server could not be started or reached");
     error.details["cause"] = client.error().code;
     return error;
@@ -462,6 +534,7 @@ Status Gate::StepConnect(Run& run) {
     if (init.error().code == "server.protocol_version_mismatch" || init.error().code == "server.connect_failed") {
       Error error = std::move(init).error();
       error.details["recorded"] = recorded_version;
+      mcp::AddServerExit(error, *run.connection->client);
       return error;
     }
     if (init.error().code == "mcp.server_info_missing") {
@@ -473,6 +546,7 @@ Status Gate::StepConnect(Run& run) {
     Error error = Refuse("server.connect_failed",
                          mcp::IsModernProtocolVersion(recorded_version) ? "server/discover failed" : "initialize failed");
     error.details["cause"] = init.error().code;
+    mcp::AddServerExit(error, *run.connection->client);
     return error;
   }
   if (init->protocol_version != recorded_version) {
@@ -486,6 +560,8 @@ Status Gate::StepConnect(Run& run) {
     Error error = Refuse("server.server_info_mismatch",
                          "the observed serverInfo differs from the reviewed one");
     error.details["pointers"] = run.server_info_drift;
+    // Values stay out of details (--json, evidence): only the text for people shows them.
+    run.result->for_people["serverInfo"] = ServerInfoDifferences(recorded_info, init->server_info);
     return error;
   }
   // Modern era: tool-list changes arrive only on a subscription, so it must stand before
@@ -661,6 +737,9 @@ Status Gate::Dispatch(Run& run) {
   if (outcome->error) {
     Error error = Refuse("call.protocol_error", "the server answered tools/call with a JSON-RPC error");
     if (outcome->error->contains("code")) error.details["rpcCode"] = (*outcome->error)["code"];
+    if (env_.diagnostics && outcome->error->contains("message") && (*outcome->error)["message"].is_string()) {
+      run.tool_error_text = mcp::TruncateHead((*outcome->error)["message"].get<std::string>());
+    }
     return error;
   }
   const json::Value& result = *outcome->result;
@@ -669,6 +748,7 @@ Status Gate::Dispatch(Run& run) {
   if (auto is_error = result.find("isError"); is_error != result.end() && *is_error == true) {
     Error error = Refuse("call.tool_error", "the tool reported an error; its content is diagnostic only");
     error.details["contentBlocks"] = result["content"].size();
+    if (env_.diagnostics) run.tool_error_text = ToolErrorText(result["content"]);
     return error;
   }
   auto structured = result.find("structuredContent");
@@ -689,6 +769,17 @@ Status Gate::Dispatch(Run& run) {
   }
   run.result->output = *structured;
   return OkStatus();
+}
+
+// Before Release: the stderr tail lives with the connection.
+void Gate::CollectDiagnostics(Run& run, GateResult& result) {
+  if (!env_.diagnostics || !result.error) return;
+  mcp::Client* client = run.connection ? run.connection->client.get() : nullptr;
+  result.diagnostics = mcp::ConnectionDiagnostics(*result.error, client);
+  if (!run.tool_error_text.empty()) {
+    result.diagnostics.insert(result.diagnostics.begin(), {"tool error", run.tool_error_text});
+  }
+  if (!result.diagnostics.empty()) env_.diagnostics(result.diagnostics);
 }
 
 void Gate::Release(Run& run, bool keep) {
@@ -749,6 +840,7 @@ void Gate::Finish(Run& run, GateResult& result) {
   // Keep a connection only if nothing about it is in doubt.
   const bool keep = !result.error || code == "input.schema_violation" || code == "call.tool_error" ||
                     code == "call.output_schema_violation" || code == "call.structured_content_missing";
+  CollectDiagnostics(run, result);
   Release(run, keep);
 
   json::Value steps = json::Value::array();

@@ -65,6 +65,10 @@ struct GateEnvironment {
   std::function<void(const std::string& step, mcp::Connection& connection)> after_step;
   // Where warnings go (a fixed text, never a value); default: stderr.
   std::function<void(const std::string&)> warn;
+  // --diagnostics. Set: a failed run collects what explains it (the tool's error text,
+  // the server's stderr tail, the transport's cause) into GateResult::diagnostics and hands
+  // it here too (probe and run see no GateResult). Unset: nothing of that is kept.
+  std::function<void(const std::vector<mcp::Diagnostic>&)> diagnostics;
 };
 
 struct CallOptions {
@@ -88,6 +92,12 @@ struct GateResult {
   std::size_t content_blocks = 0;  // how many content blocks the result had (never shown)
   std::vector<StepRecord> steps;
   json::Value evidence;  // the value-free record (also appended to the evidence file)
+  // Not evidence: stderr-only diagnostics, filled only when GateEnvironment::diagnostics
+  // is set. They may carry server text and secrets; never put them in --json or records.
+  std::vector<mcp::Diagnostic> diagnostics;
+  // Not evidence either: public values a refusal's text shows and its details never carry
+  // (server.server_info_mismatch: "serverInfo": [{pointer, change, reviewed?, live?}]).
+  json::Value for_people = json::Value::object();
 
   bool ok() const { return !error.has_value(); }
 };
@@ -134,6 +144,7 @@ class Gate {
   std::string KeyId();
   void Warn(const std::string& text) const;
   void Release(Run& run, bool keep);
+  void CollectDiagnostics(Run& run, GateResult& result);
   void Finish(Run& run, GateResult& result);
 
   GateEnvironment env_;

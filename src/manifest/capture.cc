@@ -26,8 +26,21 @@ Result<std::vector<json::Value>> StableListing(mcp::Client& client, const Policy
     error.details["server"] = key;
     return error;
   }
-  if (options.on_progress) options.on_progress(key, pages->size());
+  if (options.on_progress) {
+    std::size_t tools = 0;
+    for (const json::Value& page : *pages) {
+      if (page.contains("tools") && page["tools"].is_array()) tools += page["tools"].size();
+    }
+    options.on_progress("server " + key + ": " + std::to_string(pages->size()) + " page(s), " +
+                        std::to_string(tools) + " tool(s)");
+  }
   return pages;
+}
+
+void Diagnose(const CaptureOptions& options, const std::string& key, const Error& error, mcp::Client* client) {
+  if (!options.on_diagnostics) return;
+  auto diagnostics = mcp::ConnectionDiagnostics(error, client);
+  if (!diagnostics.empty()) options.on_diagnostics(key, diagnostics);
 }
 
 Result<std::unique_ptr<mcp::Client>> ConnectServer(const mcp::ServerConfig& server,
@@ -36,8 +49,14 @@ Result<std::unique_ptr<mcp::Client>> ConnectServer(const mcp::ServerConfig& serv
   auto client = options.connect ? options.connect(server, client_options)
                                 : mcp::Client::Connect(server, client_options);
   if (!client.ok()) {
-    Error error = MakeError("server.connect_failed", "the server could not be started or reached");
-    error.details = {{"server", key}, {"cause", client.error().code}};
+    // The client's server.connect_failed already says why (a missing command, its OS error).
+    const std::string code = client.error().code;
+    Error error = code == "server.connect_failed"
+                      ? std::move(client).error()
+                      : MakeError("server.connect_failed", "the server could not be started or reached");
+    if (!error.details.contains("cause")) error.details["cause"] = code;
+    error.details["server"] = key;
+    Diagnose(options, key, error, nullptr);
     return error;
   }
   return std::move(client).value();
@@ -45,9 +64,14 @@ Result<std::unique_ptr<mcp::Client>> ConnectServer(const mcp::ServerConfig& serv
 
 // A strict legacy server may answer the server/discover probe by exiting (stdio) or by
 // dropping the connection (HTTP): the probe then fails as a lost connection, which tells
-// nothing about the modern era. A hostile frame (malformed, oversized) is not that.
+// nothing about the modern era. A hostile frame (malformed, oversized) is not that. A
+// server that exited before the probe reached it fails the write instead: the same, and
+// the restart's initialize then names the method of the era it falls back to.
 bool ProbeHungUp(const Error& error) {
-  if (error.code != "server.connect_failed" || error.details.value("cause", "") != "mcp.disconnected") return false;
+  if (error.code != "server.connect_failed") return false;
+  const std::string cause = error.details.value("cause", "");
+  if (cause == "mcp.send_failed") return !error.details.contains("curlCode");  // stdio: its stdin closed
+  if (cause != "mcp.disconnected") return false;
   const std::string transport = error.details.value("transportCause", "");
   return transport != "mcp.malformed_message" && transport != "mcp.message_too_large";
 }
@@ -81,15 +105,16 @@ Result<OpenedServer> OpenServer(const mcp::ServerConfig& server, const mcp::Clie
     }
   }
   if (!init.ok()) {
-    opened.client->Close();
     // The client's contract codes carry the engine's cause (and transportCause) already.
-    if (init.error().code == "server.protocol_version_mismatch" || init.error().code == "server.connect_failed") {
-      Error error = std::move(init).error();
-      error.details["server"] = key;
-      return error;
-    }
-    Error error = MakeError("server.connect_failed", "the server could not be opened (initialize or server/discover)");
-    error.details = {{"server", key}, {"cause", init.error().code}};
+    const std::string code = init.error().code;
+    Error error = code == "server.protocol_version_mismatch" || code == "server.connect_failed"
+                      ? std::move(init).error()
+                      : MakeError("server.connect_failed", "the server could not be opened");
+    if (!error.details.contains("cause")) error.details["cause"] = code;
+    error.details["server"] = key;
+    mcp::AddServerExit(error, *opened.client);
+    Diagnose(options, key, error, opened.client.get());
+    opened.client->Close();
     return error;
   }
   opened.init = std::move(init).value();
@@ -109,16 +134,19 @@ Result<CapturedServer> CaptureServer(const mcp::RuntimeConfig& config, const Pol
   mcp::ClientOptions client_options;
   client_options.request_timeout = std::chrono::seconds(policy.call_timeout_seconds);
   client_options.max_message_bytes = policy.max_message_bytes;
+  if (options.on_progress) options.on_progress("server " + key + ": opening");
   UDON_ASSIGN_OR_RETURN(OpenedServer opened, OpenServer(server, client_options, key, options));
   mcp::Client& c = *opened.client;
   // Modern era: list changes arrive only on a subscription; it must stand before listing.
   if (Status subscribed = c.Subscribe(); !subscribed.ok()) {
-    c.Close();
     Error error = MakeError("server.connect_failed", "the tool-list subscription could not be established");
     error.details = {{"server", key}, {"cause", subscribed.error().code}};
+    Diagnose(options, key, error, &c);
+    c.Close();
     return error;
   }
   auto pages = StableListing(c, policy, key, options);
+  if (!pages.ok()) Diagnose(options, key, pages.error(), &c);
   c.Close();
   if (!pages.ok()) return std::move(pages).error();
   if (options.on_negotiated) options.on_negotiated(key, opened.negotiation, opened.init.era);

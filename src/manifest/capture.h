@@ -21,7 +21,12 @@ struct CaptureOptions {
   int expires_in_days = 7;
   // Open at exactly this version; default: negotiate the newest both sides speak.
   std::optional<std::string> protocol_version;
-  std::function<void(const std::string& server, std::size_t pages)> on_progress;
+  // Progress for people (a terminal): one short line per server opened and listed
+  // ("server X: 3 page(s), 120 tool(s)"); server keys only, never server data.
+  std::function<void(const std::string& line)> on_progress;
+  // --diagnostics: why a server failed (transport cause, its stderr tail). Unset: nothing
+  // of that is kept. Never part of the manifest, errors or evidence.
+  std::function<void(const std::string& server, const std::vector<mcp::Diagnostic>&)> on_diagnostics;
   // Called once per server captured whole, with how it was opened: "exact" (the version
   // was given), "discover" (the server/discover probe found a modern server),
   // "initialize_fallback" (the probe was refused or unanswered: a legacy server, on the

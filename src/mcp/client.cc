@@ -1,6 +1,7 @@
 #include "mcp/client.h"
 
 #include <algorithm>
+#include <cstring>
 #include <set>
 #include <utility>
 
@@ -118,9 +119,29 @@ Result<std::unique_ptr<Client>> Client::Connect(const ServerConfig& server,
 Status Client::Start() {
   Status started = connection_.Start();
   if (!started.ok()) {
-    return Wrap("server.connect_failed", "the server could not be started", started.error());
+    // A spawn failure's message is ours: the configured command and the OS error.
+    std::string message = "the server could not be started";
+    if (started.error().code == "mcp.spawn_failed") message += ": " + started.error().message;
+    return Wrap("server.connect_failed", std::move(message), started.error());
   }
   return OkStatus();
+}
+
+std::string Client::server_exit() {
+  auto* stdio = dynamic_cast<StdioTransport*>(&connection_.transport());
+  return stdio != nullptr ? stdio->exit_description() : std::string();
+}
+
+std::string Client::server_stderr_tail() {
+  auto* stdio = dynamic_cast<StdioTransport*>(&connection_.transport());
+  return stdio != nullptr ? stdio->stderr_tail() : std::string();
+}
+
+void AddServerExit(Error& error, Client& client) {
+  const std::string ended = client.server_exit();
+  if (ended.empty()) return;
+  error.message += " (the server " + ended + ")";
+  error.details["exit"] = ended;
 }
 
 Result<InitializeResult> Client::Initialize(std::string_view requested_version) {
@@ -468,5 +489,53 @@ Result<CallOutcome> Client::CallTool(const std::string& name, const json::Value&
 }
 
 void Client::Close() { connection_.Close(); }
+
+}  // namespace udon::mcp
+
+namespace udon::mcp {
+
+std::string TruncateTail(const std::string& text, std::size_t limit) {
+  if (text.size() <= limit) return text;
+  return "(earlier output cut) " + text.substr(text.size() - limit);
+}
+
+std::string TruncateHead(const std::string& text, std::size_t limit) {
+  if (text.size() <= limit) return text;
+  return text.substr(0, limit) + " (cut at " + std::to_string(limit) + " bytes)";
+}
+
+std::vector<Diagnostic> ConnectionDiagnostics(const Error& error, Client* client) {
+  std::vector<Diagnostic> out;
+  const json::Value& details = error.details;
+  std::string cause;
+  auto add = [&cause](const std::string& part) {
+    if (!cause.empty()) cause += "; ";
+    cause += part;
+  };
+  for (const char* key : {"cause", "transportCause"}) {
+    if (details.contains(key) && details[key].is_string()) add(details[key].get<std::string>());
+  }
+  if (details.contains("status") && details["status"].is_number_integer()) {
+    add("HTTP status " + std::to_string(details["status"].get<long long>()));
+  }
+  if (details.contains("curlCode") && details["curlCode"].is_number_integer()) {
+    add("curl error " + std::to_string(details["curlCode"].get<long long>()) +
+        (details.contains("curlError") && details["curlError"].is_string()
+             ? " (" + details["curlError"].get<std::string>() + ")"
+             : std::string()));
+  }
+  if (details.contains("errno") && details["errno"].is_number_integer()) {
+    add(std::string("OS error: ") + std::strerror(details["errno"].get<int>()));
+  }
+  std::string ended = details.value("exit", "");
+  if (ended.empty() && client != nullptr) ended = client->server_exit();
+  if (!ended.empty()) add("the server " + ended);
+  if (!cause.empty()) out.push_back({"transport", cause});
+  if (client != nullptr) {
+    const std::string tail = client->server_stderr_tail();
+    if (!tail.empty()) out.push_back({"server stderr", TruncateTail(tail)});
+  }
+  return out;
+}
 
 }  // namespace udon::mcp

@@ -18,7 +18,9 @@
 //                               (details.reason "server_info_changed")
 //
 // Error codes: the contract's where they fit —
-//   server.connect_failed            start/initialize failed (details.cause: internal code)
+//   server.connect_failed            start/initialize failed (details.cause: internal code;
+//                                    a command that cannot run names itself and the OS
+//                                    error, details.errno and details.command)
 //   server.protocol_version_mismatch the server answered a version this client lacks
 //   catalog.pagination_invalid       repeated cursor, page limit exceeded, malformed page
 //   call.protocol_error              malformed tools/call result
@@ -132,6 +134,12 @@ class Client {
                                std::chrono::milliseconds timeout = std::chrono::milliseconds{0},
                                const json::Value* tool = nullptr);
   void Close();
+  // stdio: how the server process ended ("exited with status 1", "was killed by signal 9
+  // (SIGKILL)"); empty while it runs, when unknown, and for HTTP.
+  std::string server_exit();
+  // stdio: the newest bytes the server wrote to stderr; empty for HTTP. Diagnostics only
+  // (--diagnostics): it may hold secrets, so it never goes into errors or evidence.
+  std::string server_stderr_tail();
 
   Connection& connection() { return connection_; }
   const std::optional<InitializeResult>& initialized() const { return initialized_; }
@@ -157,5 +165,23 @@ class Client {
 };
 
 const char* SubscriptionName(Client::Subscription subscription);
+
+// --diagnostics: what helps a person see why a server or tool failed, for stderr only,
+// never for errors, --json output or evidence (stderr and tool text may hold secrets).
+struct Diagnostic {
+  std::string what;  // "transport", "server stderr", "tool error"
+  std::string text;  // raw: printed through json::ForDisplay
+};
+inline constexpr std::size_t kDiagnosticTextLimit = 4096;
+// Keeps the newest `limit` bytes of a tail, or the first `limit` bytes of a message.
+std::string TruncateTail(const std::string& text, std::size_t limit = kDiagnosticTextLimit);
+std::string TruncateHead(const std::string& text, std::size_t limit = kDiagnosticTextLimit);
+// The transport's cause from an error's details (codes, HTTP status, curl code, OS error,
+// the server's exit), and with a client the server's stderr tail.
+std::vector<Diagnostic> ConnectionDiagnostics(const Error& error, Client* client);
+
+// A connection that failed because the stdio server ended says how (message and
+// details.exit); otherwise the error is unchanged.
+void AddServerExit(Error& error, Client& client);
 
 }  // namespace udon::mcp

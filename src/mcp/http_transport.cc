@@ -438,6 +438,7 @@ Status HttpTransport::SendRequest(const Message& message, const RequestHeaders& 
   if (transfer.code != CURLE_OK) {
     Error error = udon::MakeError("mcp.send_failed", "the HTTP exchange failed");
     error.details["curlCode"] = static_cast<int>(transfer.code);
+    error.details["curlError"] = curl_easy_strerror(transfer.code);  // libcurl's fixed text, for diagnosis
     return error;
   }
   if (transfer.status == 200 || transfer.status == 202) return OkStatus();
@@ -479,6 +480,7 @@ void HttpTransport::RunRequest(Message message, RequestHeaders headers) {
     if (transfer.code != CURLE_OK) {
       error = udon::MakeError("mcp.disconnected", "the HTTP exchange failed after sending");
       error->details["curlCode"] = static_cast<int>(transfer.code);
+      error->details["curlError"] = curl_easy_strerror(transfer.code);
       break;
     }
     if (transfer.status < 200 || transfer.status >= 300) {

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <mutex>
 #include <utility>
@@ -154,8 +155,12 @@ Status StdioTransport::Start(TransportCallbacks callbacks) {
     CloseFd(stdin_fd_);
     CloseFd(stdout_fd_);
     CloseFd(stderr_fd_);
-    Error error = udon::MakeError("mcp.spawn_failed", "the server command could not be executed");
+    // The command is the user's own configuration, not server data: naming it and the OS
+    // error is what makes a missing or unexecutable command fixable.
+    Error error = udon::MakeError("mcp.spawn_failed", "the server command \"" + server_.command +
+                                                          "\" could not be executed: " + std::strerror(child_errno));
     error.details["errno"] = child_errno;
+    error.details["command"] = server_.command;
     return error;
   }
   fcntl(stdin_fd_, F_SETFL, fcntl(stdin_fd_, F_GETFL) | O_NONBLOCK);
@@ -209,7 +214,12 @@ void StdioTransport::ReadStdout() {
     ssize_t n = read(stdout_fd_, buffer, sizeof buffer);
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
     if (n <= 0) {
-      Fail(udon::MakeError("mcp.server_exited", "the server closed its output"));
+      Error error = udon::MakeError("mcp.server_exited", "the server closed its output");
+      if (const std::string ended = ObserveExit(); !ended.empty()) {
+        error.message = "the server closed its output and " + ended;
+        error.details["exit"] = ended;
+      }
+      Fail(std::move(error));
       return;
     }
     std::string_view chunk(buffer, static_cast<std::size_t>(n));
@@ -244,7 +254,10 @@ void StdioTransport::ReadStderr() {
     if (ready == 0 || (ready < 0 && errno == EINTR)) continue;
     ssize_t n = read(stderr_fd_, buffer, sizeof buffer);
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-    if (n <= 0) return;
+    if (n <= 0) {
+      stderr_ended_ = true;
+      return;
+    }
     std::lock_guard lock(stderr_mutex_);
     stderr_ring_.append(buffer, static_cast<std::size_t>(n));
     if (stderr_ring_.size() > options_.stderr_buffer_bytes) {
@@ -257,6 +270,49 @@ void StdioTransport::Fail(Error error) {
   if (failed_.exchange(true) || closing_) return;
   callbacks_.on_closed(std::move(error));
 }
+
+std::string StdioTransport::ObserveExit() {
+  // A server that closes its output is usually exiting; one that keeps running without
+  // output is not waited for long.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
+  while (!closing_) {
+    if (std::string ended = ExitedNow(); !ended.empty()) return ended;
+    if (std::chrono::steady_clock::now() >= deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return {};
+}
+
+std::string StdioTransport::ExitedNow() {
+  {
+    std::lock_guard lock(stderr_mutex_);
+    if (!exit_description_.empty() || closing_ || pid_ <= 0) return exit_description_;
+  }
+  siginfo_t info{};
+  // WNOWAIT: Close reaps the leader (and a Close that began ends every wait here).
+  if (waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid != pid_) {
+    return {};
+  }
+  std::string ended;
+  if (info.si_code == CLD_EXITED) {
+    ended = "exited with status " + std::to_string(info.si_status);
+  } else {
+    const char* name = sigabbrev_np(info.si_status);
+    ended = "was killed by signal " + std::to_string(info.si_status) +
+            (name != nullptr ? std::string(" (SIG") + name + ")" : std::string());
+  }
+  // What it wrote to stderr before exiting belongs to the diagnosis: let the reader drain
+  // it (a grandchild holding the pipe open only costs the bounded wait).
+  const auto drained_by = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
+  while (!stderr_ended_ && !closing_ && std::chrono::steady_clock::now() < drained_by) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  std::lock_guard lock(stderr_mutex_);
+  exit_description_ = ended;
+  return ended;
+}
+
+std::string StdioTransport::exit_description() { return ExitedNow(); }
 
 std::string StdioTransport::stderr_tail() const {
   std::lock_guard lock(stderr_mutex_);

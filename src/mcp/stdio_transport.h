@@ -14,6 +14,10 @@
 //   writes anything else cannot be trusted to frame the rest. Empty lines are skipped.
 // - stderr is drained by another thread into a bounded ring buffer (the newest bytes).
 //   It may contain secrets, so it is never logged; stderr_tail() exposes it on request.
+// - A server whose output closes is waited for briefly: its exit status or signal goes
+//   into the failure's message and details (exitStatus, signal), for diagnosis.
+// - A command that cannot be executed fails with mcp.spawn_failed naming the command and
+//   the OS error (details.errno, details.command).
 // - Close(): close stdin, wait the grace period for exit, SIGTERM the group, wait again,
 //   SIGKILL the group, reap. The group is killed before the leader is reaped, so no
 //   grandchild survives either.
@@ -59,12 +63,21 @@ class StdioTransport : public Transport {
   pid_t pid() const { return pid_; }
   // The newest stderr bytes. Diagnostics only: may contain secrets.
   std::string stderr_tail() const;
+  // How the server ended, once it exited: "exited with status N" or "was killed by
+  // signal N (SIGNAME)"; empty while it runs, after Close, or when unknown. Never blocks
+  // on a running server; for one that exited it lets the stderr reader drain first.
+  std::string exit_description();
 
  private:
   void ReadStdout();
   void ReadStderr();
   void Fail(Error error);
   bool WaitExit(std::chrono::milliseconds timeout);
+  // After the server closed its output: waits briefly for its exit and records how it
+  // ended (the leader stays a zombie until Close reaps it).
+  std::string ObserveExit();
+  // Non-blocking: how the server ended if it has, recorded once.
+  std::string ExitedNow();
   void Terminate();
 
   ServerConfig server_;
@@ -84,6 +97,8 @@ class StdioTransport : public Transport {
   std::thread stderr_reader_;
   mutable std::mutex stderr_mutex_;
   std::string stderr_ring_;  // at most stderr_buffer_bytes
+  std::string exit_description_;  // guarded by stderr_mutex_
+  std::atomic<bool> stderr_ended_{false};  // the stderr reader saw EOF
 };
 
 }  // namespace udon::mcp

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -78,6 +79,11 @@ TEST(StdioTransportTest, MissingCommandIsSpawnFailed) {
   Status started = transport.Start({});
   ASSERT_FALSE(started.ok());
   EXPECT_EQ(started.error().code, "mcp.spawn_failed");
+  // The configured command and the OS error make it fixable.
+  EXPECT_NE(started.error().message.find("\"/nonexistent/udon-no-such-server\""), std::string::npos)
+      << started.error().message;
+  EXPECT_NE(started.error().message.find("No such file or directory"), std::string::npos) << started.error().message;
+  EXPECT_EQ(started.error().details["errno"], ENOENT);
   EXPECT_TRUE(udon::testing::Descendants(getpid()).empty());
 }
 
@@ -104,6 +110,24 @@ TEST(StdioTransportTest, ServerExitingIsADisconnect) {
   EXPECT_EQ(response.error().code, "mcp.disconnected");
   EXPECT_EQ(response.error().details["cause"], "mcp.server_exited");
   h.connection->Close();
+  EXPECT_TRUE(udon::testing::Descendants(getpid()).empty());
+}
+
+TEST(StdioTransportTest, HowTheServerEndedIsKnownWithItsStderr) {
+  StdioHarness h(Shell("read -r line; echo last-words >&2; exit 3"));
+  ASSERT_TRUE(h.connection->Start().ok());
+  EXPECT_EQ(h.transport->exit_description(), "");
+  auto response = h.connection->Request("x", nullptr, milliseconds(30'000));
+  ASSERT_FALSE(response.ok());
+  EXPECT_EQ(h.transport->exit_description(), "exited with status 3");
+  EXPECT_EQ(h.transport->stderr_tail(), "last-words\n");
+  h.connection->Close();
+
+  StdioHarness killed(Shell("read -r line; kill -9 $$"));
+  ASSERT_TRUE(killed.connection->Start().ok());
+  ASSERT_FALSE(killed.connection->Request("x", nullptr, milliseconds(30'000)).ok());
+  EXPECT_EQ(killed.transport->exit_description(), "was killed by signal 9 (SIGKILL)");
+  killed.connection->Close();
   EXPECT_TRUE(udon::testing::Descendants(getpid()).empty());
 }
 

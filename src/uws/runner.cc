@@ -448,6 +448,7 @@ class Executor {
     auto skip = Skip(step, scope);
     if (!skip.ok()) return Failed(FailExpression(skip.error(), Child(pointer, "when"), context.path));
     if (*skip) return Skipped();
+    if (options_.on_step) options_.on_step(context.path);
     context.deadline = Deadline(step, context);
     if (Outcome failure = Checkpoint(context)) return Failed(std::move(*failure));
 

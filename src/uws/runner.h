@@ -50,6 +50,9 @@ struct RunOptions {
   std::function<void(std::chrono::milliseconds)> sleep;
   // Test seam: runs when a parallel block cancels its remaining siblings.
   std::function<void()> on_cancel;
+  // Progress: a step begins (not skipped), with its path (e.g. main/fetch). Parallel
+  // branches call it from their own threads.
+  std::function<void(const std::string& step_path)> on_step;
 };
 
 struct RunOutcome {
