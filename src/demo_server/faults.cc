@@ -297,6 +297,7 @@ void DemoHooks::SendServerRequest(mcp::MessageSink& sink, const std::string& met
 
 std::optional<Message> DemoHooks::BeforeRequest(Message& request, mcp::MessageSink& related) {
   if (request.method == "tools/list") {
+    if (list_delay_.count() > 0) std::this_thread::sleep_for(list_delay_);
     if (Find("sampling-during-list") != nullptr) {
       SendServerRequest(related, "sampling/createMessage");
     }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -44,6 +45,8 @@ class DemoHooks : public mcp::ServerHooks {
                                                    const std::string& request_log);
   ~DemoHooks() override;
 
+  // Every tools/list answer waits this long first: a slow catalog, for progress output.
+  void SetListDelay(std::chrono::milliseconds delay) { list_delay_ = delay; }
   void OnMessage(const mcp::Message& message) override;
   void AfterNotification(const mcp::Message& notification, mcp::ServerSession& session) override;
   std::optional<mcp::Message> BeforeRequest(mcp::Message& request,
@@ -70,6 +73,7 @@ class DemoHooks : public mcp::ServerHooks {
   mcp::Server& server_;
   std::vector<FaultSpec> faults_;
   int log_fd_ = -1;
+  std::chrono::milliseconds list_delay_{0};
   std::mutex log_mutex_;
   std::atomic<bool> listed_{false};        // a complete tools/list has been answered
   std::atomic<long> lists_answered_{0};    // while list-changed-after-list is active

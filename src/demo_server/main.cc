@@ -131,6 +131,10 @@ int main(int argc, char** argv) {
                  "how long append_ledger holds its critical section")
       ->check(CLI::Range(0, 60000))
       ->capture_default_str();
+  int list_delay_ms = 0;
+  app.add_option("--list-delay-ms", list_delay_ms, "wait this long before answering each tools/list page")
+      ->check(CLI::Range(0, 60000))
+      ->capture_default_str();
   app.add_option("--ledger-file", catalog.ledger_file,
                  "append_ledger also appends to FILE and detects overlap across processes");
   CLI11_PARSE(app, argc, argv);
@@ -176,6 +180,7 @@ int main(int argc, char** argv) {
     std::cerr << "udon-mcp-demo-server: " << hooks.error().message << "\n";
     return 2;
   }
+  (*hooks)->SetListDelay(std::chrono::milliseconds(list_delay_ms));
   server.SetHooks(hooks->get());
 
   signal(SIGPIPE, SIG_IGN);  // a peer that went away is noticed through write errors

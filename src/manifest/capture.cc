@@ -1,5 +1,7 @@
 #include "manifest/capture.h"
 
+#include <chrono>
+#include <memory>
 #include <set>
 
 #include "mcp/catalog.h"
@@ -19,6 +21,17 @@ Result<std::vector<json::Value>> StableListing(mcp::Client& client, const Policy
                                                const std::string& key, const CaptureOptions& options) {
   mcp::ListingRules rules;
   rules.max_pages = policy.max_pages;
+  if (options.on_progress) {
+    // Page by page on a long catalog, at most a few lines a second.
+    auto last = std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::now());
+    rules.on_page = [&options, &key, last](std::size_t pages, std::size_t tools) {
+      const auto now = std::chrono::steady_clock::now();
+      if (now - *last < std::chrono::milliseconds(250)) return;
+      *last = now;
+      options.on_progress("server " + key + ": listing, " + std::to_string(pages) + " page(s), " +
+                          std::to_string(tools) + " tool(s) so far");
+    };
+  }
   mcp::ListingFacts facts;
   auto pages = mcp::ListStable(client, rules, facts);
   if (!pages.ok()) {

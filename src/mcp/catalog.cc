@@ -59,7 +59,7 @@ Result<std::vector<json::Value>> ListStable(Client& client, const ListingRules& 
                                             ListingFacts& facts) {
   for (;;) {
     const std::uint64_t listing_began = client.connection().LastSequence();
-    auto listing = client.ListAllTools(rules.max_pages);
+    auto listing = client.ListAllTools(rules.max_pages, rules.on_page);
     ++facts.listings;
     if (!listing.ok()) {
       // Contract codes (a malformed page, a modern result breaking the rules) stand as they are.

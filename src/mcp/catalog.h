@@ -31,6 +31,7 @@ struct ListingRules {
   int max_disturbed = 3;             // disturbed listings in a row before catalog.unstable
   bool strict_list_changed = false;  // policy strictListChanged: any notice invalidates
   bool bound = false;                // the binding on this connection has begun
+  Client::PageProgress on_page;      // progress: pages and tools so far in this listing
 };
 
 // What the listing saw, filled in as it goes (also when it fails), for evidence.

@@ -407,12 +407,13 @@ const char* SubscriptionName(Client::Subscription subscription) {
   return "none";
 }
 
-Result<ToolPages> Client::ListAllTools(std::size_t max_pages) {
+Result<ToolPages> Client::ListAllTools(std::size_t max_pages, const PageProgress& on_page) {
   if (!initialized_) return udon::MakeError("mcp.not_initialized", "initialize first");
   ToolPages out;
   out.sequence_before = connection_.LastSequence();
   std::set<std::string> seen_cursors;
   std::optional<std::string> cursor;
+  std::size_t tools_so_far = 0;
   while (true) {
     if (out.pages.size() >= max_pages) {
       return PaginationError("the page limit was exceeded", out.pages.size());
@@ -436,7 +437,9 @@ Result<ToolPages> Client::ListAllTools(std::size_t max_pages) {
       next = page["nextCursor"].get<std::string>();
     }
     out.sequence_after = response->sequence_at_response;
+    tools_so_far += page["tools"].size();
     out.pages.push_back(std::move(page));
+    if (on_page) on_page(out.pages.size(), tools_so_far);
     if (!next) break;
     if (!seen_cursors.insert(*next).second) {
       return PaginationError("the server repeated a cursor", out.pages.size());

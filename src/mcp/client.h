@@ -38,6 +38,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -126,8 +127,10 @@ class Client {
   // Errors: server.connect_failed (details.cause: mcp.timeout, mcp.disconnected, ...).
   Status Ping(std::chrono::milliseconds timeout);
   // Follows nextCursor until it is absent; refuses a repeated cursor and more than
-  // max_pages pages.
-  Result<ToolPages> ListAllTools(std::size_t max_pages = 1000);
+  // max_pages pages. `on_page`, when set, hears of each page as it arrives (pages and
+  // tools so far), for progress on long catalogs.
+  using PageProgress = std::function<void(std::size_t pages, std::size_t tools)>;
+  Result<ToolPages> ListAllTools(std::size_t max_pages = 1000, const PageProgress& on_page = {});
   // `tool`, when given, is the Tool object the call is bound to: on HTTP in the modern era
   // its x-mcp-header parameters are mirrored into Mcp-Param-* headers.
   Result<CallOutcome> CallTool(const std::string& name, const json::Value& arguments,

@@ -325,6 +325,15 @@ TEST_F(DiagnosticsTest, ProgressOnlyOnATerminalAndNeverWithJson) {
   EXPECT_FALSE(Contains(capture_pipe.err, "udon-mcp: capture:")) << capture_pipe.err;
 }
 
+// A slow, paginated catalog shows its listing page by page on a terminal.
+TEST_F(DiagnosticsTest, CaptureOfASlowCatalogShowsPagesSoFar) {
+  UseDemo({"--synthetic-tools", "40", "--page-size", "5", "--list-delay-ms", "100"});
+  ProcessResult capture =
+      RunOnTerminal({"capture", "--server", "demo", "-o", dir_.File("tools.json"), "--protocol-version", "2025-11-25"}, 0);
+  EXPECT_TRUE(Contains(capture.out, "udon-mcp: capture: server demo: listing, ")) << capture.out;
+  EXPECT_TRUE(Contains(capture.out, " tool(s) so far")) << capture.out;
+}
+
 TEST_F(DiagnosticsTest, RunShowsItsStepsOnATerminalAndTakesTheFlag) {
   UseDemo({});
   CaptureAndReviewRender();
