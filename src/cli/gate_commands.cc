@@ -45,7 +45,7 @@ Result<std::unique_ptr<PreparedGate>> Prepare(const GateCommandOptions& o, const
   prepared->env.evidence = prepared->evidence.get();
   prepared->env.command = command;
   if (o.diagnostics) prepared->env.diagnostics = [](const std::vector<mcp::Diagnostic>& d) { PrintDiagnostics(d); };
-  prepared->env.call_timeout = CallTimeoutFor(o.common, prepared->config, o.server);
+  prepared->env.call_timeout = TimeoutOption(o.common);
   return prepared;
 }
 

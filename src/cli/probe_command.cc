@@ -52,9 +52,7 @@ int RunProbe(const ProbeCommandOptions& o) {
   env.state_dir = *state_dir;
   auto writer = OpenEvidence(o.common);
   if (!writer.ok()) return ReportError(writer.error(), json, kExitInternal);
-  if (o.common.timeout_seconds > 0) {
-    env.call_timeout = std::chrono::milliseconds(static_cast<long long>(o.common.timeout_seconds * 1000));
-  }
+  env.call_timeout = TimeoutOption(o.common);
 
   // Diagnostics never enter the report: each distinct set is printed once, as it happens.
   auto printed = std::make_shared<std::pair<std::mutex, std::set<std::string>>>();

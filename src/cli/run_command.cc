@@ -79,9 +79,7 @@ int RunWorkflow(const RunOptions& options) {
   env.evidence = evidence->get();
   env.command = "run";
   env.reuse_connections = true;  // contract 6: within one run, while the connection stays eligible
-  if (options.common.timeout_seconds > 0) {
-    env.call_timeout = std::chrono::milliseconds(static_cast<long long>(options.common.timeout_seconds * 1000));
-  }
+  env.call_timeout = TimeoutOption(options.common);
   if (options.diagnostics) env.diagnostics = [](const std::vector<mcp::Diagnostic>& d) { PrintDiagnostics(d, "a call"); };
   gate::Gate gate(std::move(env));
   uws::GateLeafExecutor leaf(gate);

@@ -63,14 +63,9 @@ Status CheckProtocolVersionOption(const std::optional<std::string>& version) {
   return error;
 }
 
-std::chrono::milliseconds CallTimeoutFor(const CommonOptions& options, const mcp::RuntimeConfig& config,
-                                         const std::string& server) {
-  if (options.timeout_seconds > 0) {
-    return std::chrono::milliseconds(static_cast<long long>(options.timeout_seconds * 1000));
-  }
-  auto it = config.servers.find(server);
-  if (it != config.servers.end() && it->second.timeout_ms) return std::chrono::milliseconds(*it->second.timeout_ms);
-  return std::chrono::milliseconds(0);
+std::chrono::milliseconds TimeoutOption(const CommonOptions& options) {
+  if (options.timeout_seconds <= 0) return std::chrono::milliseconds(0);
+  return std::chrono::milliseconds(static_cast<long long>(options.timeout_seconds * 1000));
 }
 
 Result<std::unique_ptr<gate::EvidenceWriter>> OpenEvidence(const CommonOptions& options) {

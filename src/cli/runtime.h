@@ -38,11 +38,10 @@ Result<json::Value> ReadToolArguments(const std::string& args, const std::string
 // does not speak is a usage error naming the supported ones (details.supported).
 // Errors: usage.invalid.
 Status CheckProtocolVersionOption(const std::optional<std::string>& version);
-// The call timeout for a command that talks to `server`: --timeout when given, else the
-// server entry's "timeout" (milliseconds, as MCP clients write it), else 0 (the policy's
-// callTimeoutSeconds).
-std::chrono::milliseconds CallTimeoutFor(const CommonOptions& options, const mcp::RuntimeConfig& config,
-                                         const std::string& server);
+// The gate's call timeout from --timeout, or 0 when it was not given: the gate then takes
+// the server entry's "timeout" (milliseconds, as MCP clients write it), else the policy's
+// callTimeoutSeconds (gate::Gate::CallTimeout).
+std::chrono::milliseconds TimeoutOption(const CommonOptions& options);
 // The evidence writer when --evidence was given, else nullptr.
 Result<std::unique_ptr<gate::EvidenceWriter>> OpenEvidence(const CommonOptions& options);
 

@@ -515,7 +515,7 @@ Status Gate::StepConnect(Run& run) {
   }
 
   mcp::ClientOptions options;
-  options.request_timeout = CallTimeout();
+  options.request_timeout = CallTimeout(run.binding.server);
   options.max_message_bytes = env_.policy.max_message_bytes;
   auto client = env_.connect(*server_config, options);
   if (!client.ok()) {
@@ -696,7 +696,7 @@ Status Gate::StepArguments(Run& run) {
 Status Gate::Barrier(Run& run) {
   mcp::Client& client = *run.connection->client;
   if (!client.connection().transport().ordered()) return OkStatus();
-  Status pinged = client.Ping(CallTimeout());
+  Status pinged = client.Ping(CallTimeout(run.binding.server));
   if (!pinged.ok()) {
     Error error = Refuse("server.connect_failed", "the server did not answer the ping before dispatch");
     error.details["cause"] = pinged.error().details.value("cause", pinged.error().code);
@@ -706,16 +706,24 @@ Status Gate::Barrier(Run& run) {
   return OkStatus();
 }
 
-std::chrono::milliseconds Gate::CallTimeout() const {
-  return env_.call_timeout.count() > 0 ? env_.call_timeout
-                                       : std::chrono::milliseconds(env_.policy.call_timeout_seconds * 1000LL);
+// --timeout (env.call_timeout), else the server entry's "timeout" (milliseconds, as MCP
+// clients configure it), else the policy's callTimeoutSeconds.
+std::chrono::milliseconds Gate::CallTimeout(const std::string& server) const {
+  if (env_.call_timeout.count() > 0) return env_.call_timeout;
+  if (env_.config != nullptr) {
+    auto entry = env_.config->servers.find(server);
+    if (entry != env_.config->servers.end() && entry->second.timeout_ms) {
+      return std::chrono::milliseconds(*entry->second.timeout_ms);
+    }
+  }
+  return std::chrono::milliseconds(env_.policy.call_timeout_seconds * 1000LL);
 }
 
 Status Gate::Dispatch(Run& run) {
   mcp::Client& client = *run.connection->client;
   const auto start = Clock::now();
   run.result->dispatched = true;
-  auto outcome = client.CallTool(run.binding.tool, *run.arguments, CallTimeout(), run.location.tool);
+  auto outcome = client.CallTool(run.binding.tool, *run.arguments, CallTimeout(run.binding.server), run.location.tool);
   run.call_milliseconds = MillisecondsSince(start);
   // Anything after the last pre-dispatch examination counts as during the call.
   UDON_RETURN_IF_ERROR(CheckBindingEvents(run, run.checked_through, true));

@@ -139,7 +139,7 @@ class Gate {
   Status Dispatch(Run& run);
   Status CheckBindingEvents(Run& run, std::uint64_t after, bool during_call);
   void RecordInvalidation(Run& run, const char* reason);
-  std::chrono::milliseconds CallTimeout() const;
+  std::chrono::milliseconds CallTimeout(const std::string& server) const;
   std::string KeyedDigest(const json::Value& value);
   std::string KeyId();
   void Warn(const std::string& text) const;

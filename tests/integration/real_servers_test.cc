@@ -290,6 +290,11 @@ TEST_F(RealServersTest, TimeoutMemberIsTheCallTimeoutUnlessTheFlagIsGiven) {
   EXPECT_EQ(json::Parse(short_timeout.out).value()["details"]["cause"], "mcp.timeout") << short_timeout.out;
   ProcessResult flag = Call("fs.json", sha, "filesystem", "read_text_file", ReadArgs(), {"--timeout", "60"});
   EXPECT_EQ(flag.exit_code, 0) << flag.out << flag.err;
+  // probe (and run) go through the same gate: the member bounds their calls too.
+  ProcessResult probe = Udon({"probe", "--manifest", dir_.File("fs.json"), "--sha256", sha, "--server", "filesystem",
+                              "--tool", "read_text_file", "--args", ReadArgs(), "--repeat", "1", "--json"});
+  EXPECT_EQ(probe.exit_code, 3) << probe.out << probe.err;
+  EXPECT_NE(probe.out.find("server.connect_failed"), std::string::npos) << probe.out;
 }
 
 // Item 11: Windsurf's serverUrl and "type": "streamable-http" reach a Streamable HTTP server.
