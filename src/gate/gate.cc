@@ -292,8 +292,11 @@ void Gate::Warn(const std::string& text) const {
 // indeterminate); a failed write is said in details (stateWriteFailed) and on stderr.
 void Gate::RecordInvalidation(Run& run, const char* reason) {
   run.invalidation = reason;
-  Status recorded = InvalidationStore(env_.state_dir)
-                        .Record(run.manifest->sha256(), run.binding.server, reason, env_.clock());
+  NoteUnrecorded(run, InvalidationStore(env_.state_dir)
+                          .Record(run.manifest->sha256(), run.binding.server, reason, env_.clock()));
+}
+
+void Gate::NoteUnrecorded(Run& run, const Status& recorded) {
   if (recorded.ok()) return;
   run.invalidation_write_failure = recorded.error().code;
   Warn("the invalidation could not be recorded in the state directory; later processes will not know of it");
@@ -466,11 +469,7 @@ Status Gate::TryReuse(Run& run, std::unique_ptr<Pooled> pooled, const std::strin
   if (list_changed) {
     // Recorded for the manifest the connection was bound for; this run's refusal follows
     // from it when that is the same manifest, and the run goes on fresh otherwise.
-    Status recorded = ClosePooled(run.binding.server, *pooled, "list_changed_between_calls");
-    if (!recorded.ok()) {
-      run.invalidation_write_failure = recorded.error().code;
-      Warn("the invalidation could not be recorded in the state directory; later processes will not know of it");
-    }
+    NoteUnrecorded(run, ClosePooled(run.binding.server, *pooled, "list_changed_between_calls"));
     if (pooled->manifest_sha256 == run.manifest->sha256()) {
       run.reuse_refused = "list_changed";
       run.invalidation = "list_changed_between_calls";
@@ -810,17 +809,22 @@ void Gate::Release(Run& run, bool keep) {
 }
 
 // Keyed digest for evidence; empty when no key could be had (no digest is then recorded).
+// The key is loaded once per gate; the digest itself runs outside the lock, so concurrent
+// calls (probe) do not queue behind one another's canonicalization.
 std::string Gate::KeyedDigest(const json::Value& value) {
-  std::lock_guard<std::mutex> guard(key_mutex_);
-  if (!key_loaded_) {
-    key_loaded_ = true;
-    auto key = EvidenceKey::LoadOrCreate(env_.state_dir);
-    if (key.ok()) {
-      key_.emplace(std::move(key).value());
-    } else {
-      Warn("no evidence key in the state directory; argument and result digests are not recorded");
+  {
+    std::lock_guard<std::mutex> guard(key_mutex_);
+    if (!key_loaded_) {
+      key_loaded_ = true;
+      auto key = EvidenceKey::LoadOrCreate(env_.state_dir);
+      if (key.ok()) {
+        key_.emplace(std::move(key).value());
+      } else {
+        Warn("no evidence key in the state directory; argument and result digests are not recorded");
+      }
     }
   }
+  // key_ is written once, above, under the lock and before any reader gets past it.
   return key_ ? key_->Digest(value) : std::string();
 }
 

@@ -139,6 +139,8 @@ class Gate {
   Status Dispatch(Run& run);
   Status CheckBindingEvents(Run& run, std::uint64_t after, bool during_call);
   void RecordInvalidation(Run& run, const char* reason);
+  // A failed invalidation write: said in the run's evidence and on stderr, verdict kept.
+  void NoteUnrecorded(Run& run, const Status& recorded);
   std::chrono::milliseconds CallTimeout(const std::string& server) const;
   std::string KeyedDigest(const json::Value& value);
   std::string KeyId();
