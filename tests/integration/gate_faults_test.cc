@@ -560,6 +560,37 @@ TEST_P(GateFaultsTest, AnUnwritableStateAfterDispatchIsStillIndeterminate) {
   EXPECT_EQ(CallsLogged(), 1);
 }
 
+// The same rule over Streamable HTTP, in both eras: the notice travels on a stream apart
+// from the responses (the GET stream, or subscriptions/listen), so where it lands is up
+// to timing: during the second call's listing or before its dispatch (refused), during
+// its call (indeterminate, and the probe stops), or after it (the third call's reuse is
+// refused). In every case the binding ends for good and nothing is dispatched after it.
+TEST_P(GateFaultsTest, AProbeOverHttpOnAReusedConnectionEndsTheBindingAfterAChange) {
+  HttpDemo server({"--fault", "list-changed-after-list@after-first-list=1", "--log-requests",
+                   dir_.File("requests.jsonl")});
+  ASSERT_FALSE(server.Url().empty());
+  dir_.Write("mcp.json", json::Value({{"mcpServers", {{"demo", {{"url", server.Url()}}}}}}).dump());
+  dir_.Write("requests.jsonl", "");
+  ProcessResult result = testing::RunProcess(
+      {testing::UdonMcpBinary(), "probe", "--manifest", dir_.File("tools.json"), "--sha256", Sha(), "--server",
+       "demo", "--tool", "render_turntable", "--args", kArgs, "--repeat", "3", "--json", "--config",
+       dir_.File("mcp.json")},
+      [&] {
+        testing::RunOptions options;
+        options.env["UDON_MCP_STATE_DIR"] = dir_.File("state");
+        return options;
+      }());
+  ASSERT_TRUE(result.exit_code == 3 || result.exit_code == 5) << result.out << result.err;
+  json::Value report = json::Parse(result.out).value();
+  const json::Value& outcomes = report["outcomes"];
+  EXPECT_TRUE(outcomes.contains("binding.invalidated") || outcomes.contains("call.indeterminate")) << outcomes.dump();
+  EXPECT_LE(CallsLogged(), 2);
+  EXPECT_GE(CallsLogged(), 1);
+  dir_.Write("requests.jsonl", "");
+  EXPECT_EQ(Call(3)["code"], "manifest.invalidated");
+  EXPECT_EQ(CallsLogged(), 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(Eras, GateFaultsTest, ::testing::Values("2025-11-25", "2026-07-28"),
                          [](const ::testing::TestParamInfo<std::string>& era) { return testing::TestIdentifier(era.param); });
 
