@@ -164,10 +164,14 @@ ProbeOutcome RunProbe(const std::vector<std::string>& args) {
 
 Status ProbeSandbox(const std::string& bwrap) {
   if (access(bwrap.c_str(), X_OK) != 0) {
+    // The path may come from $UDON_MCP_BWRAP: an environment value never goes into a message.
     Error error = udon::MakeError(
         "config.invalid",
-        "the server asks for a sandbox, but bubblewrap (Debian package bubblewrap) is not installed at " + bwrap +
-            "; it is not started unsandboxed");
+        bwrap == kDefaultBwrap
+            ? std::string("the server asks for a sandbox, but bubblewrap (Debian package bubblewrap) is not installed "
+                          "at /usr/bin/bwrap; it is not started unsandboxed")
+            : std::string("the server asks for a sandbox, but the bubblewrap named by UDON_MCP_BWRAP cannot be run; "
+                          "it is not started unsandboxed"));
     error.details["reason"] = "bwrap_missing";
     return error;
   }

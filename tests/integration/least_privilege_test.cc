@@ -293,6 +293,8 @@ TEST_F(SandboxCliTest, ASandboxThatCannotBeBuiltIsConfigInvalidAndNothingStarts)
     EXPECT_EQ(out["code"], "config.invalid") << call.out;
     EXPECT_EQ(out["details"]["reason"], reason) << call.out;
     EXPECT_EQ(out["details"]["server"], "peer") << call.out;
+    // UDON_MCP_BWRAP's value is an environment value: never in a message or details.
+    EXPECT_EQ((call.out + call.err).find(bwrap), std::string::npos) << call.out << call.err;
     EXPECT_FALSE(fs::exists(dir_.File("started"))) << "the server started without its sandbox";
     ProcessResult capture = Udon({"capture", "--server", "peer", "-o", "again.json"}, {{"UDON_MCP_BWRAP", bwrap}});
     EXPECT_EQ(capture.exit_code, 2) << capture.out << capture.err;
