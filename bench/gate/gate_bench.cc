@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "../support/demo_server.h"
+#include "capture/capture.h"
 #include "gate/gate.h"
-#include "manifest/capture.h"
 #include "manifest/manifest.h"
 #include "mcp/client.h"
 #include "mcp/config.h"
@@ -70,9 +70,9 @@ int main(int argc, char** argv) {
   auto config = udon::mcp::ParseRuntimeConfig(Value({{"mcpServers", {{"demo", {{"url", url}}}}}}).dump(),
                                                udon::mcp::ProcessEnv());
   udon::manifest::Policy policy;
-  udon::manifest::CaptureOptions capture;
-  capture.servers = {"demo"};
-  auto manifest = udon::manifest::Capture(*config, policy, capture, udon::manifest::NowSeconds());
+  udon::capture::CaptureOptions request;
+  request.servers = {"demo"};
+  auto manifest = udon::capture::Capture(*config, policy, request, udon::manifest::NowSeconds());
   if (!manifest.ok()) {
     std::fprintf(stderr, "capture failed: %s\n", manifest.error().Describe().c_str());
     return 1;

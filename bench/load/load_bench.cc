@@ -32,9 +32,9 @@
 #include <vector>
 
 #include "../support/demo_server.h"
+#include "capture/capture.h"
 #include "gate/evidence.h"
 #include "gate/gate.h"
-#include "manifest/capture.h"
 #include "manifest/manifest.h"
 #include "mcp/client.h"
 #include "mcp/config.h"
@@ -231,9 +231,9 @@ int main(int argc, char** argv) {
 
   // Capture and review exactly as `udon-mcp capture` and `review` would.
   udon::manifest::Policy policy;
-  udon::manifest::CaptureOptions capture;
-  capture.servers = {"demo"};
-  auto manifest = udon::manifest::Capture(*config, policy, capture, udon::manifest::NowSeconds());
+  udon::capture::CaptureOptions request;
+  request.servers = {"demo"};
+  auto manifest = udon::capture::Capture(*config, policy, request, udon::manifest::NowSeconds());
   if (!manifest.ok()) {
     std::fprintf(stderr, "load_bench: capture failed: %s\n", manifest.error().Describe().c_str());
     StopServer(server_pid);

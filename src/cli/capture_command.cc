@@ -4,12 +4,12 @@
 #include <string>
 #include <vector>
 
+#include "capture/capture.h"
 #include "cli/commands.h"
 #include "cli/output.h"
 #include "cli/runtime.h"
 #include "json/file.h"
 #include "gate/gate.h"
-#include "manifest/capture.h"
 #include "manifest/carry_over.h"
 
 namespace udon::cli {
@@ -87,20 +87,20 @@ int RunCapture(CaptureCommandOptions options) {
   auto evidence = OpenEvidence(options.common);
   if (!evidence.ok()) return ReportError(evidence.error(), json, kExitInternal);
 
-  manifest::CaptureOptions capture;
-  capture.servers = options.servers;
-  capture.expires_in_days = options.expires_in_days;
-  capture.protocol_version = options.protocol_version;
-  if (ProgressWanted(json)) capture.on_progress = [](const std::string& line) { PrintProgress("capture: " + line); };
+  capture::CaptureOptions request;
+  request.servers = options.servers;
+  request.expires_in_days = options.expires_in_days;
+  request.protocol_version = options.protocol_version;
+  if (ProgressWanted(json)) request.on_progress = [](const std::string& line) { PrintProgress("capture: " + line); };
   if (options.diagnostics) {
-    capture.on_diagnostics = [](const std::string& server, const std::vector<mcp::Diagnostic>& diagnostics) {
+    request.on_diagnostics = [](const std::string& server, const std::vector<mcp::Diagnostic>& diagnostics) {
       PrintDiagnostics(diagnostics, "server " + server);
     };
   }
   // How each server was opened (a strict legacy server may have hung up on the probe).
   json::Value negotiation = json::Value::object();
   std::vector<json::Value> records;
-  capture.on_negotiated = [&](const std::string& server, const std::string& path, mcp::Era era) {
+  request.on_negotiated = [&](const std::string& server, const std::string& path, mcp::Era era) {
     negotiation[server] = path;
     records.push_back({{"time", gate::EvidenceTimestamp()},
                        {"command", "capture"},
@@ -108,7 +108,7 @@ int RunCapture(CaptureCommandOptions options) {
                        {"era", era == mcp::Era::kModern ? "modern" : "legacy"},
                        {"negotiation", path}});
   };
-  auto captured = manifest::Capture(*config, *policy, capture, manifest::NowSeconds());
+  auto captured = capture::Capture(*config, *policy, request, manifest::NowSeconds());
   if (!captured.ok()) {
     const int code = ReportError(captured.error(), json, gate::ExitCodeFor(captured.error().code));
     if (!options.diagnostics) NoteDiagnostics(captured.error());

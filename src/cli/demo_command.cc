@@ -7,13 +7,13 @@
 #include <memory>
 #include <string>
 
+#include "capture/capture.h"
 #include "cli/commands.h"
 #include "cli/internal/demo_assets.h"
 #include "cli/output.h"
 #include "gate/gate.h"
 #include "json/file.h"
 #include "json/yaml.h"
-#include "manifest/capture.h"
 #include "manifest/review.h"
 #include "uws/check.h"
 #include "uws/plan.h"
@@ -112,9 +112,9 @@ int RunDemo(const DemoOptions& options) {
   if (!config.ok()) return Fail("writing the runtime configuration", config.error());
 
   Say("1. capture: open the demo server at the newest revision both sides speak, exhaust tools/list");
-  manifest::CaptureOptions capture;
-  capture.servers = {kServerKey};
-  auto captured = manifest::Capture(*config, policy, capture, manifest::NowSeconds());
+  capture::CaptureOptions request;
+  request.servers = {kServerKey};
+  auto captured = capture::Capture(*config, policy, request, manifest::NowSeconds());
   if (!captured.ok()) return Fail("capture", captured.error());
   manifest::Manifest m = std::move(captured).value();
   Say("   protocol " + *m.protocol_version() + ", " + std::to_string(m.ToolNames(kServerKey).size()) +

@@ -1,6 +1,8 @@
 // Capture (the proposal's "Capture and hashing", rules 1-3): one connection per server,
 // the negotiated protocolVersion, the complete serverInfo, and every tools/list page
 // result intact and in order. Nothing is written unless every server was captured whole.
+// Its own component because it is network code: the manifest layer it fills stays static
+// (validate and analyze link no client).
 #pragma once
 
 #include <functional>
@@ -14,7 +16,7 @@
 #include "mcp/client.h"
 #include "mcp/config.h"
 
-namespace udon::manifest {
+namespace udon::capture {
 
 struct CaptureOptions {
   std::vector<std::string> servers;        // keys in the runtime configuration
@@ -43,7 +45,7 @@ struct CaptureOptions {
 // (list_changed disturbed 3 listings in a row), manifest.window_exceeds_policy (expiry
 // beyond the policy maximum), server.request_refused (the server sent sampling, elicitation
 // or roots while it was captured: no manifest), usage.invalid.
-Result<Manifest> Capture(const mcp::RuntimeConfig& config, const Policy& policy,
-                         const CaptureOptions& options, Seconds now);
+Result<manifest::Manifest> Capture(const mcp::RuntimeConfig& config, const manifest::Policy& policy,
+                                   const CaptureOptions& options, manifest::Seconds now);
 
-}  // namespace udon::manifest
+}  // namespace udon::capture

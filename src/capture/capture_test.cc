@@ -1,4 +1,4 @@
-#include "manifest/capture.h"
+#include "capture/capture.h"
 
 #include <atomic>
 
@@ -7,9 +7,14 @@
 #include "manifest/diff.h"
 #include "mcp/memory_transport.h"
 
-namespace udon::manifest {
+namespace udon::capture {
 namespace {
 
+using manifest::DiffManifests;
+using manifest::ManifestDiff;
+using manifest::ParseInstant;
+using manifest::Policy;
+using manifest::Seconds;
 using mcp::Message;
 
 struct ScriptedServer {
@@ -170,4 +175,4 @@ TEST_F(CaptureTest, AServerThatHangsUpOnTheProbeIsOpenedAgainWithInitialize) {
 }
 
 }  // namespace
-}  // namespace udon::manifest
+}  // namespace udon::capture

@@ -1,4 +1,4 @@
-#include "manifest/capture.h"
+#include "capture/capture.h"
 
 #include <chrono>
 #include <memory>
@@ -6,7 +6,12 @@
 
 #include "mcp/catalog.h"
 
-namespace udon::manifest {
+namespace udon::capture {
+
+using manifest::Manifest;
+using manifest::Policy;
+using manifest::Seconds;
+
 namespace {
 
 struct CapturedServer {
@@ -181,9 +186,10 @@ Result<Manifest> Capture(const mcp::RuntimeConfig& config, const Policy& policy,
     error.details["maxReviewWindowDays"] = policy.max_review_window_days;
     return error;
   }
-  json::Value document = {{"profile", std::string(kManifestProfile)},
-                          {"capturedAt", FormatInstant(now)},
-                          {"expiresAt", FormatInstant(now + options.expires_in_days * kSecondsPerDay)},
+  json::Value document = {{"profile", std::string(manifest::kManifestProfile)},
+                          {"capturedAt", manifest::FormatInstant(now)},
+                          {"expiresAt",
+                           manifest::FormatInstant(now + options.expires_in_days * manifest::kSecondsPerDay)},
                           {"servers", json::Value::object()}};
   for (const std::string& key : options.servers) {
     UDON_ASSIGN_OR_RETURN(CapturedServer captured, CaptureServer(config, policy, key, options));
@@ -202,4 +208,4 @@ Result<Manifest> Capture(const mcp::RuntimeConfig& config, const Policy& policy,
   return Manifest::FromValue(std::move(document));
 }
 
-}  // namespace udon::manifest
+}  // namespace udon::capture
