@@ -23,8 +23,8 @@ function(udon_compile_options target)
   endif()
 endfunction()
 
-# udon_component(NAME SOURCES ... [DEPS component...] [LIBS imported-target...])
-function(udon_component name)
+# An OBJECT library udon_NAME whose closure (udon_closure) knows its DEPS.
+function(udon_object_library name)
   cmake_parse_arguments(C "" "" "SOURCES;DEPS;LIBS" ${ARGN})
   add_library(udon_${name} OBJECT ${C_SOURCES})
   target_include_directories(udon_${name} PUBLIC ${PROJECT_SOURCE_DIR}/src)
@@ -36,8 +36,22 @@ function(udon_component name)
     target_link_libraries(udon_${name} PUBLIC ${links})
   endif()
   udon_compile_options(udon_${name})
-  set_property(GLOBAL APPEND PROPERTY UDON_COMPONENTS ${name})
   set_property(GLOBAL PROPERTY UDON_DEPS_${name} ${C_DEPS})
+endfunction()
+
+# udon_component(NAME SOURCES ... [DEPS component...] [LIBS imported-target...])
+function(udon_component name)
+  udon_object_library(${name} ${ARGN})
+  set_property(GLOBAL APPEND PROPERTY UDON_COMPONENTS ${name})
+endfunction()
+
+# udon_test_component(NAME SOURCES ... [DEPS component...] [LIBS ...]): test doubles that
+# tests, fuzzers and benchmarks link like a component (COMPONENTS NAME). No part of
+# libudonmcp, and udon_check_layers keeps every component from depending on one, so no
+# production binary contains them.
+function(udon_test_component name)
+  udon_object_library(${name} ${ARGN})
+  set_property(GLOBAL APPEND PROPERTY UDON_TEST_COMPONENTS ${name})
 endfunction()
 
 # Components NAMES plus everything they depend on, as udon_<name> targets.
@@ -62,6 +76,38 @@ function(udon_library)
   udon_closure(targets ${components})
   add_library(udonmcp STATIC)
   target_link_libraries(udonmcp PUBLIC ${targets})
+endfunction()
+
+# udon_check_layers(): fails the configure when a component's closure reaches what its
+# layer must not, so that one wrong DEPS line cannot undo the seams (docs/architecture.md):
+# - only cli reaches mcp_server: the server framework is for front ends (the demo server,
+#   a `serve` command), never for the libraries below them;
+# - the server side (mcp_protocol, mcp_server) reaches no mcp_client: a server links no
+#   libcurl;
+# - the static layers (json, schema, manifest) reach no MCP or network code;
+# - nothing reaches a test component (udon_test_component).
+function(udon_check_layers)
+  get_property(components GLOBAL PROPERTY UDON_COMPONENTS)
+  get_property(test_components GLOBAL PROPERTY UDON_TEST_COMPONENTS)
+  foreach(name IN LISTS components)
+    udon_closure(closure ${name})
+    list(REMOVE_ITEM closure udon_${name})
+    set(forbidden ${test_components})
+    if(NOT name STREQUAL "cli")
+      list(APPEND forbidden mcp_server)
+    endif()
+    if(name MATCHES "^(mcp_protocol|mcp_server)$")
+      list(APPEND forbidden mcp_client)
+    endif()
+    if(name MATCHES "^(json|schema|manifest)$")
+      list(APPEND forbidden mcp_protocol mcp_client capture)
+    endif()
+    foreach(reached IN LISTS forbidden)
+      if(udon_${reached} IN_LIST closure)
+        message(FATAL_ERROR "component ${name} must not depend on ${reached} (docs/architecture.md)")
+      endif()
+    endforeach()
+  endforeach()
 endfunction()
 
 # udon_executable(NAME SOURCES ... [COMPONENTS ...] [LIBS ...])

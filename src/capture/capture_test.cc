@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "manifest/diff.h"
-#include "mcp/memory_transport.h"
+#include "mcp/testing/memory_transport.h"
 
 namespace udon::capture {
 namespace {

@@ -13,7 +13,7 @@
 #include "manifest/internal/test_manifest.h"
 #include "manifest/manifest.h"
 #include "gate/internal/scripted_gate.h"
-#include "mcp/memory_transport.h"
+#include "mcp/testing/memory_transport.h"
 
 namespace udon::gate {
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "mcp/client.h"
-#include "mcp/memory_transport.h"
+#include "mcp/testing/memory_transport.h"
 
 namespace udon::mcp {
 namespace {

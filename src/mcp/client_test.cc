@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "mcp/memory_transport.h"
+#include "mcp/testing/memory_transport.h"
 
 namespace udon::mcp {
 namespace {

@@ -16,7 +16,7 @@
 #include "fuzz/check.h"
 #include "mcp/connection.h"
 #include "mcp/jsonrpc.h"
-#include "mcp/memory_transport.h"
+#include "mcp/testing/memory_transport.h"
 #include "mcp/transport.h"
 
 namespace {

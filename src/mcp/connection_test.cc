@@ -9,7 +9,7 @@
 #include <string>
 #include <thread>
 
-#include "mcp/memory_transport.h"
+#include "mcp/testing/memory_transport.h"
 
 namespace udon::mcp {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "json/json.h"
 #include "json/result.h"
-#include "mcp/transport.h"
+#include "mcp/protocol.h"
 
 namespace udon::mcp {
 

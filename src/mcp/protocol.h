@@ -10,6 +10,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace udon::mcp {
@@ -65,6 +66,10 @@ inline constexpr std::string_view kName = "Mcp-Name";
 inline constexpr std::string_view kParamPrefix = "Mcp-Param-";
 inline constexpr std::string_view kSessionId = "Mcp-Session-Id";
 }  // namespace http_header
+
+// Header lines a request carries on HTTP besides those the transport derives from the
+// message itself (the modern era's Mcp-Param-* mirrors of tool arguments). Never logged.
+using RequestHeaders = std::vector<std::pair<std::string, std::string>>;
 
 // The header value for an Mcp-Name or Mcp-Param-* source value: as-is when it is plain
 // header-safe ASCII without surrounding whitespace, else "=?base64?...?=" of its UTF-8.

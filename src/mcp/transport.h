@@ -1,6 +1,7 @@
 // The transport seam under the JSON-RPC engine: a Transport moves whole messages to and
 // from one MCP server. Implementations: StdioTransport (a child process), HttpTransport
-// (Streamable HTTP over libcurl) and MemoryTransport (an in-process scripted peer).
+// (Streamable HTTP over libcurl) and, for tests only, MemoryTransport (an in-process
+// scripted peer, mcp/testing/).
 //
 // Error codes a transport reports (component-internal; the Client maps them to contract
 // codes):
@@ -24,16 +25,9 @@
 
 #include "json/result.h"
 #include "mcp/jsonrpc.h"
+#include "mcp/protocol.h"  // RequestHeaders
 
 namespace udon::mcp {
-
-// Callbacks a transport invokes, possibly from several of its own threads at once; the
-// receiver must be thread-safe. on_message gets every valid message in arrival order per
-// stream. on_request_failed fails one request the transport could not complete (HTTP).
-// on_closed is called at most once, when the connection is gone for good.
-// Header lines a request carries on HTTP besides those the transport derives from the
-// message itself (the modern era's Mcp-Param-* mirrors of tool arguments). Never logged.
-using RequestHeaders = std::vector<std::pair<std::string, std::string>>;
 
 // The state of an HTTP server-notification stream (legacy era).
 enum class NotificationStream {
@@ -45,6 +39,10 @@ enum class NotificationStream {
 };
 const char* NotificationStreamName(NotificationStream state);
 
+// Callbacks a transport invokes, possibly from several of its own threads at once; the
+// receiver must be thread-safe. on_message gets every valid message in arrival order per
+// stream. on_request_failed fails one request the transport could not complete (HTTP).
+// on_closed is called at most once, when the connection is gone for good.
 struct TransportCallbacks {
   std::function<void(Message)> on_message;
   std::function<void(const json::Value& id, Error)> on_request_failed;

@@ -17,8 +17,8 @@
 #include "gate/gate.h"
 #include "manifest/internal/test_manifest.h"
 #include "manifest/manifest.h"
-#include "mcp/memory_transport.h"
 #include "mcp/protocol.h"
+#include "mcp/testing/memory_transport.h"
 
 namespace udon::gate::internal {
 

@@ -1,4 +1,4 @@
-#include "mcp/memory_transport.h"
+#include "mcp/testing/memory_transport.h"
 
 #include <utility>
 
