@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "mcp/param_headers.h"
 #include "mcp/sse.h"
 
 namespace udon::mcp {
@@ -295,24 +296,6 @@ void SetModernError(httplib::Response& response, const json::Value& id, int code
                        "application/json");
 }
 
-// The x-mcp-header annotations of an inputSchema: each annotated property's path (a chain
-// of `properties` keys) and header name.
-void CollectHeaderParams(const json::Value& schema, std::vector<std::string>& path,
-                         std::vector<std::pair<std::vector<std::string>, std::string>>& out) {
-  if (!schema.is_object()) return;
-  auto properties = schema.find("properties");
-  if (properties == schema.end() || !properties->is_object()) return;
-  for (const auto& [name, property] : properties->items()) {
-    if (!property.is_object()) continue;
-    path.push_back(name);
-    if (auto header = property.find("x-mcp-header"); header != property.end() && header->is_string()) {
-      out.emplace_back(path, header->get<std::string>());
-    }
-    CollectHeaderParams(property, path, out);
-    path.pop_back();
-  }
-}
-
 // Whether a decoded Mcp-Param value stands for the body value (integers compare as numbers).
 bool HeaderMatchesValue(const std::string& header, const json::Value& value) {
   if (value.is_string()) return header == value.get<std::string>();
@@ -356,6 +339,8 @@ struct HttpServer::Impl {
   bool IsModern(const httplib::Request& request, const Message& message) const;
   bool CheckModernHeaders(const httplib::Request& request, const Message& message,
                           httplib::Response& response);
+  bool CheckParamHeaders(const httplib::Request& request, const Message& message,
+                         const std::string& tool_name, httplib::Response& response);
   void ServeModern(Message message, httplib::Response& response);
   void RefuseLegacy(Message message, httplib::Response& response);
   std::shared_ptr<HttpSession> FindSession(const httplib::Request& request,
@@ -464,33 +449,36 @@ bool HttpServer::Impl::CheckModernHeaders(const httplib::Request& request, const
     return false;
   }
   if (message.method != "tools/call") return true;
-  const json::Value* input_schema = nullptr;
+  return CheckParamHeaders(request, message, name, response);
+}
+
+// One Mcp-Param-{Name} per x-mcp-header annotation of the called tool whose argument is
+// present and not null, equal to it, and none for an absent or null one (-32020). The annotations are read by the walk the
+// client mirrors them with (mcp/param_headers.h); a tool whose annotations break the
+// revision's rules cannot have its headers checked, so its calls are refused (-32603),
+// as a client refuses to call it.
+bool HttpServer::Impl::CheckParamHeaders(const httplib::Request& request, const Message& message,
+                                         const std::string& tool_name, httplib::Response& response) {
   const std::vector<json::Value> tools = server.ListedTools();
-  for (const auto& tool : tools) {
-    if (tool.value("name", "") == name && tool.contains("inputSchema")) {
-      input_schema = &tool["inputSchema"];
-      break;
-    }
+  auto tool = std::find_if(tools.begin(), tools.end(), [&](const json::Value& listed) {
+    return listed.value("name", "") == tool_name && listed.contains("inputSchema");
+  });
+  if (tool == tools.end()) return true;  // the core answers for an unknown tool
+  auto params = ParamHeadersOf(*tool);
+  if (!params.ok()) {
+    SetModernError(response, message.id, kInternalError, "the tool's x-mcp-header annotations are invalid");
+    return false;
   }
-  if (input_schema == nullptr) return true;  // the core answers for an unknown tool
-  std::vector<std::pair<std::vector<std::string>, std::string>> annotated;
-  std::vector<std::string> path;
-  CollectHeaderParams(*input_schema, path, annotated);
   const json::Value no_arguments = json::Value::object();
-  const json::Value& arguments =
-      params.contains("arguments") && params["arguments"].is_object() ? params["arguments"] : no_arguments;
-  for (const auto& [property_path, header_name] : annotated) {
-    const json::Value* value = &arguments;
-    for (const auto& key : property_path) {
-      if (!value->is_object() || !value->contains(key)) {
-        value = nullptr;
-        break;
-      }
-      value = &(*value)[key];
-    }
+  const json::Value& arguments = message.params.contains("arguments") && message.params["arguments"].is_object()
+                                     ? message.params["arguments"]
+                                     : no_arguments;
+  for (const ParamHeader& param : *params) {
+    const json::Value* value = ParamValue(param, arguments);
     const bool has_value = value != nullptr && !value->is_null();
-    auto header = HeaderValue(request, std::string(http_header::kParamPrefix) + header_name);
+    auto header = HeaderValue(request, std::string(http_header::kParamPrefix) + param.name);
     bool matches = !has_value && !header;
+    std::string decoded;
     if (has_value && header) {
       matches = DecodeHeaderValue(*header, decoded) && HeaderMatchesValue(decoded, *value);
     }

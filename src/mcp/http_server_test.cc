@@ -3,6 +3,7 @@
 #include <httplib.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -374,6 +375,36 @@ TEST_F(HttpModernTest, ParamHeadersMirrorAnnotatedArguments) {
   nested.emplace("Mcp-Param-Max", "42");
   EXPECT_EQ(Answer(nested, CallRegional({{"limits", {{"max", 42}}}})).first, 200);
   EXPECT_EQ(Answer(nested, CallRegional({{"limits", {{"max", 43}}}})).first, 400);
+}
+
+// The server reads the annotations with the client's walk (mcp/param_headers.h): a tool
+// whose annotations break the rules (here two names equal but for case) cannot have its
+// headers checked, so it is never called, however the headers look.
+TEST_F(HttpModernTest, AToolWithInvalidParamHeaderAnnotationsIsNeverCalled) {
+  std::atomic<int> calls{0};
+  server_->AddTool({{"name", "misannotated"},
+                    {"inputSchema",
+                     {{"type", "object"},
+                      {"properties",
+                       {{"a", {{"type", "string"}, {"x-mcp-header", "Region"}}},
+                        {"b", {{"type", "string"}, {"x-mcp-header", "region"}}}}}}}},
+                   [&calls](const Value&, ToolContext&) {
+                     ++calls;
+                     return ToolOutcome{{{"content", Value::array()}}, {}};
+                   });
+  Start();
+  httplib::Headers headers = ModernHeaders("tools/call", "misannotated");
+  headers.emplace("Mcp-Param-Region", "x");
+  const Message call =
+      MakeRequest(8, "tools/call", ModernParams({{"name", "misannotated"}, {"arguments", {{"a", "x"}, {"b", "x"}}}}));
+  auto [status, body] = Answer(headers, call);
+  EXPECT_EQ(body["error"]["code"], kInternalError) << status;
+  EXPECT_EQ(body["id"], 8);
+  EXPECT_EQ(calls.load(), 0);
+  // A valid tool beside it is served as before.
+  httplib::Headers regional = ModernHeaders("tools/call", "regional");
+  regional.emplace("Mcp-Param-Region", "us-west1");
+  EXPECT_EQ(Answer(regional, CallRegional({{"region", "us-west1"}})).first, 200);
 }
 
 TEST_F(HttpModernTest, ProgressStreamsEvenInJsonMode) {

@@ -100,17 +100,6 @@ struct Walker {
   }
 };
 
-const json::Value* ValueAt(const json::Value& arguments, const std::vector<std::string>& path) {
-  const json::Value* node = &arguments;
-  for (const std::string& name : path) {
-    if (!node->is_object()) return nullptr;
-    auto it = node->find(name);
-    if (it == node->end()) return nullptr;
-    node = &*it;
-  }
-  return node;
-}
-
 }  // namespace
 
 Result<std::vector<ParamHeader>> ParamHeadersOf(const json::Value& tool) {
@@ -121,10 +110,21 @@ Result<std::vector<ParamHeader>> ParamHeadersOf(const json::Value& tool) {
   return std::move(walker.found);
 }
 
+const json::Value* ParamValue(const ParamHeader& param, const json::Value& arguments) {
+  const json::Value* node = &arguments;
+  for (const std::string& name : param.path) {
+    if (!node->is_object()) return nullptr;
+    auto it = node->find(name);
+    if (it == node->end()) return nullptr;
+    node = &*it;
+  }
+  return node;
+}
+
 RequestHeaders MirrorArguments(const std::vector<ParamHeader>& params, const json::Value& arguments) {
   RequestHeaders headers;
   for (const ParamHeader& param : params) {
-    const json::Value* value = ValueAt(arguments, param.path);
+    const json::Value* value = ParamValue(param, arguments);
     if (value == nullptr || value->is_null()) continue;
     std::string text;
     if (value->is_string()) {
