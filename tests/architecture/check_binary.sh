@@ -20,7 +20,10 @@ if [[ ! -f $binary ]]; then
   echo "check_binary: $binary does not exist (build it first)" >&2
   exit 2
 fi
-symbols="$(nm -C "$binary" 2>/dev/null)" || { echo "check_binary: nm failed on $binary" >&2; exit 2; }
+# The symbol table of a test binary runs to tens of megabytes: read it once, into a file.
+symbols="$(mktemp "${TMPDIR:-/tmp}/check_binary.XXXXXX")"
+trap 'rm -f "$symbols"' EXIT
+nm -C "$binary" >"$symbols" 2>/dev/null || { echo "check_binary: nm failed on $binary" >&2; exit 2; }
 needed="$(readelf -d "$binary" | grep '(NEEDED)')"
 
 failed=0
@@ -30,13 +33,13 @@ while [[ $# -gt 0 ]]; do
   shift 2 || { echo "check_binary: $check needs a pattern" >&2; exit 2; }
   case "$check" in
     --has-symbol)
-      if ! grep -Eq -- "$pattern" <<<"$symbols"; then
+      if ! grep -Eq -- "$pattern" "$symbols"; then
         echo "FAIL $(basename "$binary"): no symbol matches '$pattern'"
         failed=1
       fi
       ;;
     --no-symbol)
-      if hits="$(grep -E -- "$pattern" <<<"$symbols")"; then
+      if hits="$(grep -E -- "$pattern" "$symbols")"; then
         echo "FAIL $(basename "$binary"): $(wc -l <<<"$hits") symbol(s) match '$pattern', e.g.:"
         head -n 5 <<<"$hits" | sed 's/^/  /'
         failed=1
