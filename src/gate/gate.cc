@@ -7,7 +7,6 @@
 #include "gate/evidence_key.h"
 #include "gate/state.h"
 #include "json/diff.h"
-#include "json/file.h"
 #include "json/pointer.h"
 #include "json/sha256.h"
 #include "manifest/diff.h"
