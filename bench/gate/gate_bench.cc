@@ -85,7 +85,7 @@ int main(int argc, char** argv) {
   (void)manifest->SetReview("demo", "render_turntable", review);
   const std::string path = (dir / "tools.json").string();
   std::ofstream(path) << manifest->ToPrettyJson();
-  const udon::gate::Binding binding{path, manifest->sha256(), "demo", "render_turntable"};
+  const udon::manifest::Binding binding{path, manifest->sha256(), "demo", "render_turntable"};
 
   std::vector<Row> rows;
   auto bare = [&](bool fresh) {

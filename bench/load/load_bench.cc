@@ -252,7 +252,7 @@ int main(int argc, char** argv) {
   }
   const std::string manifest_path = (dir / "tools.json").string();
   std::ofstream(manifest_path) << manifest->ToPrettyJson();
-  const udon::gate::Binding binding{manifest_path, manifest->sha256(), "demo", kTool};
+  const udon::manifest::Binding binding{manifest_path, manifest->sha256(), "demo", kTool};
 
   auto evidence = udon::gate::EvidenceWriter::Open((dir / "evidence.jsonl").string());
   if (!evidence.ok()) {

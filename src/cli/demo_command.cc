@@ -141,7 +141,9 @@ int RunDemo(const DemoOptions& options) {
   }
 
   Say("4. validate: UWS rules plus every static check of the MCP bindings");
-  uws::CheckedDocument checked = uws::CheckDocument(workflow_path.string(), policy);
+  // As in run: the static checks and the run's gate share one manifest cache.
+  auto manifests = std::make_shared<manifest::ManifestCache>();
+  uws::CheckedDocument checked = uws::CheckDocument(workflow_path.string(), policy, *manifests);
   if (!checked.ok()) return Fail("validate", *checked.error);
   auto plan = uws::MakePlan(*checked.document, checked.bindings, std::nullopt);
   if (!plan.ok()) return Fail("plan", plan.error());
@@ -154,7 +156,9 @@ int RunDemo(const DemoOptions& options) {
   if (!inputs.ok()) return Fail("inputs", inputs.error());
   json::Value outputs;
   {
-    gate::Gate gate(Environment(dir, *config, evidence->get()));
+    gate::GateEnvironment env = Environment(dir, *config, evidence->get());
+    env.manifests = manifests;
+    gate::Gate gate(std::move(env));
     uws::GateLeafExecutor leaf(gate);
     uws::RunOutcome outcome = uws::Run(*plan, *inputs, leaf);
     if (!outcome.ok()) return Fail("run (step " + outcome.step_path + ")", *outcome.error);

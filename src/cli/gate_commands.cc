@@ -82,7 +82,7 @@ int RunGate(const GateCommandOptions& o, bool call) {
   const bool json = o.common.json;
   auto prepared = Prepare(o, call ? "call" : "verify");
   if (!prepared.ok()) return ReportError(prepared.error(), json, gate::ExitCodeFor(prepared.error().code));
-  gate::Binding binding{o.manifest, o.sha256, o.server, o.tool};
+  manifest::Binding binding{o.manifest, o.sha256, o.server, o.tool};
   gate::Gate gate((*prepared)->env);
   if (!call) return Report(gate.Verify(binding), o, false);
   auto arguments = ReadToolArguments(o.args, o.args_file);

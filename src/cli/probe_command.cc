@@ -75,7 +75,7 @@ int RunProbe(const ProbeCommandOptions& o) {
   options.concurrency = o.concurrency;
   options.fresh_connections = o.fresh_connections;
   options.allow_side_effects = o.allow_side_effects;
-  const gate::Binding binding{o.manifest, o.sha256, o.server, o.tool};
+  const manifest::Binding binding{o.manifest, o.sha256, o.server, o.tool};
   evidence::ProbeOutcome outcome = evidence::RunProbe(std::move(env), writer->get(), binding, *arguments, options);
   if (outcome.refusal) return ReportError(*outcome.refusal, json, outcome.exit_code);
   bool failed_calls = false;

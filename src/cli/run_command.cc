@@ -39,9 +39,10 @@ Result<json::Value> ReadInputs(const std::string& path) {
 
 // Policy blockOnFindings: content-trust findings at or above the level stop the run before
 // anything executes.
-Status CheckContentTrust(const uws::Document& document, const manifest::Policy& policy) {
+Status CheckContentTrust(const uws::Document& document, const manifest::Policy& policy,
+                         std::shared_ptr<manifest::ManifestCache> manifests) {
   if (policy.block_on_findings == manifest::FindingsBlock::kNone) return OkStatus();
-  const trust::McpResolver resolver(policy);
+  const trust::McpResolver resolver(policy, std::move(manifests));
   UDON_ASSIGN_OR_RETURN(trust::Report report, trust::Analyze(document, {&resolver}));
   return trust::CheckFindingsPolicy(report, policy.block_on_findings);
 }
@@ -50,14 +51,17 @@ int RunWorkflow(const RunOptions& options) {
   const bool json = options.common.json;
   auto policy = LoadPolicy(options.common);
   if (!policy.ok()) return ReportError(policy.error(), json, kExitInvalidInput);
-  uws::CheckedDocument checked = uws::CheckDocument(options.file, *policy);
+  // One manifest cache for the run: the static checks and content trust read each manifest
+  // once; the gate reads it again before every call.
+  auto manifests = std::make_shared<manifest::ManifestCache>();
+  uws::CheckedDocument checked = uws::CheckDocument(options.file, *policy, *manifests);
   if (!checked.ok()) return ReportError(*checked.error, json, checked.exit_code, options.file);
   const uws::Document& document = *checked.document;
   std::optional<std::string> workflow;
   if (!options.workflow.empty()) workflow = options.workflow;
   auto plan = uws::MakePlan(document, checked.bindings, workflow);
   if (!plan.ok()) return ReportError(plan.error(), json, gate::ExitCodeFor(plan.error().code), options.file);
-  if (Status trusted = CheckContentTrust(document, *policy); !trusted.ok()) {
+  if (Status trusted = CheckContentTrust(document, *policy, manifests); !trusted.ok()) {
     return ReportError(trusted.error(), json, gate::ExitCodeFor(trusted.error().code), options.file);
   }
   auto inputs = ReadInputs(options.inputs);
@@ -71,6 +75,7 @@ int RunWorkflow(const RunOptions& options) {
   gate::GateEnvironment env;
   env.policy = *policy;
   env.config = &*config;
+  env.manifests = manifests;
   auto state_dir = gate::ResolveStateDir(options.common.state_dir);
   if (!state_dir.ok()) return ReportError(state_dir.error(), json, kExitInvalidInput);
   env.state_dir = *state_dir;

@@ -12,15 +12,15 @@
 #include <vector>
 
 #include "evidence/percentile.h"
-#include "manifest/manifest.h"
+#include "manifest/binding.h"
 #include "manifest/review.h"
 
 namespace udon::evidence {
 namespace {
 
-// What the probe needs from the review before calling anything. Unknown when the manifest
-// cannot be read, does not match the pin or has no acceptable review: the gate then
-// refuses every call with the precise code.
+// What the probe needs from the review before calling anything. Unknown when the binding
+// does not resolve (manifest unreadable, pin differs, tool not selectable, review missing
+// or unacceptable): the gate then refuses every call with the precise code.
 struct ReviewFacts {
   bool known = false;
   bool model_backed = false;
@@ -28,18 +28,15 @@ struct ReviewFacts {
   bool serialize = false;
 };
 
-ReviewFacts ReadReview(const gate::Binding& binding, const manifest::Policy& policy) {
+ReviewFacts ReadReview(const manifest::Binding& binding, const manifest::Policy& policy,
+                       manifest::ManifestCache& manifests) {
   ReviewFacts facts;
-  auto loaded = manifest::Manifest::Load(binding.manifest_path);
-  if (!loaded.ok() || loaded->sha256() != binding.manifest_sha256) return facts;
-  const json::Value* review_json = loaded->review(binding.server, binding.tool);
-  if (review_json == nullptr) return facts;
-  auto review = manifest::ValidateReview(*review_json, policy);
-  if (!review.ok()) return facts;
+  auto bound = manifest::ResolveBinding(binding, policy, manifests);
+  if (!bound.ok()) return facts;
   facts.known = true;
-  facts.model_backed = review->model_backed;
-  facts.side_effects = review->side_effects;
-  facts.serialize = review->concurrency == manifest::Concurrency::kSerialize;
+  facts.model_backed = bound->review.model_backed;
+  facts.side_effects = bound->review.side_effects;
+  facts.serialize = bound->review.concurrency == manifest::Concurrency::kSerialize;
   return facts;
 }
 
@@ -113,7 +110,7 @@ json::Value LatencySummary(const std::vector<double>& values) {
 }
 
 json::Value BuildReport(const std::vector<json::Value>& records, const ReviewFacts& facts,
-                        const ProbeOptions& options, const gate::Binding& binding, const std::string& run_id,
+                        const ProbeOptions& options, const manifest::Binding& binding, const std::string& run_id,
                         std::optional<int> stopped_at) {
   json::Value report = {{"run", run_id},
                         {"server", binding.server},
@@ -207,10 +204,13 @@ json::Value BuildReport(const std::vector<json::Value>& records, const ReviewFac
 
 }  // namespace
 
-ProbeOutcome RunProbe(gate::GateEnvironment env, gate::EvidenceWriter* evidence, const gate::Binding& binding,
+ProbeOutcome RunProbe(gate::GateEnvironment env, gate::EvidenceWriter* evidence, const manifest::Binding& binding,
                       const json::Value& arguments, const ProbeOptions& options) {
   ProbeOutcome outcome;
-  const ReviewFacts facts = ReadReview(binding, env.policy);
+  // One cache for the review read here and the gate's calls: the gate re-reads the bytes
+  // before each call but reuses this parse while they are unchanged.
+  if (!env.manifests) env.manifests = std::make_shared<manifest::ManifestCache>();
+  const ReviewFacts facts = ReadReview(binding, env.policy, *env.manifests);
   if (facts.known && !facts.side_effects.empty() && !options.allow_side_effects) {
     Error error = MakeError(kSideEffectsRefused,
                             "the review lists side effects; repeating the call would repeat them "

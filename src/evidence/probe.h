@@ -42,7 +42,7 @@ struct ProbeOutcome {
 // options; every call's record (the gate's record plus a "probe" object) goes to
 // `evidence` when it is not null, as each call completes.
 ProbeOutcome RunProbe(gate::GateEnvironment env, gate::EvidenceWriter* evidence,
-                      const gate::Binding& binding, const json::Value& arguments,
+                      const manifest::Binding& binding, const json::Value& arguments,
                       const ProbeOptions& options);
 
 // The report for people: outcomes, digests, comparisons, findings.

@@ -59,7 +59,7 @@ class SummaryTest : public gate::internal::ScriptedGateTest {
     json::Value duplicated = Reviewed(false, {});
     auto& pages = duplicated["servers"]["blender_farm"]["toolPages"];
     pages[1]["tools"].push_back(pages[0]["tools"][0]);
-    const gate::Binding reviewed = binding_;
+    const manifest::Binding reviewed = binding_;
     WriteManifest(duplicated);
     Call(Env());  // duplicated in the manifest: refused at the static step, not drift
     binding_ = reviewed;

@@ -7,7 +7,6 @@
 #include "gate/evidence_key.h"
 #include "gate/state.h"
 #include "json/diff.h"
-#include "json/file.h"
 #include "json/pointer.h"
 #include "json/sha256.h"
 #include "manifest/diff.h"
@@ -208,7 +207,7 @@ struct Gate::Pooled {
 };
 
 struct Gate::Run {
-  Binding binding;
+  manifest::Binding binding;
   const json::Value* arguments = nullptr;
   CallOptions options;
   GateResult* result = nullptr;
@@ -247,6 +246,7 @@ struct Gate::Run {
 };
 
 Gate::Gate(GateEnvironment environment) : env_(std::move(environment)) {
+  if (!env_.manifests) env_.manifests = std::make_shared<manifest::ManifestCache>();
   if (!env_.connect) {
     env_.connect = [](const mcp::ServerConfig& server, const mcp::ClientOptions& options) {
       return mcp::Client::Connect(server, options);
@@ -302,14 +302,14 @@ void Gate::NoteUnrecorded(Run& run, const Status& recorded) {
   Warn("the invalidation could not be recorded in the state directory; later processes will not know of it");
 }
 
-GateResult Gate::Verify(const Binding& binding) { return Execute(binding, nullptr, CallOptions{}); }
+GateResult Gate::Verify(const manifest::Binding& binding) { return Execute(binding, nullptr, CallOptions{}); }
 
-GateResult Gate::Call(const Binding& binding, const json::Value& arguments,
+GateResult Gate::Call(const manifest::Binding& binding, const json::Value& arguments,
                       const CallOptions& options) {
   return Execute(binding, &arguments, options);
 }
 
-GateResult Gate::Execute(const Binding& binding, const json::Value* arguments,
+GateResult Gate::Execute(const manifest::Binding& binding, const json::Value* arguments,
                          const CallOptions& options) {
   GateResult result;
   Run run;
@@ -343,30 +343,12 @@ Status Gate::StepDigest(Run& run) {
   if (!json::IsSha256Hex(run.binding.manifest_sha256)) {
     return Refuse("usage.invalid", "the pinned manifestSha256 must be 64 lowercase hex digits");
   }
-  // Every call reads the file and hashes its bytes; only bytes already parsed and
-  // canonicalized by this gate skip that work (same bytes, same canonical digest).
-  auto text = json::ReadFile(run.binding.manifest_path);
-  if (!text.ok()) return text.error().WithCode("manifest.unreadable");
-  const std::string raw_sha256 = json::Sha256Hex(*text);
-  {
-    std::lock_guard<std::mutex> guard(manifest_mutex_);
-    auto cached = manifests_.find(run.binding.manifest_path);
-    if (cached != manifests_.end() && cached->second.first == raw_sha256) run.manifest = cached->second.second;
-  }
-  if (!run.manifest) {
-    auto loaded = manifest::Manifest::FromText(*text);
-    if (!loaded.ok()) return std::move(loaded).error();
-    run.manifest = std::make_shared<const manifest::Manifest>(std::move(loaded).value());
-    std::lock_guard<std::mutex> guard(manifest_mutex_);
-    manifests_[run.binding.manifest_path] = {raw_sha256, run.manifest};
-  }
-  if (run.manifest->sha256() != run.binding.manifest_sha256) {
-    Error error = Refuse("manifest.digest_mismatch",
-                         "the manifest's canonical SHA-256 differs from the pinned one");
-    error.details = {{"pinned", run.binding.manifest_sha256}, {"actual", run.manifest->sha256()}};
-    return error;
-  }
-  return OkStatus();
+  // Every call reads the file and hashes its bytes (manifest::ManifestCache::Reread);
+  // only bytes already parsed and canonicalized skip that work (same bytes, same
+  // canonical digest). The manifest is kept even when the pin differs: evidence records
+  // its actual digest.
+  UDON_ASSIGN_OR_RETURN(run.manifest, env_.manifests->Reread(run.binding.manifest_path));
+  return manifest::CheckPin(*run.manifest, run.binding);
 }
 
 Status Gate::StepStatic(Run& run) {
@@ -380,17 +362,10 @@ Status Gate::StepStatic(Run& run) {
     return Refuse("manifest.invalidated",
                   "list_changed was seen for this server at or after this manifest's capture; capture and review again");
   }
-  UDON_ASSIGN_OR_RETURN(run.location, manifest::SelectTool(m, run.binding.server, run.binding.tool));
-  const json::Value* review_json = m.review(run.binding.server, run.binding.tool);
-  const std::string review_pointer = "/servers/" + json::Pointer::EscapeToken(run.binding.server) +
-                                     "/reviews/" + json::Pointer::EscapeToken(run.binding.tool);
-  if (review_json == nullptr) return Refuse("review.missing", "the selected tool has no review", review_pointer);
-  auto review = manifest::ValidateReview(*review_json, env_.policy);
-  if (!review.ok()) return std::move(review).error().AtPrefix(review_pointer);
-  run.review = std::move(review).value();
+  UDON_ASSIGN_OR_RETURN(manifest::BoundTool bound, manifest::SelectBoundTool(run.manifest, run.binding, env_.policy));
+  run.location = bound.location;
+  run.review = std::move(bound.review);
   const json::Value& tool = *run.location.tool;
-  Status against_tool = manifest::ValidateReviewAgainstTool(run.review, tool);
-  if (!against_tool.ok()) return std::move(against_tool).error();
   for (const std::string& path : run.options.bound_paths) {
     if (!manifest::ChannelCovers(run.review, path)) {
       return Refuse("review.unclassified_channel", "a bound argument path has no reviewed input channel",

@@ -27,6 +27,7 @@
 #include "gate/evidence_key.h"
 #include "json/json.h"
 #include "json/result.h"
+#include "manifest/binding.h"
 #include "manifest/instant.h"
 #include "manifest/manifest.h"
 #include "manifest/policy.h"
@@ -35,14 +36,6 @@
 
 namespace udon::gate {
 
-// The four binding fields of x-openudon-mcp (manifest already resolved to a path).
-struct Binding {
-  std::string manifest_path;
-  std::string manifest_sha256;
-  std::string server;
-  std::string tool;
-};
-
 struct GateEnvironment {
   const mcp::RuntimeConfig* config = nullptr;
   manifest::Policy policy;
@@ -50,6 +43,10 @@ struct GateEnvironment {
   EvidenceWriter* evidence = nullptr;  // optional
   std::string command = "call";        // recorded in evidence
   std::function<manifest::Seconds()> clock = manifest::NowSeconds;
+  // The run's manifest cache, shared with the static checks. The gate still reads and
+  // hashes the bytes before every call; only a parse of the same bytes is reused.
+  // Null: the gate's own.
+  std::shared_ptr<manifest::ManifestCache> manifests;
   // Contract 6: reuse a server's connection across calls in this process while it stays
   // eligible. Off: a fresh connection per call.
   bool reuse_connections = false;
@@ -114,15 +111,15 @@ class Gate {
   Gate& operator=(const Gate&) = delete;
 
   // Every step live; calls nothing.
-  GateResult Verify(const Binding& binding);
+  GateResult Verify(const manifest::Binding& binding);
   // Every step, then tools/call.
-  GateResult Call(const Binding& binding, const json::Value& arguments, const CallOptions& options);
+  GateResult Call(const manifest::Binding& binding, const json::Value& arguments, const CallOptions& options);
 
  private:
   struct Pooled;
   struct Run;
 
-  GateResult Execute(const Binding& binding, const json::Value* arguments,
+  GateResult Execute(const manifest::Binding& binding, const json::Value* arguments,
                      const CallOptions& options);
   Status StepDigest(Run& run);
   Status StepStatic(Run& run);
@@ -150,9 +147,6 @@ class Gate {
   void Finish(Run& run, GateResult& result);
 
   GateEnvironment env_;
-  std::mutex manifest_mutex_;
-  // path -> (SHA-256 of the raw bytes, the manifest parsed from them)
-  std::map<std::string, std::pair<std::string, std::shared_ptr<const manifest::Manifest>>> manifests_;
   std::mutex key_mutex_;
   bool key_loaded_ = false;
   std::optional<EvidenceKey> key_;

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "gate/state.h"
+#include "json/file.h"
 #include "json/sha256.h"
 #include "manifest/instant.h"
 #include "manifest/internal/test_manifest.h"
@@ -418,6 +419,27 @@ TEST_F(GateTest, AManifestEditedBetweenCallsIsHashedAgain) {
   ExpectRefused(gate.Call(binding_, Args(), options), "manifest.digest_mismatch");
   binding_.manifest_sha256 = edited->sha256();
   EXPECT_TRUE(gate.Call(binding_, Args(), options).ok());
+}
+
+// Issue 21: the gate reads and hashes the manifest before every call, even when the run's
+// static checks read it a moment ago, and parses it again only when the bytes changed.
+TEST_F(GateTest, EveryCallReadsTheManifestAgainAndReusesTheRunsParse) {
+  int reads = 0;
+  auto manifests = std::make_shared<manifest::ManifestCache>([&reads](const std::string& path) {
+    ++reads;
+    return json::ReadFile(path);
+  });
+  auto checked = manifests->Get(binding_.manifest_path);  // as the run's static checks do
+  ASSERT_TRUE(checked.ok());
+  GateEnvironment env = ReusingEnv();
+  env.manifests = manifests;
+  Gate gate(std::move(env));
+  for (int call = 1; call <= 3; ++call) {
+    GateResult result = gate.Call(binding_, Args(), ExpectOutput());
+    ASSERT_TRUE(result.ok()) << result.error->Describe();
+    EXPECT_EQ(reads, 1 + call) << "one read per call";
+  }
+  EXPECT_EQ(manifests->Get(binding_.manifest_path)->get(), checked->get()) << "unchanged bytes, one parse";
 }
 
 // Issue "Gate correctness II", 1: a reused connection's binding began at its first

@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "json/pointer.h"
-#include "manifest/manifest.h"
 #include "manifest/review.h"
 #include "uws/binding.h"
 #include "uws/expression.h"
@@ -24,7 +23,25 @@ Resolution Fail(const char* code, const char* message, std::size_t index) {
 }
 
 using internal::Member;
-using internal::Text;
+
+// manifest::ResolveBinding's refusal in the resolver's terms: one code per stage, and the
+// digest mismatch in its one spelling.
+Resolution FailResolving(const Error& error, std::size_t index) {
+  const std::string& code = error.code;
+  if (code == "manifest.unreadable" || code == "manifest.invalid") {
+    return Fail("manifest.invalid", "the manifest cannot be loaded", index);
+  }
+  if (code == "manifest.digest_mismatch") {
+    Resolution resolution = Fail("manifest.digest_mismatch", "", index);
+    resolution.error->message = error.message;
+    return resolution;
+  }
+  if (code == "review.missing") return Fail("review.missing", "the bound tool has no review", index);
+  if (code == "catalog.task_required" || code.rfind("review.", 0) == 0) {
+    return Fail("review.rejected", "the bound tool's review is not acceptable", index);
+  }
+  return Fail("catalog.tool_missing", "the bound tool cannot be selected", index);
+}
 
 // Follows local $refs ("#/..."); nullptr for a remote or dangling one, or a cycle.
 const json::Value* Dereference(const json::Value* schema, const json::Value& root) {
@@ -104,33 +121,25 @@ std::string CapabilityOfSchema(const json::Value* schema, const json::Value& roo
   return "unknown";
 }
 
+McpResolver::McpResolver(manifest::Policy policy, std::shared_ptr<manifest::ManifestCache> manifests)
+    : policy_(std::move(policy)),
+      manifests_(manifests ? std::move(manifests) : std::make_shared<manifest::ManifestCache>()) {}
+
 Resolution McpResolver::ResolveOperation(const uws::Document& document, std::size_t index,
                                          const json::Value& operation) const {
   if (!uws::IsMcpOperation(operation)) return {};
-  const json::Value* binding = Member(&operation, "x-openudon-mcp");
-  const std::string reference = Text(binding, "manifest");
-  const std::string pin = Text(binding, "manifestSha256");
-  const std::string server = Text(binding, "server");
-  const std::string tool = Text(binding, "tool");
-  if (reference.empty() || pin.empty() || server.empty() || tool.empty()) {
-    return Fail("uws.invalid", "the MCP binding is incomplete", index);
+  const json::Value* block = Member(&operation, "x-openudon-mcp");
+  auto binding = manifest::ParseBinding(block != nullptr ? *block : json::Value(), document.directory);
+  if (!binding.ok()) {
+    if (binding.error().code == "manifest.unreadable") {
+      return Fail("manifest.unreadable", "the manifest cannot be resolved", index);
+    }
+    return Fail("uws.invalid", "the MCP binding is incomplete or malformed", index);
   }
-  auto path = uws::ResolveManifestPath(reference, document.directory);
-  if (!path.ok()) return Fail("manifest.unreadable", "the manifest cannot be resolved", index);
-  auto manifest = manifest::Manifest::Load(*path);
-  if (!manifest.ok()) return Fail("manifest.invalid", "the manifest cannot be loaded", index);
-  if (manifest->sha256() != pin) {
-    return Fail("manifest.digest_mismatch", "the manifest digest differs from the pin", index);
-  }
-  auto location = manifest::SelectTool(*manifest, server, tool);
-  if (!location.ok()) return Fail("catalog.tool_missing", "the bound tool cannot be selected", index);
-  const json::Value* review_json = manifest->review(server, tool);
-  if (review_json == nullptr) return Fail("review.missing", "the bound tool has no review", index);
-  auto review = manifest::ValidateReview(*review_json, policy_);
-  if (!review.ok()) return Fail("review.rejected", "the bound tool's review is not acceptable", index);
-  if (!manifest::ValidateReviewAgainstTool(*review, *location->tool).ok()) {
-    return Fail("review.rejected", "the review does not fit the reviewed tool", index);
-  }
+  auto bound = manifest::ResolveBinding(*binding, policy_, *manifests_);
+  if (!bound.ok()) return FailResolving(bound.error(), index);
+  const manifest::Review& review = bound->review;
+  const json::Value* tool = &bound->tool();
 
   const json::Value empty_body = json::Value::object();
   const json::Value* body = Member(Member(&operation, "request"), "body");
@@ -138,7 +147,7 @@ Resolution McpResolver::ResolveOperation(const uws::Document& document, std::siz
   if (!body->is_object()) return Fail("review.unclassified_channel", "the request body is dynamic", index);
   bool covered = true;
   uws::ForEachExpression(*body, "", [&](const std::string&, const std::string& pointer) {
-    covered = covered && manifest::ChannelCovers(*review, pointer);
+    covered = covered && manifest::ChannelCovers(review, pointer);
   });
   if (!covered) return Fail("review.unclassified_channel", "a bound argument path has no reviewed channel", index);
 
@@ -147,7 +156,7 @@ Resolution McpResolver::ResolveOperation(const uws::Document& document, std::siz
   OperationContract& contract = resolution.contract;
   contract.default_trust = "untrusted";
   contract.inherits_input_provenance = true;
-  std::vector<std::pair<std::string, manifest::ChannelClass>> channels = review->input_channels;
+  std::vector<std::pair<std::string, manifest::ChannelClass>> channels = review.input_channels;
   std::sort(channels.begin(), channels.end());
   for (const auto& [pointer, channel_class] : channels) {
     auto parsed = json::Pointer::Parse(pointer);
@@ -155,7 +164,7 @@ Resolution McpResolver::ResolveOperation(const uws::Document& document, std::siz
     if (!parsed.ok() || parsed->Resolve(*body) == nullptr) continue;
     contract.inputs.push_back({"/request/body" + pointer, manifest::ChannelClassName(channel_class), {}});
   }
-  const json::Value* output_schema = Member(location->tool, "outputSchema");
+  const json::Value* output_schema = Member(tool, "outputSchema");
   if (const json::Value* outputs = Member(&operation, "outputs"); outputs && outputs->is_object()) {
     for (const auto& [name, expression] : outputs->items()) {
       if (!expression.is_string()) continue;

@@ -4,11 +4,13 @@
 // contacts a server or inspects runtime arguments or results.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "json/json.h"
+#include "manifest/binding.h"
 #include "manifest/policy.h"
 #include "trust/resolver.h"
 
@@ -16,8 +18,10 @@ namespace udon::trust {
 
 class McpResolver : public Resolver {
  public:
-  // The policy only decides whether a review is acceptable (ValidateReview).
-  explicit McpResolver(manifest::Policy policy = {}) : policy_(std::move(policy)) {}
+  // The policy only decides whether a review is acceptable (ValidateReview). `manifests`
+  // is the run's manifest cache (shared with the static checks and the gate, so the run
+  // reads each manifest once); null: one of the resolver's own.
+  explicit McpResolver(manifest::Policy policy = {}, std::shared_ptr<manifest::ManifestCache> manifests = nullptr);
 
   // Owns operations with x-uws-operation-profile openudon.mcp-tool-call.0.1. Fails closed
   // (an error, so resolver_failure) when the binding is malformed, the manifest cannot be
@@ -33,6 +37,7 @@ class McpResolver : public Resolver {
 
  private:
   manifest::Policy policy_;
+  std::shared_ptr<manifest::ManifestCache> manifests_;
 };
 
 // The value capability of a JSON Schema node: an unconstrained string is free_text;

@@ -3,7 +3,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "json/file.h"
+#include "trust/analyzer.h"
 #include "trust/internal/test_documents.h"
+#include "uws/check.h"
 
 namespace udon::trust {
 namespace {
@@ -73,6 +76,44 @@ TEST(McpResolver, FailsClosed) {
   json::Value literal = GoldenDocument();
   literal["operations"][1]["request"]["body"]["extra"] = "plain";
   EXPECT_FALSE(fails(literal, 1));
+}
+
+// Each stage of manifest::ResolveBinding keeps the code this resolver has always given it.
+TEST(McpResolver, EachBindingProblemKeepsItsCode) {
+  auto code = [](json::Value document) {
+    const Resolution resolution = ResolveIn(document, 0);
+    return resolution.error ? resolution.error->code : std::string("none");
+  };
+  auto with = [](const char* member, json::Value value) {
+    json::Value document = GoldenDocument();
+    document["operations"][0]["x-openudon-mcp"][member] = std::move(value);
+    return document;
+  };
+  EXPECT_EQ(code(with("manifestSha256", std::string(64, 'f'))), "manifest.digest_mismatch");
+  EXPECT_EQ(code(with("manifest", "./absent.tools.json")), "manifest.invalid");
+  EXPECT_EQ(code(with("manifest", "https://example.test/mail.tools.json")), "manifest.unreadable");
+  EXPECT_EQ(code(with("server", "elsewhere")), "catalog.tool_missing");
+  EXPECT_EQ(code(with("tool", "no_such_tool")), "catalog.tool_missing");
+  EXPECT_EQ(code(with("server", "")), "uws.invalid");
+}
+
+// Issue 21: with the run's manifest cache, content trust reads no manifest the static
+// checks already read.
+TEST(McpResolver, SharesTheRunsReadOfTheManifest) {
+  int reads = 0;
+  auto manifests = std::make_shared<manifest::ManifestCache>([&reads](const std::string& path) {
+    ++reads;
+    return json::ReadFile(path);
+  });
+  auto document = ToDocument(GoldenDocument());
+  ASSERT_TRUE(document.ok());
+  uws::CheckedDocument checked = uws::CheckParsedDocument(*document, manifest::Policy{}, *manifests);
+  ASSERT_TRUE(checked.ok()) << checked.error->Describe();
+  EXPECT_EQ(reads, 1) << "three bindings of one manifest";
+  const McpResolver resolver(manifest::Policy{}, manifests);
+  auto report = Analyze(*document, {&resolver});
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(reads, 1);
 }
 
 TEST(McpResolver, OutputCapabilitiesFollowTheOutputSchema) {

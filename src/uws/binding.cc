@@ -1,11 +1,8 @@
 #include "uws/binding.h"
 
-#include <filesystem>
 #include <optional>
 
 #include "json/pointer.h"
-#include "json/sha256.h"
-#include "manifest/manifest.h"
 #include "manifest/review.h"
 #include "schema/schema.h"
 #include "uws/expression.h"
@@ -105,15 +102,6 @@ bool CanExist(const json::Value& schema, const json::Value& root, const std::vec
   return possible;
 }
 
-struct ManifestCache {
-  std::map<std::string, Result<manifest::Manifest>> loaded;
-  const Result<manifest::Manifest>& Get(const std::string& path) {
-    auto it = loaded.find(path);
-    if (it == loaded.end()) it = loaded.emplace(path, manifest::Manifest::Load(path)).first;
-    return it->second;
-  }
-};
-
 void CheckOutputs(const json::Value& operation, const json::Value& tool, const std::string& pointer,
                   std::vector<Error>& errors) {
   const json::Value* outputs = operation.contains("outputs") ? &operation["outputs"] : nullptr;
@@ -208,109 +196,92 @@ bool CheckRequest(const json::Value& operation, const std::string& pointer, McpO
   return ok;
 }
 
-void CheckOperation(const Document& document, const json::Value& operation, const std::string& pointer,
-                    const manifest::Policy& policy, ManifestCache& cache, BindingCheck& out) {
-  const std::string binding_pointer = Child(pointer, "x-openudon-mcp");
-  const json::Value* binding = operation.contains("x-openudon-mcp") ? &operation["x-openudon-mcp"] : nullptr;
-  if (binding == nullptr || !binding->is_object()) {
-    out.errors.push_back(Shape("an MCP operation needs an x-openudon-mcp object", binding_pointer));
-    return;
+// Job 1: decode the block (manifest::ParseBinding), its problems placed in the document.
+std::optional<manifest::Binding> DecodeBinding(const Document& document, const json::Value& operation,
+                                               const std::string& binding_pointer, std::vector<Error>& errors) {
+  static const json::Value kAbsent;
+  auto it = operation.find("x-openudon-mcp");
+  std::vector<Error> problems;
+  auto binding = manifest::ParseBinding(it == operation.end() ? kAbsent : *it, document.directory, &problems);
+  if (binding.ok()) return std::move(binding).value();
+  for (Error& problem : problems) {
+    problem.pointer = binding_pointer + problem.pointer;
+    errors.push_back(std::move(problem));
   }
-  bool shape_ok = true;
-  for (const char* field : {"manifest", "manifestSha256", "server", "tool"}) {
-    if (!binding->contains(field) || !(*binding)[field].is_string() || (*binding)[field].get<std::string>().empty()) {
-      out.errors.push_back(Shape("x-openudon-mcp needs manifest, manifestSha256, server and tool strings",
-                                 Child(binding_pointer, field)));
-      shape_ok = false;
-    }
-  }
-  for (const auto& [key, unused] : binding->items()) {
-    if (key != "manifest" && key != "manifestSha256" && key != "server" && key != "tool" && !IsExtensionKey(key)) {
-      out.errors.push_back(Shape("x-openudon-mcp has an unknown member", Child(binding_pointer, key)));
-      shape_ok = false;
-    }
-  }
-  if (!shape_ok) return;
-  McpOperation bound;
-  bound.operation_id = operation.value("operationId", "");
-  bound.pointer = pointer;
-  bound.binding.manifest_sha256 = (*binding)["manifestSha256"].get<std::string>();
-  bound.binding.server = (*binding)["server"].get<std::string>();
-  bound.binding.tool = (*binding)["tool"].get<std::string>();
-  if (!json::IsSha256Hex(bound.binding.manifest_sha256)) {
-    out.errors.push_back(Shape("manifestSha256 must be 64 lowercase hex digits", Child(binding_pointer, "manifestSha256")));
-    return;
-  }
-  auto path = ResolveManifestPath((*binding)["manifest"].get<std::string>(), document.directory);
-  if (!path.ok()) {
-    out.errors.push_back(At(path.error(), Child(binding_pointer, "manifest")));
-    return;
-  }
-  bound.binding.manifest_path = *path;
-  const auto& loaded = cache.Get(*path);
-  if (!loaded.ok()) {
-    out.errors.push_back(At(loaded.error(), Child(binding_pointer, "manifest")));
-    return;
-  }
-  const manifest::Manifest& m = *loaded;
-  if (m.sha256() != bound.binding.manifest_sha256) {
-    out.errors.push_back(MakeError("manifest.digest_mismatch",
-                                   "the manifest's canonical SHA-256 differs from the pinned one",
-                                   Child(binding_pointer, "manifestSha256")));
-    return;
-  }
-  auto location = manifest::SelectTool(m, bound.binding.server, bound.binding.tool);
-  if (!location.ok()) {
-    out.errors.push_back(At(location.error(), binding_pointer));
-    return;
-  }
-  const json::Value& tool = *location->tool;
-  const json::Value* review_json = m.review(bound.binding.server, bound.binding.tool);
-  if (review_json == nullptr) {
-    out.errors.push_back(MakeError("review.missing", "the selected tool has no review", binding_pointer));
-    return;
-  }
-  auto review = manifest::ValidateReview(*review_json, policy);
-  if (!review.ok()) {
-    out.errors.push_back(At(review.error(), binding_pointer));
-    return;
-  }
-  if (Status against = manifest::ValidateReviewAgainstTool(*review, tool); !against.ok()) {
-    out.errors.push_back(At(against.error(), binding_pointer));
-    return;
-  }
-  const std::size_t errors_before = out.errors.size();
+  return std::nullopt;
+}
+
+// Job 2: the manifest, pin, tool and review (manifest::ResolveBinding). Manifest-side
+// problems point at the binding member they concern; details.manifestPointer keeps where
+// in the manifest.
+std::optional<manifest::BoundTool> ResolveOperationBinding(const manifest::Binding& binding,
+                                                           const std::string& binding_pointer,
+                                                           const manifest::Policy& policy,
+                                                           manifest::ManifestCache& manifests,
+                                                           std::vector<Error>& errors) {
+  auto bound = manifest::ResolveBinding(binding, policy, manifests);
+  if (bound.ok()) return std::move(bound).value();
+  const std::string& code = bound.error().code;
+  std::string at = binding_pointer;
+  if (code == "manifest.unreadable" || code == "manifest.invalid") at = Child(binding_pointer, "manifest");
+  if (code == "manifest.digest_mismatch") at = Child(binding_pointer, "manifestSha256");
+  errors.push_back(At(std::move(bound).error(), at));
+  return std::nullopt;
+}
+
+// Job 3: whatever reads $response.body needs an outputSchema to read from.
+void CheckOutputSchema(const Document& document, const json::Value& operation, const std::string& pointer,
+                       const json::Value& tool, McpOperation& bound, std::vector<Error>& errors) {
   const bool declares_outputs =
       operation.contains("outputs") && operation["outputs"].is_object() && !operation["outputs"].empty();
   const std::optional<std::string> body_read = ResponseBodyRead(document, operation, pointer);
   bound.expects_output = declares_outputs || body_read.has_value();
   if (bound.expects_output && !tool.contains("outputSchema")) {
-    out.errors.push_back(MakeError("binding.output_schema_required",
-                                   declares_outputs ? "outputs are declared but the reviewed Tool has no outputSchema"
-                                                    : "$response.body is read but the reviewed Tool has no outputSchema",
-                                   declares_outputs ? Child(pointer, "outputs") : *body_read));
+    errors.push_back(MakeError("binding.output_schema_required",
+                               declares_outputs ? "outputs are declared but the reviewed Tool has no outputSchema"
+                                                : "$response.body is read but the reviewed Tool has no outputSchema",
+                               declares_outputs ? Child(pointer, "outputs") : *body_read));
   }
-  if (CheckRequest(operation, pointer, bound, out.errors)) {
-    for (const auto& bound_path : bound.bound_paths) {
-      if (!manifest::ChannelCovers(*review, bound_path)) {
-        Error error = MakeError("review.unclassified_channel", "a bound argument path has no reviewed input channel",
-                                Child(Child(pointer, "request"), "body") + bound_path);
-        out.errors.push_back(std::move(error));
-      }
-    }
-    const bool literal = bound.bound_paths.empty();
-    if (literal && tool.contains("inputSchema") && tool["inputSchema"].is_object()) {
-      json::Value arguments = json::Value::object();
-      if (operation.contains("request") && operation["request"].contains("body")) arguments = operation["request"]["body"];
-      auto compiled = schema::CompiledSchema::Compile(tool["inputSchema"]);
-      if (compiled.ok() && !compiled->IsValid(arguments)) {
-        out.errors.push_back(MakeError("input.schema_violation",
-                                       "the literal body does not validate against the reviewed inputSchema",
-                                       Child(Child(pointer, "request"), "body")));
-      }
+}
+
+// Job 4: the body against the review and the Tool: every bound path on a reviewed
+// channel; a body of literals only must already satisfy the inputSchema.
+void CheckBody(const json::Value& operation, const std::string& pointer, const manifest::BoundTool& target,
+               const McpOperation& bound, std::vector<Error>& errors) {
+  const std::string body_pointer = Child(Child(pointer, "request"), "body");
+  for (const auto& bound_path : bound.bound_paths) {
+    if (!manifest::ChannelCovers(target.review, bound_path)) {
+      errors.push_back(MakeError("review.unclassified_channel", "a bound argument path has no reviewed input channel",
+                                 body_pointer + bound_path));
     }
   }
-  CheckOutputs(operation, tool, pointer, out.errors);
+  const json::Value& tool = target.tool();
+  if (!bound.bound_paths.empty() || !tool.contains("inputSchema") || !tool["inputSchema"].is_object()) return;
+  json::Value arguments = json::Value::object();
+  if (operation.contains("request") && operation["request"].contains("body")) arguments = operation["request"]["body"];
+  auto compiled = schema::CompiledSchema::Compile(tool["inputSchema"]);
+  if (compiled.ok() && !compiled->IsValid(arguments)) {
+    errors.push_back(MakeError("input.schema_violation",
+                               "the literal body does not validate against the reviewed inputSchema", body_pointer));
+  }
+}
+
+void CheckOperation(const Document& document, const json::Value& operation, const std::string& pointer,
+                    const manifest::Policy& policy, manifest::ManifestCache& manifests, BindingCheck& out) {
+  const std::string binding_pointer = Child(pointer, "x-openudon-mcp");
+  std::optional<manifest::Binding> binding = DecodeBinding(document, operation, binding_pointer, out.errors);
+  if (!binding) return;
+  std::optional<manifest::BoundTool> target =
+      ResolveOperationBinding(*binding, binding_pointer, policy, manifests, out.errors);
+  if (!target) return;
+  McpOperation bound;
+  bound.operation_id = operation.value("operationId", "");
+  bound.pointer = pointer;
+  bound.binding = std::move(*binding);
+  const std::size_t errors_before = out.errors.size();
+  CheckOutputSchema(document, operation, pointer, target->tool(), bound, out.errors);
+  if (CheckRequest(operation, pointer, bound, out.errors)) CheckBody(operation, pointer, *target, bound, out.errors);
+  CheckOutputs(operation, target->tool(), pointer, out.errors);
   if (out.errors.size() == errors_before) out.operations.emplace(bound.operation_id, std::move(bound));
 }
 
@@ -321,37 +292,21 @@ bool IsMcpOperation(const json::Value& operation) {
          operation["x-uws-operation-profile"] == kMcpProfile;
 }
 
-Result<std::string> ResolveManifestPath(std::string_view reference, const std::string& directory) {
-  std::string path(reference);
-  if (path.rfind("file://", 0) == 0) {
-    path = path.substr(7);
-    if (path.rfind("localhost/", 0) == 0) path = path.substr(9);
-    if (path.empty() || path[0] != '/') {
-      return MakeError("manifest.unreadable", "a file: URI must name an absolute local path");
-    }
-    return path;
-  }
-  if (path.rfind("file:", 0) == 0) path = path.substr(5);
-  const auto colon = path.find(':');
-  const auto slash = path.find('/');
-  if (colon != std::string::npos && (slash == std::string::npos || colon < slash)) {
-    return MakeError("manifest.unreadable", "a manifest is a local path or a file: URI");
-  }
-  std::filesystem::path resolved(path);
-  if (resolved.is_relative()) resolved = std::filesystem::path(directory) / resolved;
-  return resolved.lexically_normal().string();
+BindingCheck CheckBindings(const Document& document, const manifest::Policy& policy) {
+  manifest::ManifestCache manifests;
+  return CheckBindings(document, policy, manifests);
 }
 
-BindingCheck CheckBindings(const Document& document, const manifest::Policy& policy) {
+BindingCheck CheckBindings(const Document& document, const manifest::Policy& policy,
+                           manifest::ManifestCache& manifests) {
   BindingCheck out;
-  ManifestCache cache;
   const json::Value& operations = document.root.contains("operations") ? document.root["operations"] : json::Value();
   if (!operations.is_array()) return out;
   for (std::size_t i = 0; i < operations.size(); ++i) {
     const json::Value& operation = operations[i];
     const std::string pointer = "/operations/" + std::to_string(i);
     if (IsMcpOperation(operation)) {
-      CheckOperation(document, operation, pointer, policy, cache, out);
+      CheckOperation(document, operation, pointer, policy, manifests, out);
     } else if (operation.is_object() && operation.contains("x-openudon-mcp")) {
       out.errors.push_back(Shape("x-openudon-mcp needs x-uws-operation-profile openudon.mcp-tool-call.0.1", pointer));
     }

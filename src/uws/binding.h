@@ -10,9 +10,9 @@
 #include <string_view>
 #include <vector>
 
-#include "gate/gate.h"
 #include "json/json.h"
 #include "json/result.h"
+#include "manifest/binding.h"
 #include "manifest/policy.h"
 #include "uws/document.h"
 
@@ -23,7 +23,7 @@ inline constexpr std::string_view kMcpProfile = "openudon.mcp-tool-call.0.1";
 struct McpOperation {
   std::string operation_id;
   std::string pointer;  // /operations/<i>
-  gate::Binding binding;
+  manifest::Binding binding;
   std::vector<std::string> bound_paths;  // argument pointers bound from expressions
   bool expects_output = false;           // the operation declares outputs
 };
@@ -39,10 +39,10 @@ struct BindingCheck {
 
 bool IsMcpOperation(const json::Value& operation);
 
+// Resolves every binding through manifest::ResolveBinding; `manifests` is the run's cache
+// (the content-trust resolver and the gate reuse it), else one for this check alone.
 BindingCheck CheckBindings(const Document& document, const manifest::Policy& policy);
-
-// The manifest path of a binding: relative to the UWS document's folder, or a file: URI.
-// Errors: manifest.unreadable for any other URI scheme.
-Result<std::string> ResolveManifestPath(std::string_view reference, const std::string& directory);
+BindingCheck CheckBindings(const Document& document, const manifest::Policy& policy,
+                           manifest::ManifestCache& manifests);
 
 }  // namespace udon::uws

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "json/file.h"
 #include "uws/check.h"
 #include "uws/internal/test_util.h"
 
@@ -206,6 +207,53 @@ TEST_F(UwsBinding, ProfileMismatch) {
   json::Value op = Operation(Binding());
   op["x-uws-operation-profile"] = "uws.runtime.1.0";
   EXPECT_EQ(Codes(op), CodeList{"uws.invalid"});
+}
+
+// Where each stage of the binding's resolution points in the document; the manifest-side
+// pointer stays in details.manifestPointer.
+TEST_F(UwsBinding, EachResolutionProblemPointsAtItsBindingMember) {
+  auto first = [this](json::Value binding) {
+    CheckedDocument checked = Check(Operation(std::move(binding)));
+    return checked.bindings.errors.empty() ? Error{} : checked.bindings.errors.front();
+  };
+  json::Value binding = Binding();
+  binding["manifest"] = "./mcp/absent.tools.json";
+  EXPECT_EQ(first(binding).pointer, "/operations/0/x-openudon-mcp/manifest");
+  binding = Binding();
+  binding["manifestSha256"] = std::string(64, '0');
+  Error mismatch = first(binding);
+  EXPECT_EQ(mismatch.pointer, "/operations/0/x-openudon-mcp/manifestSha256");
+  EXPECT_EQ(mismatch.details["pinned"], std::string(64, '0'));
+  EXPECT_EQ(mismatch.details["actual"], sha_);
+  binding = Binding();
+  binding["unknown"] = true;
+  EXPECT_EQ(first(binding).pointer, "/operations/0/x-openudon-mcp/unknown");
+  manifest_["servers"]["blender_farm"]["reviews"]["render_turntable"]["assertions"]["headless"] = false;
+  dir_.Write("mcp/farm.tools.json", manifest_.dump());
+  sha_ = testing::Sha256Of(manifest_);
+  Error rejected = first(Binding());
+  EXPECT_EQ(rejected.pointer, "/operations/0/x-openudon-mcp");
+  EXPECT_EQ(rejected.details["manifestPointer"], "/servers/blender_farm/reviews/render_turntable/assertions/headless");
+}
+
+// Issue 21: the bindings of one manifest share one read of it (the run's manifest cache).
+TEST_F(UwsBinding, EveryBindingOfOneManifestSharesOneRead) {
+  int reads = 0;
+  manifest::ManifestCache manifests([&reads](const std::string& path) {
+    ++reads;
+    return json::ReadFile(path);
+  });
+  json::Value operations = json::Value::array();
+  for (const char* id : {"render_a", "render_b", "render_c"}) {
+    json::Value operation = Operation(Binding());
+    operation["operationId"] = id;
+    operations.push_back(std::move(operation));
+  }
+  json::Value doc = {{"uws", "1.9.1"}, {"info", {{"title", "t"}, {"version", "1"}}}, {"operations", operations}};
+  CheckedDocument checked = CheckDocument(dir_.Write("doc.uws.json", doc.dump()), manifest::Policy{}, manifests);
+  ASSERT_TRUE(checked.ok()) << checked.error->Describe();
+  EXPECT_EQ(checked.bindings.operations.size(), 3u);
+  EXPECT_EQ(reads, 1);
 }
 
 }  // namespace

@@ -5,6 +5,12 @@
 namespace udon::uws {
 
 CheckedDocument CheckParsedDocument(Document document, const manifest::Policy& policy) {
+  manifest::ManifestCache manifests;
+  return CheckParsedDocument(std::move(document), policy, manifests);
+}
+
+CheckedDocument CheckParsedDocument(Document document, const manifest::Policy& policy,
+                                    manifest::ManifestCache& manifests) {
   CheckedDocument checked;
   std::vector<Error> errors = Validate(document);
   if (!errors.empty()) {
@@ -13,7 +19,7 @@ CheckedDocument CheckParsedDocument(Document document, const manifest::Policy& p
     checked.document = std::move(document);
     return checked;
   }
-  checked.bindings = CheckBindings(document, policy);
+  checked.bindings = CheckBindings(document, policy, manifests);
   checked.document = std::move(document);
   const auto& binding_errors = checked.bindings.errors;
   if (binding_errors.empty()) return checked;
@@ -34,6 +40,12 @@ CheckedDocument CheckParsedDocument(Document document, const manifest::Policy& p
 }
 
 CheckedDocument CheckDocument(const std::string& path, const manifest::Policy& policy) {
+  manifest::ManifestCache manifests;
+  return CheckDocument(path, policy, manifests);
+}
+
+CheckedDocument CheckDocument(const std::string& path, const manifest::Policy& policy,
+                              manifest::ManifestCache& manifests) {
   auto document = LoadDocument(path);
   if (!document.ok()) {
     CheckedDocument checked;
@@ -41,7 +53,7 @@ CheckedDocument CheckDocument(const std::string& path, const manifest::Policy& p
     checked.exit_code = 2;
     return checked;
   }
-  return CheckParsedDocument(std::move(document).value(), policy);
+  return CheckParsedDocument(std::move(document).value(), policy, manifests);
 }
 
 }  // namespace udon::uws

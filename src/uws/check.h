@@ -24,7 +24,13 @@ struct CheckedDocument {
   bool ok() const { return !error.has_value(); }
 };
 
+// `manifests`: the run's manifest cache, shared with the content-trust resolver and the
+// gate so a run reads each manifest once; without it, one for this check alone.
 CheckedDocument CheckDocument(const std::string& path, const manifest::Policy& policy);
+CheckedDocument CheckDocument(const std::string& path, const manifest::Policy& policy,
+                              manifest::ManifestCache& manifests);
 CheckedDocument CheckParsedDocument(Document document, const manifest::Policy& policy);
+CheckedDocument CheckParsedDocument(Document document, const manifest::Policy& policy,
+                                    manifest::ManifestCache& manifests);
 
 }  // namespace udon::uws

@@ -3,6 +3,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <sstream>
 #include <thread>
@@ -179,6 +180,46 @@ TEST_F(UwsRunTest, RunsThreeToolsOverStdio) {
   }
   EXPECT_EQ(records, 4);
   EXPECT_EQ(dir_.Read("evidence.jsonl").find("Canary"), std::string::npos);
+}
+
+// The strace binary on PATH, or empty.
+std::string FindStrace() {
+  const char* path = std::getenv("PATH");
+  std::istringstream dirs(path != nullptr ? path : "");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    const std::filesystem::path candidate = std::filesystem::path(dir) / "strace";
+    if (!dir.empty() && ::access(candidate.c_str(), X_OK) == 0) return candidate.string();
+  }
+  return {};
+}
+
+// Issue 21: the static checks and content trust share the run's one read of the manifest;
+// the gate reads it again before every gated call (the proposal requires that), and
+// nothing else does. strace counts the opens of the manifest's path.
+TEST_F(UwsRunTest, ARunOpensTheManifestOncePlusOncePerGatedCall) {
+  const std::string strace = FindStrace();
+  if (strace.empty()) GTEST_SKIP() << "strace is not installed";
+  dir_.Write("policy.json", R"({"blockOnFindings": "high"})");  // content trust runs too
+  RunOptions options;
+  options.env["UDON_MCP_STATE_DIR"] = dir_.File("state");
+  options.cwd = dir_.path();
+  ProcessResult run = testing::RunProcess(
+      {strace, "-f", "-qq", "-e", "trace=openat", "-o", dir_.File("openat.log"), testing::UdonMcpBinary(), "run",
+       dir_.File("flow.uws.yaml"), "--inputs", dir_.File("inputs.json"), "--json", "--policy",
+       dir_.File("policy.json"), "--evidence", dir_.File("evidence.jsonl"), "--config", dir_.File("mcp.json")},
+      options);
+  if (run.exit_code != 0 && dir_.Read("openat.log").empty()) GTEST_SKIP() << "strace cannot trace here: " << run.err;
+  ExpectOutputs(run);
+  std::istringstream calls(dir_.Read("evidence.jsonl"));
+  int gated_calls = 0;
+  for (std::string line; std::getline(calls, line);) ++gated_calls;
+  EXPECT_EQ(gated_calls, 4);
+  std::istringstream trace(dir_.Read("openat.log"));
+  int opens = 0;
+  for (std::string line; std::getline(trace, line);) {
+    if (line.find("openat(") != std::string::npos && line.find("demo.tools.json") != std::string::npos) ++opens;
+  }
+  EXPECT_EQ(opens, 1 + gated_calls);
 }
 
 TEST_F(UwsRunTest, RunsThreeToolsOverHttp) {

@@ -191,7 +191,7 @@ class ScriptedGateTest : public ::testing::Test {
   std::filesystem::path dir_;
   mcp::RuntimeConfig config_;
   ScriptedServer server_;
-  gate::Binding binding_;
+  manifest::Binding binding_;
 };
 
 }  // namespace udon::gate::internal
