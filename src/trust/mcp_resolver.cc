@@ -1,5 +1,4 @@
 #include "trust/mcp_resolver.h"
-#include "trust/internal/json_access.h"
 
 #include <algorithm>
 #include <utility>
@@ -10,6 +9,7 @@
 #include "manifest/review.h"
 #include "uws/binding.h"
 #include "uws/expression.h"
+#include "json/access.h"
 
 namespace udon::trust {
 namespace {
@@ -23,8 +23,8 @@ Resolution Fail(const char* code, const char* message, std::size_t index) {
   return resolution;
 }
 
-using internal::Member;
-using internal::Text;
+using json::Member;
+using json::StringMember;
 
 // Follows local $refs ("#/..."); nullptr for a remote or dangling one, or a cycle.
 const json::Value* Dereference(const json::Value* schema, const json::Value& root) {
@@ -108,10 +108,10 @@ Resolution McpResolver::ResolveOperation(const uws::Document& document, std::siz
                                          const json::Value& operation) const {
   if (!uws::IsMcpOperation(operation)) return {};
   const json::Value* binding = Member(&operation, "x-openudon-mcp");
-  const std::string reference = Text(binding, "manifest");
-  const std::string pin = Text(binding, "manifestSha256");
-  const std::string server = Text(binding, "server");
-  const std::string tool = Text(binding, "tool");
+  const std::string reference = StringMember(binding, "manifest");
+  const std::string pin = StringMember(binding, "manifestSha256");
+  const std::string server = StringMember(binding, "server");
+  const std::string tool = StringMember(binding, "tool");
   if (reference.empty() || pin.empty() || server.empty() || tool.empty()) {
     return Fail("uws.invalid", "the MCP binding is incomplete", index);
   }
