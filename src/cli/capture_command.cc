@@ -110,14 +110,14 @@ int RunCapture(CaptureCommandOptions options) {
   };
   auto captured = manifest::Capture(*config, *policy, capture, manifest::NowSeconds());
   if (!captured.ok()) {
-    const int code = ReportError(captured.error(), json, gate::ExitCodeFor(captured.error().code));
+    const int code = ReportError(captured.error(), json, ExitCodeFor(captured.error()));
     if (!options.diagnostics) NoteDiagnostics(captured.error());
     return code;
   }
   std::optional<manifest::CarryOverReport> carried;
   if (previous) {
     auto report = manifest::CarryOverReviews(*previous, *captured);
-    if (!report.ok()) return ReportError(report.error(), json, gate::ExitCodeFor(report.error().code));
+    if (!report.ok()) return ReportError(report.error(), json, ExitCodeFor(report.error()));
     carried = std::move(report).value();
   }
   Status written = json::WriteFileAtomic(options.output, captured->ToPrettyJson());

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+// Only for the plain struct gate::Binding (no gate code is linked): it moves to
+// manifest/binding.h with the one binding resolver, and this include goes with it.
 #include "gate/gate.h"
 #include "json/json.h"
 #include "json/result.h"
