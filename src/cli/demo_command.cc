@@ -3,6 +3,7 @@
 // Exits 0 only if every expected outcome happened.
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -163,7 +164,10 @@ int RunDemo(const DemoOptions& options) {
   if (!outcome.ok()) return Fail(StageName(outcome), *outcome.error);
   Say("   valid: " + std::to_string(outcome.operations) + " operations bound to reviewed tools");
   if (outcome.content_trust) {
-    Say("   content trust: " + std::to_string(outcome.content_trust->findings.size()) + " finding(s)");
+    const auto& findings = outcome.content_trust->findings;
+    const auto high = std::count_if(findings.begin(), findings.end(), [](const auto& f) { return f.severity == "high"; });
+    Say("   content trust: " + std::to_string(findings.size()) + " finding(s), " + std::to_string(high) +
+        " high (advisory: the demo's policy does not block on findings)");
   }
   const json::Value outputs = outcome.run.outputs;
   Say("   outputs " + outputs.dump(2));
