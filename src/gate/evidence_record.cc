@@ -99,95 +99,92 @@ std::optional<std::vector<std::string>> ReadStrings(const json::Value& in, const
   return out;
 }
 
+// Every member of a record, once: ToJson and FromJson are two visitors of this list.
+template <typename Record, typename Visit>
+void ForEachMember(Record& r, Visit&& visit) {
+  visit("time", r.time);
+  visit("command", r.command);
+  visit("manifestSha256", r.manifest_sha256);
+  visit("pinnedSha256", r.pinned_sha256);
+  visit("server", r.server);
+  visit("tool", r.tool);
+  visit("steps", r.steps);
+  visit("code", r.code);
+  visit("exit", r.exit);
+  visit("dispatched", r.dispatched);
+  visit("connection", r.connection);
+  visit("barrier", r.barrier);
+  visit("listings", r.listings);
+  visit("disturbedListings", r.disturbed_listings);
+  visit("listChangedBeforeBinding", r.list_changed_before_binding);
+  visit("gateMs", r.gate_ms);
+  visit("callMs", r.call_ms);
+  visit("protocolVersion", r.protocol_version);
+  visit("era", r.era);
+  visit("subscription", r.subscription);
+  visit("sandbox", r.sandbox);
+  visit("modelBacked", r.model_backed);
+  visit("invalidation", r.invalidation);
+  visit("drift", r.drift);
+  visit("serverInfoDrift", r.server_info_drift);
+  visit("serverRequests", r.server_requests);
+  visit("liveToolSha256", r.live_tool_sha256);
+  visit("reuseRefused", r.reuse_refused);
+  visit("invalidationWriteFailed", r.invalidation_write_failed);
+  visit("notificationStream", r.notification_stream);
+  visit("argumentsHmacSha256", r.arguments_hmac_sha256);
+  visit("resultHmacSha256", r.result_hmac_sha256);
+  visit("digestKeyId", r.digest_key_id);
+  visit("cause", r.cause);
+  visit("reason", r.reason);
+  visit("argumentsSha256", r.arguments_sha256);
+  visit("resultSha256", r.result_sha256);
+  visit("negotiation", r.negotiation);
+  visit("probe", r.probe);
+}
+
+json::Value AsJson(const std::vector<EvidenceStep>& steps) { return StepsToJson(steps); }
+json::Value AsJson(const ProbeFacts& probe) { return ProbeToJson(probe); }
+template <typename T>
+json::Value AsJson(const T& value) {
+  return value;
+}
+
+struct Writer {
+  json::Value& out;
+  template <typename T>
+  void operator()(const char* name, const std::optional<T>& value) const {
+    if (value) out[name] = AsJson(*value);
+  }
+  void operator()(const char* name, const json::Value& value) const { Put(out, name, value); }
+};
+
+struct Reader {
+  const json::Value& in;
+  void operator()(const char* name, std::optional<std::string>& value) const { value = ReadString(in, name); }
+  void operator()(const char* name, std::optional<int>& value) const { value = ReadInt(in, name); }
+  void operator()(const char* name, std::optional<double>& value) const { value = ReadDouble(in, name); }
+  void operator()(const char* name, std::optional<bool>& value) const { value = ReadBool(in, name); }
+  void operator()(const char* name, std::optional<std::vector<std::string>>& value) const {
+    value = ReadStrings(in, name);
+  }
+  void operator()(const char*, std::optional<std::vector<EvidenceStep>>& value) const { value = ReadSteps(in); }
+  void operator()(const char*, std::optional<ProbeFacts>& value) const { value = ReadProbe(in); }
+  void operator()(const char* name, json::Value& value) const { value = ReadValue(in, name); }
+};
+
 }  // namespace
 
 json::Value EvidenceRecord::ToJson() const {
   json::Value out = json::Value::object();
-  Put(out, "time", time);
-  Put(out, "command", command);
-  Put(out, "manifestSha256", manifest_sha256);
-  Put(out, "pinnedSha256", pinned_sha256);
-  Put(out, "server", server);
-  Put(out, "tool", tool);
-  if (steps) out["steps"] = StepsToJson(*steps);
-  Put(out, "code", code);
-  Put(out, "exit", exit);
-  Put(out, "dispatched", dispatched);
-  Put(out, "connection", connection);
-  Put(out, "barrier", barrier);
-  Put(out, "listings", listings);
-  Put(out, "disturbedListings", disturbed_listings);
-  Put(out, "listChangedBeforeBinding", list_changed_before_binding);
-  Put(out, "gateMs", gate_ms);
-  Put(out, "callMs", call_ms);
-  Put(out, "protocolVersion", protocol_version);
-  Put(out, "era", era);
-  Put(out, "subscription", subscription);
-  Put(out, "sandbox", sandbox);
-  Put(out, "modelBacked", model_backed);
-  Put(out, "invalidation", invalidation);
-  Put(out, "drift", drift);
-  Put(out, "serverInfoDrift", server_info_drift);
-  Put(out, "serverRequests", server_requests);
-  Put(out, "liveToolSha256", live_tool_sha256);
-  Put(out, "reuseRefused", reuse_refused);
-  Put(out, "invalidationWriteFailed", invalidation_write_failed);
-  Put(out, "notificationStream", notification_stream);
-  Put(out, "argumentsHmacSha256", arguments_hmac_sha256);
-  Put(out, "resultHmacSha256", result_hmac_sha256);
-  Put(out, "digestKeyId", digest_key_id);
-  Put(out, "cause", cause);
-  Put(out, "reason", reason);
-  Put(out, "argumentsSha256", arguments_sha256);
-  Put(out, "resultSha256", result_sha256);
-  Put(out, "negotiation", negotiation);
-  if (probe) out["probe"] = ProbeToJson(*probe);
+  ForEachMember(*this, Writer{out});
   return out;
 }
 
 EvidenceRecord EvidenceRecord::FromJson(const json::Value& in) {
-  EvidenceRecord r;
-  if (!in.is_object()) return r;
-  r.time = ReadString(in, "time");
-  r.command = ReadString(in, "command");
-  r.manifest_sha256 = ReadString(in, "manifestSha256");
-  r.pinned_sha256 = ReadString(in, "pinnedSha256");
-  r.server = ReadString(in, "server");
-  r.tool = ReadString(in, "tool");
-  r.steps = ReadSteps(in);
-  r.code = ReadString(in, "code");
-  r.exit = ReadInt(in, "exit");
-  r.dispatched = ReadBool(in, "dispatched");
-  r.connection = ReadString(in, "connection");
-  r.barrier = ReadBool(in, "barrier");
-  r.listings = ReadInt(in, "listings");
-  r.disturbed_listings = ReadInt(in, "disturbedListings");
-  r.list_changed_before_binding = ReadInt(in, "listChangedBeforeBinding");
-  r.gate_ms = ReadDouble(in, "gateMs");
-  r.call_ms = ReadDouble(in, "callMs");
-  r.protocol_version = ReadString(in, "protocolVersion");
-  r.era = ReadString(in, "era");
-  r.subscription = ReadString(in, "subscription");
-  r.sandbox = ReadValue(in, "sandbox");
-  r.model_backed = ReadBool(in, "modelBacked");
-  r.invalidation = ReadString(in, "invalidation");
-  r.drift = ReadValue(in, "drift");
-  r.server_info_drift = ReadValue(in, "serverInfoDrift");
-  r.server_requests = ReadStrings(in, "serverRequests");
-  r.live_tool_sha256 = ReadString(in, "liveToolSha256");
-  r.reuse_refused = ReadString(in, "reuseRefused");
-  r.invalidation_write_failed = ReadString(in, "invalidationWriteFailed");
-  r.notification_stream = ReadString(in, "notificationStream");
-  r.arguments_hmac_sha256 = ReadString(in, "argumentsHmacSha256");
-  r.result_hmac_sha256 = ReadString(in, "resultHmacSha256");
-  r.digest_key_id = ReadString(in, "digestKeyId");
-  r.cause = ReadValue(in, "cause");
-  r.reason = ReadValue(in, "reason");
-  r.arguments_sha256 = ReadString(in, "argumentsSha256");
-  r.result_sha256 = ReadString(in, "resultSha256");
-  r.negotiation = ReadString(in, "negotiation");
-  r.probe = ReadProbe(in);
-  return r;
+  EvidenceRecord record;
+  if (in.is_object()) ForEachMember(record, Reader{in});
+  return record;
 }
 
 std::string FailedStep(const EvidenceRecord& record) {

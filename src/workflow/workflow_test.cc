@@ -2,7 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include "json/file.h"
 #include "test_support.h"
 #include "trust/internal/test_documents.h"
 
@@ -15,10 +14,7 @@ namespace {
 class RunWorkflowTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto manifest = json::ReadFile(trust::internal::TestdataDir() + "/mail.tools.json");
-    ASSERT_TRUE(manifest.ok());
-    dir_.Write("mail.tools.json", *manifest);
-    dir_.Write("triage.uws.json", trust::internal::GoldenDocument().dump(2));
+    for (const auto& [name, text] : trust::internal::GoldenFiles()) dir_.Write(name, text);
   }
 
   WorkflowOutcome Go(manifest::FindingsBlock block, const std::string& inputs = {}) {
