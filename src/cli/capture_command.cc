@@ -99,14 +99,16 @@ int RunCapture(CaptureCommandOptions options) {
   }
   // How each server was opened (a strict legacy server may have hung up on the probe).
   json::Value negotiation = json::Value::object();
-  std::vector<json::Value> records;
+  std::vector<gate::EvidenceRecord> records;
   capture.on_negotiated = [&](const std::string& server, const std::string& path, mcp::Era era) {
     negotiation[server] = path;
-    records.push_back({{"time", gate::EvidenceTimestamp()},
-                       {"command", "capture"},
-                       {"server", server},
-                       {"era", era == mcp::Era::kModern ? "modern" : "legacy"},
-                       {"negotiation", path}});
+    gate::EvidenceRecord record;
+    record.time = gate::EvidenceTimestamp();
+    record.command = "capture";
+    record.server = server;
+    record.era = era == mcp::Era::kModern ? "modern" : "legacy";
+    record.negotiation = path;
+    records.push_back(std::move(record));
   };
   auto captured = manifest::Capture(*config, *policy, capture, manifest::NowSeconds());
   if (!captured.ok()) {
@@ -123,12 +125,12 @@ int RunCapture(CaptureCommandOptions options) {
   Status written = json::WriteFileAtomic(options.output, captured->ToPrettyJson());
   if (!written.ok()) return ReportError(written.error(), json, kExitInternal, options.output);
   if (*evidence) {
-    for (json::Value& record : records) {
-      record["protocolVersion"] = *captured->protocol_version();
-      record["manifestSha256"] = captured->sha256();
-      record["code"] = "ok";
-      record["exit"] = kExitOk;
-      if (Status appended = (*evidence)->Append(record); !appended.ok()) {
+    for (gate::EvidenceRecord& record : records) {
+      record.protocol_version = *captured->protocol_version();
+      record.manifest_sha256 = captured->sha256();
+      record.code = "ok";
+      record.exit = kExitOk;
+      if (Status appended = (*evidence)->Append(record.ToJson()); !appended.ok()) {
         return ReportError(appended.error(), json, kExitInternal);
       }
     }
