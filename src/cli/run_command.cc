@@ -62,7 +62,7 @@ int ReportStopped(const workflow::WorkflowOutcome& outcome, const RunOptions& op
   return code;
 }
 
-int RunWorkflow(const RunOptions& options) {
+int RunCommand(const RunOptions& options) {
   const bool json = options.common.json;
   auto policy = LoadPolicy(options.common);
   if (!policy.ok()) return ReportError(policy.error(), json, kExitInvalidInput);
@@ -101,7 +101,7 @@ void RegisterRunCommand(CLI::App& app) {
   command->add_option("--workflow", options->workflow, "The workflow to run (default: the only one, or main)");
   AddCommonOptions(command, options->common);
   AddDiagnosticsFlag(command, options->diagnostics);
-  SetAction(command, &options->common.json, [options] { return RunWorkflow(*options); });
+  SetAction(command, &options->common.json, [options] { return RunCommand(*options); });
 }
 
 }  // namespace udon::cli

@@ -812,7 +812,7 @@ std::string Gate::KeyId() {
   return key_ ? key_->id() : std::string();
 }
 
-EvidenceRecord Gate::MakeRecord(Run& run, const GateResult& result, const std::string& code) {
+EvidenceRecord Gate::MakeRecord(const Run& run, const GateResult& result, const std::string& code) {
   EvidenceRecord record;
   record.steps.emplace();
   double gate_ms = 0;

@@ -143,7 +143,7 @@ class Gate {
   void Warn(const std::string& text) const;
   void Release(Run& run, bool keep);
   void CollectDiagnostics(Run& run, GateResult& result);
-  EvidenceRecord MakeRecord(Run& run, const GateResult& result, const std::string& code);
+  EvidenceRecord MakeRecord(const Run& run, const GateResult& result, const std::string& code);
   void Finish(Run& run, GateResult& result);
 
   GateEnvironment env_;
