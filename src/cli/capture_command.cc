@@ -99,36 +99,38 @@ int RunCapture(CaptureCommandOptions options) {
   }
   // How each server was opened (a strict legacy server may have hung up on the probe).
   json::Value negotiation = json::Value::object();
-  std::vector<json::Value> records;
+  std::vector<gate::EvidenceRecord> records;
   request.on_negotiated = [&](const std::string& server, const std::string& path, mcp::Era era) {
     negotiation[server] = path;
-    records.push_back({{"time", gate::EvidenceTimestamp()},
-                       {"command", "capture"},
-                       {"server", server},
-                       {"era", era == mcp::Era::kModern ? "modern" : "legacy"},
-                       {"negotiation", path}});
+    gate::EvidenceRecord record;
+    record.time = gate::EvidenceTimestamp();
+    record.command = "capture";
+    record.server = server;
+    record.era = era == mcp::Era::kModern ? "modern" : "legacy";
+    record.negotiation = path;
+    records.push_back(std::move(record));
   };
   auto captured = capture::Capture(*config, *policy, request, manifest::NowSeconds());
   if (!captured.ok()) {
-    const int code = ReportError(captured.error(), json, gate::ExitCodeFor(captured.error().code));
+    const int code = ReportError(captured.error(), json, ExitCodeFor(captured.error()));
     if (!options.diagnostics) NoteDiagnostics(captured.error());
     return code;
   }
   std::optional<manifest::CarryOverReport> carried;
   if (previous) {
     auto report = manifest::CarryOverReviews(*previous, *captured);
-    if (!report.ok()) return ReportError(report.error(), json, gate::ExitCodeFor(report.error().code));
+    if (!report.ok()) return ReportError(report.error(), json, ExitCodeFor(report.error()));
     carried = std::move(report).value();
   }
   Status written = json::WriteFileAtomic(options.output, captured->ToPrettyJson());
   if (!written.ok()) return ReportError(written.error(), json, kExitInternal, options.output);
   if (*evidence) {
-    for (json::Value& record : records) {
-      record["protocolVersion"] = *captured->protocol_version();
-      record["manifestSha256"] = captured->sha256();
-      record["code"] = "ok";
-      record["exit"] = kExitOk;
-      if (Status appended = (*evidence)->Append(record); !appended.ok()) {
+    for (gate::EvidenceRecord& record : records) {
+      record.protocol_version = *captured->protocol_version();
+      record.manifest_sha256 = captured->sha256();
+      record.code = "ok";
+      record.exit = kExitOk;
+      if (Status appended = (*evidence)->Append(record.ToJson()); !appended.ok()) {
         return ReportError(appended.error(), json, kExitInternal);
       }
     }

@@ -3,6 +3,7 @@
 // Exits 0 only if every expected outcome happened.
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -15,9 +16,7 @@
 #include "json/file.h"
 #include "json/yaml.h"
 #include "manifest/review.h"
-#include "uws/check.h"
-#include "uws/plan.h"
-#include "uws/runner.h"
+#include "workflow/workflow.h"
 
 namespace udon::cli {
 namespace {
@@ -98,6 +97,19 @@ int Fail(const std::string& what, const Error& error) {
   return kExitInternal;
 }
 
+// What the narration calls the stage a workflow run stopped at.
+std::string StageName(const workflow::WorkflowOutcome& outcome) {
+  switch (outcome.stage) {
+    case workflow::Stage::kCheck: return "validate";
+    case workflow::Stage::kPlan: return "plan";
+    case workflow::Stage::kContentTrust: return "content trust";
+    case workflow::Stage::kInputs: return "inputs";
+    case workflow::Stage::kGate: return "gate";
+    case workflow::Stage::kRun: break;
+  }
+  return "run (step " + outcome.run.step_path + ")";
+}
+
 int RunDemo(const DemoOptions& options) {
   narrate_to_stderr = options.json;
   const manifest::Policy policy;
@@ -140,36 +152,30 @@ int RunDemo(const DemoOptions& options) {
     return Fail("inputs", w.error());
   }
 
-  Say("4. validate: UWS rules plus every static check of the MCP bindings");
-  // As in run: the static checks and the run's gate share one manifest cache.
-  auto manifests = std::make_shared<manifest::ManifestCache>();
-  uws::CheckedDocument checked = uws::CheckDocument(workflow_path.string(), policy, *manifests);
-  if (!checked.ok()) return Fail("validate", *checked.error);
-  auto plan = uws::MakePlan(*checked.document, checked.bindings, std::nullopt);
-  if (!plan.ok()) return Fail("plan", plan.error());
-  Say("   valid: 3 operations bound to reviewed tools");
-
-  Say("5. run: every step through the gate (digest, expiry, version, serverInfo, re-list, compare, arguments)");
+  Say("4. validate, analyze, run: UWS rules and every static check of the MCP bindings, the content-trust");
+  Say("   analysis (policy blockOnFindings), then every step through the gate (digest, expiry, version,");
+  Say("   serverInfo, re-list, compare, arguments)");
   auto evidence = gate::EvidenceWriter::Open((dir / "evidence.jsonl").string());
   if (!evidence.ok()) return Fail("evidence", evidence.error());
-  auto inputs = json::Parse(internal::kDemoInputsJson);
-  if (!inputs.ok()) return Fail("inputs", inputs.error());
-  json::Value outputs;
-  {
-    gate::GateEnvironment env = Environment(dir, *config, evidence->get());
-    env.manifests = manifests;
-    gate::Gate gate(std::move(env));
-    uws::GateLeafExecutor leaf(gate);
-    uws::RunOutcome outcome = uws::Run(*plan, *inputs, leaf);
-    if (!outcome.ok()) return Fail("run (step " + outcome.step_path + ")", *outcome.error);
-    outputs = outcome.outputs;
+  workflow::WorkflowEnvironment environment;
+  environment.policy = policy;
+  environment.gate = [&]() -> Result<gate::GateEnvironment> { return Environment(dir, *config, evidence->get()); };
+  workflow::WorkflowOutcome outcome = workflow::RunWorkflow(workflow_path.string(), inputs_path.string(), environment);
+  if (!outcome.ok()) return Fail(StageName(outcome), *outcome.error);
+  Say("   valid: " + std::to_string(outcome.operations) + " operations bound to reviewed tools");
+  if (outcome.content_trust) {
+    const auto& findings = outcome.content_trust->findings;
+    const auto high = std::count_if(findings.begin(), findings.end(), [](const auto& f) { return f.severity == "high"; });
+    Say("   content trust: " + std::to_string(findings.size()) + " finding(s), " + std::to_string(high) +
+        " high (advisory: the demo's policy does not block on findings)");
   }
+  const json::Value outputs = outcome.run.outputs;
   Say("   outputs " + outputs.dump(2));
   if (!outputs.contains("images") || outputs["images"].size() != 3) {
     return Fail("run", MakeError("demo.unexpected", "expected three rendered views, one per sentence"));
   }
 
-  Say("6. drift: restart the server with a changed render_turntable description, verify again");
+  Say("5. drift: restart the server with a changed render_turntable description, verify again");
   auto drifted = WriteConfig(dir, *server, {"description=render_turntable"});
   if (!drifted.ok()) return Fail("writing the runtime configuration", drifted.error());
   gate::Gate gate(Environment(dir, *drifted, evidence->get()));
@@ -177,7 +183,8 @@ int RunDemo(const DemoOptions& options) {
   if (refused.ok() || refused.error->code != "catalog.tool_drift") {
     return Fail("drift", refused.ok() ? MakeError("demo.unexpected", "the drifted tool was accepted") : *refused.error);
   }
-  Say("   refused: " + refused.error->code + " (exit " + std::to_string(refused.exit_code) + "), differing pointers:");
+  Say("   refused: " + refused.error->code + " (exit " + std::to_string(GatedExitCodeFor(*refused.error)) +
+      "), differing pointers:");
   for (const auto& pointer : refused.error->details["pointers"]) {
     Say("     " + pointer["pointer"].get<std::string>() + " (" + pointer["change"].get<std::string>() + ")");
   }

@@ -52,15 +52,16 @@ Result<std::unique_ptr<PreparedGate>> Prepare(const GateCommandOptions& o, const
 int Report(const gate::GateResult& result, const GateCommandOptions& o, bool call) {
   if (!result.ok()) {
     json::Value details = result.error->details;
-    details["steps"] = result.evidence["steps"];
+    details["steps"] = result.evidence.ToJson()["steps"];
     Error error = *result.error;
     error.details = std::move(details);
-    const int code = ReportErrorShowing(error, o.common.json, result.exit_code, result.for_people);
+    const int code = ReportErrorShowing(error, o.common.json, GatedExitCodeFor(error), result.for_people);
     if (!o.diagnostics) NoteDiagnostics(error);
     return code;
   }
   if (o.common.json) {
-    json::Value fields = {{"steps", result.evidence["steps"]}, {"manifestSha256", result.evidence["manifestSha256"]}};
+    const json::Value record = result.evidence.ToJson();
+    json::Value fields = {{"steps", record["steps"]}, {"manifestSha256", record["manifestSha256"]}};
     if (call) fields["structuredContent"] = result.output;
     PrintJsonResult(std::move(fields));
   } else if (call) {
@@ -81,7 +82,7 @@ int Report(const gate::GateResult& result, const GateCommandOptions& o, bool cal
 int RunGate(const GateCommandOptions& o, bool call) {
   const bool json = o.common.json;
   auto prepared = Prepare(o, call ? "call" : "verify");
-  if (!prepared.ok()) return ReportError(prepared.error(), json, gate::ExitCodeFor(prepared.error().code));
+  if (!prepared.ok()) return ReportError(prepared.error(), json, ExitCodeFor(prepared.error()));
   manifest::Binding binding{o.manifest, o.sha256, o.server, o.tool};
   gate::Gate gate((*prepared)->env);
   if (!call) return Report(gate.Verify(binding), o, false);

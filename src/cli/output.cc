@@ -1,6 +1,5 @@
 #include "cli/output.h"
 
-#include "gate/gate.h"
 #include "json/display.h"
 
 #include <unistd.h>
@@ -115,8 +114,6 @@ int ReportErrorFor(const Error& error, bool json, int exit_code, std::string_vie
 }
 
 }  // namespace
-
-int ExitCodeFor(const Error& error) { return gate::ExitCodeFor(error.code); }
 
 void PrintJsonResult(json::Value fields) {
   OrderedValue result = {{"ok", true}};

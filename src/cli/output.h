@@ -1,4 +1,4 @@
-// What every command shares: exit codes (contract section 3), the --json result and error
+// What every command shares: exit codes (exit_codes.h), the --json result and error
 // shapes on stdout, human diagnostics on stderr, and running a command body.
 #pragma once
 
@@ -10,25 +10,13 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/exit_codes.h"
 #include "json/json.h"
 #include "json/result.h"
 #include "mcp/client.h"
 
 namespace udon::cli {
 
-enum ExitCode : int {
-  kExitOk = 0,
-  kExitInternal = 1,      // also: diff found differences
-  kExitInvalidInput = 2,  // usage, configuration, unreadable or invalid input
-  kExitRefused = 3,       // the gate failed closed before dispatch
-  kExitFailed = 4,        // failed after dispatch
-  kExitIndeterminate = 5,
-};
-
-// Exit code for an error by its code, from the contract's one table (gate::ExitCodeFor):
-// unreadable or malformed input is 2, refusals 3, failures after dispatch 4,
-// indeterminate 5, anything unexpected 1.
-int ExitCodeFor(const Error& error);
 
 // Prints `{"ok":true, ...fields}` on stdout, one line.
 void PrintJsonResult(json::Value fields);

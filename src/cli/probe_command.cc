@@ -37,18 +37,18 @@ int RunProbe(const ProbeCommandOptions& o) {
   if (!arguments.ok()) return ReportError(arguments.error(), json, kExitInvalidInput);
   gate::GateEnvironment env;
   auto policy = LoadPolicy(o.common);
-  if (!policy.ok()) return ReportError(policy.error(), json, gate::ExitCodeFor(policy.error().code));
+  if (!policy.ok()) return ReportError(policy.error(), json, ExitCodeFor(policy.error()));
   env.policy = std::move(policy).value();
   // As for call: an absent configuration surfaces as an unknown server at the connect step.
   mcp::RuntimeConfig config;
   auto loaded = LoadConfig(o.common);
   if (!loaded.ok() && loaded.error().code != "config.unreadable") {
-    return ReportError(loaded.error(), json, gate::ExitCodeFor(loaded.error().code));
+    return ReportError(loaded.error(), json, ExitCodeFor(loaded.error()));
   }
   if (loaded.ok()) config = std::move(loaded).value();
   env.config = &config;
   auto state_dir = gate::ResolveStateDir(o.common.state_dir);
-  if (!state_dir.ok()) return ReportError(state_dir.error(), json, gate::ExitCodeFor(state_dir.error().code));
+  if (!state_dir.ok()) return ReportError(state_dir.error(), json, ExitCodeFor(state_dir.error()));
   env.state_dir = *state_dir;
   auto writer = OpenEvidence(o.common);
   if (!writer.ok()) return ReportError(writer.error(), json, kExitInternal);
@@ -77,7 +77,7 @@ int RunProbe(const ProbeCommandOptions& o) {
   options.allow_side_effects = o.allow_side_effects;
   const manifest::Binding binding{o.manifest, o.sha256, o.server, o.tool};
   evidence::ProbeOutcome outcome = evidence::RunProbe(std::move(env), writer->get(), binding, *arguments, options);
-  if (outcome.refusal) return ReportError(*outcome.refusal, json, outcome.exit_code);
+  if (outcome.refusal) return ReportError(*outcome.refusal, json, ExitCodeFor(*outcome.refusal));
   bool failed_calls = false;
   if (outcome.report.contains("outcomes") && outcome.report["outcomes"].is_object()) {
     for (const auto& [code, count] : outcome.report["outcomes"].items()) failed_calls |= code != "ok";
@@ -92,7 +92,7 @@ int RunProbe(const ProbeCommandOptions& o) {
     const std::string text = evidence::ProbeReportText(outcome.report);
     std::fwrite(text.data(), 1, text.size(), stdout);
   }
-  return outcome.exit_code;
+  return outcome.report["exit"].get<int>();
 }
 
 }  // namespace

@@ -91,7 +91,7 @@ Result<json::Value> ReviewFromFile(const std::string& path) {
 
 int Show(const manifest::Manifest& m, const ReviewOptions& o) {
   auto selected = manifest::SelectTool(m, o.server, o.tool);
-  if (!selected.ok()) return ReportError(selected.error(), o.common.json, gate::ExitCodeFor(selected.error().code));
+  if (!selected.ok()) return ReportError(selected.error(), o.common.json, ExitCodeFor(selected.error()));
   const json::DisplayText shown = manifest::RenderToolForReview(*selected->tool);
   if (o.common.json) {
     // The rendering as printed, and the Tool itself exact (JSON escaping is unambiguous).
@@ -121,16 +121,16 @@ int RunReview(const ReviewOptions& o) {
   if (o.show) return Show(m, o);
 
   auto review_json = o.from.empty() ? ReviewFromFlags(o) : ReviewFromFile(o.from);
-  if (!review_json.ok()) return ReportError(review_json.error(), json, gate::ExitCodeFor(review_json.error().code));
+  if (!review_json.ok()) return ReportError(review_json.error(), json, ExitCodeFor(review_json.error()));
   auto selected = manifest::SelectTool(m, o.server, o.tool);
-  if (!selected.ok()) return ReportError(selected.error(), json, gate::ExitCodeFor(selected.error().code));
+  if (!selected.ok()) return ReportError(selected.error(), json, ExitCodeFor(selected.error()));
   auto review = manifest::ValidateReview(*review_json, *policy);
   if (!review.ok()) return ReportError(review.error(), json, kExitRefused);
   if (Status fits = manifest::ValidateReviewAgainstTool(*review, *selected->tool); !fits.ok()) {
     return ReportError(fits.error(), json, kExitRefused);
   }
   Status set = m.SetReview(o.server, o.tool, *review_json);
-  if (!set.ok()) return ReportError(set.error(), json, gate::ExitCodeFor(set.error().code));
+  if (!set.ok()) return ReportError(set.error(), json, ExitCodeFor(set.error()));
   // A review of a capture from the future (or dated before it) would stretch the window.
   if (Status instants = m.CheckInstants(manifest::NowSeconds(), *policy); !instants.ok()) {
     return ReportError(instants.error(), json, kExitRefused);

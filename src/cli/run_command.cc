@@ -10,13 +10,7 @@
 #include "cli/runtime.h"
 #include "gate/gate.h"
 #include "gate/state.h"
-#include "json/file.h"
-#include "json/yaml.h"
-#include "trust/analyzer.h"
-#include "trust/mcp_resolver.h"
-#include "uws/check.h"
-#include "uws/plan.h"
-#include "uws/runner.h"
+#include "workflow/workflow.h"
 
 namespace udon::cli {
 namespace {
@@ -29,85 +23,70 @@ struct RunOptions {
   CommonOptions common;
 };
 
-Result<json::Value> ReadInputs(const std::string& path) {
-  if (path.empty()) return json::Value::object();
-  UDON_ASSIGN_OR_RETURN(std::string text, json::ReadFile(path, 16u << 20));
-  auto value = json::ParseJsonOrYaml(text);
-  if (!value.ok()) return value.error().WithCode("usage.invalid");
-  return value;
-}
-
-// Policy blockOnFindings: content-trust findings at or above the level stop the run before
-// anything executes.
-Status CheckContentTrust(const uws::Document& document, const manifest::Policy& policy,
-                         std::shared_ptr<manifest::ManifestCache> manifests) {
-  if (policy.block_on_findings == manifest::FindingsBlock::kNone) return OkStatus();
-  const trust::McpResolver resolver(policy, std::move(manifests));
-  UDON_ASSIGN_OR_RETURN(trust::Report report, trust::Analyze(document, {&resolver}));
-  return trust::CheckFindingsPolicy(report, policy.block_on_findings);
-}
-
-int RunWorkflow(const RunOptions& options) {
-  const bool json = options.common.json;
-  auto policy = LoadPolicy(options.common);
-  if (!policy.ok()) return ReportError(policy.error(), json, kExitInvalidInput);
-  // One manifest cache for the run: the static checks and content trust read each manifest
-  // once; the gate reads it again before every call.
-  auto manifests = std::make_shared<manifest::ManifestCache>();
-  uws::CheckedDocument checked = uws::CheckDocument(options.file, *policy, *manifests);
-  if (!checked.ok()) return ReportError(*checked.error, json, checked.exit_code, options.file);
-  const uws::Document& document = *checked.document;
-  std::optional<std::string> workflow;
-  if (!options.workflow.empty()) workflow = options.workflow;
-  auto plan = uws::MakePlan(document, checked.bindings, workflow);
-  if (!plan.ok()) return ReportError(plan.error(), json, gate::ExitCodeFor(plan.error().code), options.file);
-  if (Status trusted = CheckContentTrust(document, *policy, manifests); !trusted.ok()) {
-    return ReportError(trusted.error(), json, gate::ExitCodeFor(trusted.error().code), options.file);
-  }
-  auto inputs = ReadInputs(options.inputs);
-  if (!inputs.ok()) return ReportError(inputs.error(), json, kExitInvalidInput, options.inputs);
-  if (Status valid = uws::CheckEntryInputs(*plan, *inputs); !valid.ok()) {
-    return ReportError(valid.error(), json, kExitInvalidInput, options.inputs);
-  }
-
-  auto config = LoadConfig(options.common);
-  if (!config.ok()) return ReportError(config.error(), json, kExitInvalidInput);
+// What the gate needs, opened only when the workflow is known to be runnable. `config` and
+// `evidence` hold what the environment points to.
+Result<gate::GateEnvironment> MakeGateEnvironment(const RunOptions& options, std::optional<mcp::RuntimeConfig>& config,
+                                                  std::unique_ptr<gate::EvidenceWriter>& evidence) {
+  UDON_ASSIGN_OR_RETURN(config, LoadConfig(options.common));
   gate::GateEnvironment env;
-  env.policy = *policy;
   env.config = &*config;
-  env.manifests = manifests;
-  auto state_dir = gate::ResolveStateDir(options.common.state_dir);
-  if (!state_dir.ok()) return ReportError(state_dir.error(), json, kExitInvalidInput);
-  env.state_dir = *state_dir;
-  auto evidence = OpenEvidence(options.common);
-  if (!evidence.ok()) return ReportError(evidence.error(), json, kExitInvalidInput);
-  env.evidence = evidence->get();
+  UDON_ASSIGN_OR_RETURN(env.state_dir, gate::ResolveStateDir(options.common.state_dir));
+  UDON_ASSIGN_OR_RETURN(evidence, OpenEvidence(options.common));
+  env.evidence = evidence.get();
   env.command = "run";
   env.reuse_connections = true;  // contract 6: within one run, while the connection stays eligible
   env.call_timeout = TimeoutOption(options.common);
   if (options.diagnostics) env.diagnostics = [](const std::vector<mcp::Diagnostic>& d) { PrintDiagnostics(d, "a call"); };
-  gate::Gate gate(std::move(env));
-  uws::GateLeafExecutor leaf(gate);
-  uws::RunOptions run_options;
+  return env;
+}
+
+// A failed run: the error's exit status by where the run stopped (exit_codes.h), and the
+// input it concerns.
+int ReportStopped(const workflow::WorkflowOutcome& outcome, const RunOptions& options) {
+  const bool json = options.common.json;
+  const Error& error = *outcome.error;
+  switch (outcome.stage) {
+    case workflow::Stage::kCheck:
+    case workflow::Stage::kPlan:
+    case workflow::Stage::kContentTrust:
+      return ReportError(error, json, ExitCodeFor(error), options.file);
+    case workflow::Stage::kInputs:
+      return ReportError(error, json, kExitInvalidInput, options.inputs);
+    case workflow::Stage::kGate:
+      return ReportError(error, json, kExitInvalidInput);
+    case workflow::Stage::kRun:
+      break;
+  }
+  const int code = ReportError(error, json, GatedExitCodeFor(error), "step " + outcome.run.step_path);
+  if (!options.diagnostics) NoteDiagnostics(error);
+  return code;
+}
+
+int RunCommand(const RunOptions& options) {
+  const bool json = options.common.json;
+  auto policy = LoadPolicy(options.common);
+  if (!policy.ok()) return ReportError(policy.error(), json, kExitInvalidInput);
+  workflow::WorkflowEnvironment environment;
+  environment.policy = *policy;
+  if (!options.workflow.empty()) environment.workflow = options.workflow;
+  std::optional<mcp::RuntimeConfig> config;
+  std::unique_ptr<gate::EvidenceWriter> evidence;
+  environment.gate = [&] { return MakeGateEnvironment(options, config, evidence); };
   std::atomic<int> steps{0};
   if (ProgressWanted(json)) {
-    run_options.on_step = [&steps](const std::string& path) {
+    environment.run.on_step = [&steps](const std::string& path) {
       PrintProgress("run: step " + std::to_string(++steps) + ": " + path);
     };
   }
-  uws::RunOutcome outcome = uws::Run(*plan, *inputs, leaf, run_options);
-  if (!outcome.ok()) {
-    const int code = ReportError(*outcome.error, json, outcome.exit_code, "step " + outcome.step_path);
-    if (!options.diagnostics) NoteDiagnostics(*outcome.error);
-    return code;
-  }
+  workflow::WorkflowOutcome outcome = workflow::RunWorkflow(options.file, options.inputs, environment);
+  if (!outcome.ok()) return ReportStopped(outcome, options);
   if (json) {
-    json::Value fields = {{"outputs", outcome.outputs}};
-    if (outcome.ended) fields["ended"] = true;
+    json::Value fields = {{"outputs", outcome.run.outputs}};
+    if (outcome.run.ended) fields["ended"] = true;
     PrintJsonResult(std::move(fields));
   } else {
-    PrintResultForPeople(outcome.outputs);
-    if (outcome.ended) std::fprintf(stderr, "udon-mcp: note: an onFailure end action finished the run\n");
+    PrintResultForPeople(outcome.run.outputs);
+    if (outcome.run.ended) std::fprintf(stderr, "udon-mcp: note: an onFailure end action finished the run\n");
   }
   return kExitOk;
 }
@@ -122,7 +101,7 @@ void RegisterRunCommand(CLI::App& app) {
   command->add_option("--workflow", options->workflow, "The workflow to run (default: the only one, or main)");
   AddCommonOptions(command, options->common);
   AddDiagnosticsFlag(command, options->diagnostics);
-  SetAction(command, &options->common.json, [options] { return RunWorkflow(*options); });
+  SetAction(command, &options->common.json, [options] { return RunCommand(*options); });
 }
 
 }  // namespace udon::cli

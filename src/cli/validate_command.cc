@@ -32,9 +32,9 @@ int RunValidate(const ValidateOptions& options) {
   if (!policy.ok()) return ReportError(policy.error(), json, kExitInvalidInput);
   uws::CheckedDocument checked = uws::CheckDocument(options.file, *policy);
   if (!checked.ok()) {
-    ReportError(*checked.error, json, checked.exit_code, options.file);
+    const int code = ReportError(*checked.error, json, ExitCodeFor(*checked.error), options.file);
     if (!json) PrintErrors(*checked.error);
-    return checked.exit_code;
+    return code;
   }
   const uws::Document& document = *checked.document;
   // Valid is not the same as runnable: say whether `run` would refuse, and why.

@@ -109,7 +109,7 @@ json::Value LatencySummary(const std::vector<double>& values) {
   return {{"p50", NearestRank(values, 50)}, {"p90", NearestRank(values, 90)}, {"max", NearestRank(values, 100)}};
 }
 
-json::Value BuildReport(const std::vector<json::Value>& records, const ReviewFacts& facts,
+json::Value BuildReport(const std::vector<gate::EvidenceRecord>& records, const ReviewFacts& facts,
                         const ProbeOptions& options, const manifest::Binding& binding, const std::string& run_id,
                         std::optional<int> stopped_at) {
   json::Value report = {{"run", run_id},
@@ -131,29 +131,33 @@ json::Value BuildReport(const std::vector<json::Value>& records, const ReviewFac
   json::Value calls = json::Value::array();
   int without_result = 0;
   int first_failure_exit = 0;
+  int indeterminate_exit = 0;
   std::optional<bool> model_backed;
-  for (const json::Value& record : records) {
-    const std::string code = record.value("code", "");
+  for (const gate::EvidenceRecord& record : records) {
+    const std::string code = record.code.value_or("");
+    const int exit = record.exit.value_or(1);
+    const std::string connection = record.connection.value_or("");
     ++outcomes[code];
-    if (code != "ok" && first_failure_exit == 0) first_failure_exit = record.value("exit", 1);
-    if (record.contains("modelBacked") && !model_backed) model_backed = record["modelBacked"].get<bool>();
-    if (record.contains("argumentsHmacSha256")) report["argumentsHmacSha256"] = record["argumentsHmacSha256"];
-    if (record.contains("digestKeyId")) report["digestKeyId"] = record["digestKeyId"];
-    gate_ms.push_back(record.value("gateMs", 0.0));
-    if (record.value("dispatched", false)) call_ms.push_back(record.value("callMs", 0.0));
-    const bool overlapped = record["probe"].value("overlapped", false);
-    json::Value call = {{"repetition", record["probe"]["repetition"]},
+    if (code != "ok" && first_failure_exit == 0) first_failure_exit = exit;
+    if (gate::IsIndeterminate(code) && indeterminate_exit == 0) indeterminate_exit = exit;
+    if (record.model_backed && !model_backed) model_backed = record.model_backed;
+    if (record.arguments_hmac_sha256) report["argumentsHmacSha256"] = *record.arguments_hmac_sha256;
+    if (record.digest_key_id) report["digestKeyId"] = *record.digest_key_id;
+    gate_ms.push_back(record.gate_ms.value_or(0.0));
+    if (record.dispatched.value_or(false)) call_ms.push_back(record.call_ms.value_or(0.0));
+    const bool overlapped = record.probe && record.probe->overlapped;
+    json::Value call = {{"repetition", record.probe ? json::Value(record.probe->repetition.value_or(0)) : json::Value()},
                         {"code", code},
-                        {"exit", record.value("exit", 1)},
-                        {"connection", record.value("connection", "")},
+                        {"exit", exit},
+                        {"connection", connection},
                         {"overlapped", overlapped},
-                        {"gateMs", record.value("gateMs", 0.0)},
-                        {"callMs", record.value("callMs", 0.0)}};
-    if (record.contains("resultHmacSha256")) {
-      const std::string digest = record["resultHmacSha256"];
+                        {"gateMs", record.gate_ms.value_or(0.0)},
+                        {"callMs", record.call_ms.value_or(0.0)}};
+    if (record.result_hmac_sha256) {
+      const std::string& digest = *record.result_hmac_sha256;
       call["resultHmacSha256"] = digest;
       ++all[digest];
-      ++by_connection[record.value("connection", "")][digest];
+      ++by_connection[connection][digest];
       ++by_concurrency[overlapped ? "overlapped" : "alone"][digest];
     } else if (code == "ok") {
       ++without_result;
@@ -186,7 +190,7 @@ json::Value BuildReport(const std::vector<json::Value>& records, const ReviewFac
                         {"distinct", all.size()}});
   }
   // An indeterminate outcome ends the probe: its exit outranks any finding.
-  const int exit_code = stopped_at ? 5 : !findings.empty() ? kExitFinding : first_failure_exit;
+  const int exit_code = stopped_at ? indeterminate_exit : !findings.empty() ? kExitFinding : first_failure_exit;
   const char* verdict = stopped_at              ? "stopped_indeterminate"
                         : !findings.empty()      ? "contradicts_review"
                         : exit_code == 0         ? "consistent"
@@ -217,7 +221,6 @@ ProbeOutcome RunProbe(gate::GateEnvironment env, gate::EvidenceWriter* evidence,
                             "(pass --allow-side-effects to probe anyway)");
     error.details["sideEffects"] = facts.side_effects;
     outcome.refusal = std::move(error);
-    outcome.exit_code = 3;
     return outcome;
   }
   env.command = "probe";
@@ -229,7 +232,7 @@ ProbeOutcome RunProbe(gate::GateEnvironment env, gate::EvidenceWriter* evidence,
 
   gate::Gate gate(env);
   OverlapTracker overlap(calls);
-  std::vector<json::Value> records(static_cast<std::size_t>(calls));
+  std::vector<std::optional<gate::EvidenceRecord>> records(static_cast<std::size_t>(calls));
   std::atomic<int> next{0};
   std::atomic<int> done{0};
   // The first indeterminate outcome stops the probe: the server may have acted, and
@@ -242,20 +245,16 @@ ProbeOutcome RunProbe(gate::GateEnvironment env, gate::EvidenceWriter* evidence,
     for (int call = next++; call < calls && !stop; call = next++) {
       overlap.Start(call);
       gate::GateResult result = gate.Call(binding, arguments, gate::CallOptions{});
-      if (result.error && result.error->code == "call.indeterminate") {
+      if (result.error && gate::IsIndeterminate(result.error->code)) {
         stop = true;
         std::lock_guard<std::mutex> guard(stopped_mutex);
         if (!stopped_at || call + 1 < *stopped_at) stopped_at = call + 1;
       }
       const bool overlapped = overlap.Finish(call);
-      json::Value record = std::move(result.evidence);
-      record["probe"] = {{"run", run_id},
-                         {"repetition", call + 1},
-                         {"repeat", calls},
-                         {"concurrency", workers},
-                         {"connections", options.fresh_connections ? "fresh" : "reuse"},
-                         {"overlapped", overlapped}};
-      if (evidence != nullptr) (void)evidence->Append(record);  // evidence loss never changes the outcome
+      gate::EvidenceRecord record = std::move(result.evidence);
+      record.probe = gate::ProbeFacts{run_id, call + 1, calls, workers,
+                                      options.fresh_connections ? "fresh" : "reuse", overlapped};
+      if (evidence != nullptr) (void)evidence->Append(record.ToJson());  // evidence loss never changes the outcome
       records[static_cast<std::size_t>(call)] = std::move(record);
       if (options.on_progress) options.on_progress(++done, calls);
     }
@@ -266,13 +265,14 @@ ProbeOutcome RunProbe(gate::GateEnvironment env, gate::EvidenceWriter* evidence,
   for (std::thread& thread : threads) thread.join();
 
   // Repetitions never started leave empty slots.
-  records.erase(std::remove_if(records.begin(), records.end(), [](const json::Value& r) { return r.is_null(); }),
-                records.end());
+  std::vector<gate::EvidenceRecord> finished;
+  for (auto& record : records) {
+    if (record) finished.push_back(std::move(*record));
+  }
   ProbeOptions effective = options;
   effective.repeat = calls;
   effective.concurrency = workers;
-  outcome.report = BuildReport(records, facts, effective, binding, run_id, stopped_at);
-  outcome.exit_code = outcome.report["exit"];
+  outcome.report = BuildReport(finished, facts, effective, binding, run_id, stopped_at);
   return outcome;
 }
 

@@ -27,15 +27,17 @@ struct ProbeOptions {
 
 // Exit status 1 when a finding contradicts the review.
 inline constexpr int kExitFinding = 1;
-// A probe that would repeat side effects without --allow-side-effects: exit 3.
+// A probe that would repeat side effects without --allow-side-effects (a refusal).
 inline constexpr const char* kSideEffectsRefused = "probe.side_effects_refused";
 // Finding: results differ across identical calls of a tool reviewed modelBacked false.
 inline constexpr const char* kNondeterministicNotModelBacked = "probe.nondeterministic_not_model_backed";
 
 struct ProbeOutcome {
   std::optional<Error> refusal;  // set when nothing was called (side-effect refusal)
-  int exit_code = 0;
-  json::Value report;  // the value-free report (see docs/experiment.md)
+  // The value-free report (see docs/experiment.md). Its "exit" is the probe's verdict as an
+  // exit status: 5 stopped on an indeterminate call, kExitFinding on a finding, else the
+  // first failed call's recorded exit (gate::DecisionExit), 0 when all succeeded.
+  json::Value report;
 };
 
 // Runs the probe. env.command is set to "probe" and env.reuse_connections follows

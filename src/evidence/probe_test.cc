@@ -54,7 +54,7 @@ TEST_F(ProbeTest, DeterministicToolHasOneDigestAndAgreesWithTheReview) {
   ProbeOutcome outcome = Probe(6, 1);
   ASSERT_FALSE(outcome.refusal);
   const json::Value& report = outcome.report;
-  EXPECT_EQ(outcome.exit_code, 0);
+  EXPECT_EQ(outcome.report["exit"], 0);
   EXPECT_EQ(report["verdict"], "consistent");
   EXPECT_EQ(report["outcomes"], (json::Value{{"ok", 6}}));
   EXPECT_EQ(report["results"]["distinct"], 1);
@@ -89,7 +89,7 @@ TEST_F(ProbeTest, DeterministicToolHasOneDigestAndAgreesWithTheReview) {
 TEST_F(ProbeTest, DifferingResultsContradictAReviewThatSaysNotModelBacked) {
   server_.result = [](int call) { return json::Value{{"renderedUris", {"https://r.example/" + std::to_string(call)}}}; };
   ProbeOutcome outcome = Probe(5, 1);
-  EXPECT_EQ(outcome.exit_code, kExitFinding);
+  EXPECT_EQ(outcome.report["exit"], kExitFinding);
   EXPECT_EQ(outcome.report["verdict"], "contradicts_review");
   EXPECT_EQ(outcome.report["results"]["distinct"], 5);
   EXPECT_EQ(outcome.report["results"]["differAcrossRepetitions"], true);
@@ -102,7 +102,7 @@ TEST_F(ProbeTest, DifferingResultsOfAModelBackedToolAreNoFinding) {
   WriteManifest(Reviewed(true, {}));
   server_.result = [](int call) { return json::Value{{"renderedUris", {"https://r.example/" + std::to_string(call)}}}; };
   ProbeOutcome outcome = Probe(4, 2);
-  EXPECT_EQ(outcome.exit_code, 0);
+  EXPECT_EQ(outcome.report["exit"], 0);
   EXPECT_EQ(outcome.report["results"]["distinct"], 4);
   EXPECT_TRUE(outcome.report["findings"].empty());
   EXPECT_EQ(outcome.report["review"]["modelBacked"], true);
@@ -113,14 +113,13 @@ TEST_F(ProbeTest, SideEffectsAreRefusedBeforeAnyConnectionUnlessAllowed) {
   ProbeOutcome refused = Probe(3, 1);
   ASSERT_TRUE(refused.refusal);
   EXPECT_EQ(refused.refusal->code, kSideEffectsRefused);
-  EXPECT_EQ(refused.exit_code, 3);
   EXPECT_EQ(refused.refusal->details["sideEffects"], (json::Value{"creates_render_artifacts"}));
   EXPECT_EQ(server_.connects.load(), 0);
   EXPECT_TRUE(EvidenceLines().empty());
 
   ProbeOutcome allowed = Probe(3, 1, false, true);
   EXPECT_FALSE(allowed.refusal);
-  EXPECT_EQ(allowed.exit_code, 0);
+  EXPECT_EQ(allowed.report["exit"], 0);
   EXPECT_EQ(server_.calls.load(), 3);
 }
 
@@ -131,7 +130,7 @@ TEST_F(ProbeTest, SerializedToolNeverOverlapsUnderConcurrency) {
     p.Send(mcp::MakeResult(m.id, {{"content", json::Value::array()}, {"structuredContent", {{"renderedUris", json::Value::array()}}}}));
   };
   ProbeOutcome outcome = Probe(8, 4);
-  EXPECT_EQ(outcome.exit_code, 0) << ProbeReportText(outcome.report);
+  EXPECT_EQ(outcome.report["exit"], 0) << ProbeReportText(outcome.report);
   EXPECT_EQ(outcome.report["concurrency"], 4);
   EXPECT_EQ(outcome.report["review"]["concurrency"], "serialize");
   EXPECT_EQ(server_.calls.load(), 8);
@@ -141,7 +140,7 @@ TEST_F(ProbeTest, SerializedToolNeverOverlapsUnderConcurrency) {
 
 TEST_F(ProbeTest, FreshConnectionsConnectForEveryCall) {
   ProbeOutcome outcome = Probe(3, 1, true);
-  EXPECT_EQ(outcome.exit_code, 0);
+  EXPECT_EQ(outcome.report["exit"], 0);
   EXPECT_EQ(server_.connects.load(), 3);
   EXPECT_EQ(outcome.report["connections"], "fresh");
   EXPECT_EQ(outcome.report["results"]["acrossConnections"]["fresh"]["calls"], 3);
@@ -151,7 +150,7 @@ TEST_F(ProbeTest, FreshConnectionsConnectForEveryCall) {
 TEST_F(ProbeTest, GateFailuresGiveTheFirstFailureExitCode) {
   server_.server_info["version"] = "0.8.3";
   ProbeOutcome outcome = Probe(2, 1);
-  EXPECT_EQ(outcome.exit_code, 3);
+  EXPECT_EQ(outcome.report["exit"], 3);
   EXPECT_EQ(outcome.report["verdict"], "failed");
   EXPECT_EQ(outcome.report["outcomes"], (json::Value{{"server.server_info_mismatch", 2}}));
   EXPECT_EQ(server_.calls.load(), 0);
@@ -161,7 +160,7 @@ TEST_F(ProbeTest, GateFailuresGiveTheFirstFailureExitCode) {
     p.Send(mcp::MakeResult(m.id, {{"content", json::Value::array()}, {"isError", true}}));
   };
   ProbeOutcome failed = Probe(2, 1);
-  EXPECT_EQ(failed.exit_code, 4);
+  EXPECT_EQ(failed.report["exit"], 4);
   EXPECT_EQ(failed.report["results"]["distinct"], 0);
 }
 
@@ -174,7 +173,7 @@ TEST_F(ProbeTest, ConcurrentCallsAreRecordedAsOverlapping) {
     p.Send(mcp::MakeResult(m.id, {{"content", json::Value::array()}, {"structuredContent", {{"renderedUris", json::Value::array()}}}}));
   };
   ProbeOutcome outcome = Probe(2, 2);
-  EXPECT_EQ(outcome.exit_code, 0);
+  EXPECT_EQ(outcome.report["exit"], 0);
   EXPECT_EQ(outcome.report["results"]["acrossConcurrency"]["overlapped"]["calls"], 2);
   for (const json::Value& call : outcome.report["calls"]) EXPECT_EQ(call["overlapped"], true);
 }

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "evidence/percentile.h"
+#include "json/access.h"
 #include "json/file.h"
 
 namespace udon::evidence {
@@ -31,34 +32,22 @@ bool IsToken(std::string_view text) {
   });
 }
 
-std::string Token(const json::Value& record, const char* member) {
-  auto it = record.find(member);
-  if (it == record.end() || !it->is_string()) return kUnrecognized;
-  const std::string& text = it->get_ref<const std::string&>();
+// A member of a sub-object the record carries as JSON (a drift pointer).
+std::string Token(const json::Value& object, const char* member) {
+  const json::Value* value = json::Member(object, member);
+  if (value == nullptr || !value->is_string()) return kUnrecognized;
+  const std::string& text = value->get_ref<const std::string&>();
   return IsToken(text) ? text : kUnrecognized;
 }
 
-bool IsDigest(const json::Value& value) {
-  if (!value.is_string()) return false;
-  const std::string& text = value.get_ref<const std::string&>();
-  return text.size() == 64 &&
-         std::all_of(text.begin(), text.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+// A string member of the record: absent or not a token is unrecognized.
+std::string Token(const std::optional<std::string>& text) {
+  return text && IsToken(*text) ? *text : kUnrecognized;
 }
 
-double Number(const json::Value& record, const char* member) {
-  auto it = record.find(member);
-  return it != record.end() && it->is_number() ? it->get<double>() : 0.0;
-}
-
-// Records are read, not trusted: a member of the wrong type counts as absent.
-bool IsTrue(const json::Value& record, const char* member) {
-  auto it = record.find(member);
-  return it != record.end() && it->is_boolean() && it->get<bool>();
-}
-
-int Integer(const json::Value& record, const char* member, int fallback) {
-  auto it = record.find(member);
-  return it != record.end() && it->is_number_integer() ? it->get<int>() : fallback;
+bool IsDigest(const std::optional<std::string>& text) {
+  return text && text->size() == 64 &&
+         std::all_of(text->begin(), text->end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
 }
 
 const char* ExitClass(int exit_code) {
@@ -70,16 +59,6 @@ const char* ExitClass(int exit_code) {
     case 5: return "indeterminate";
     default: return "internal";
   }
-}
-
-// The step that ended the gate: the first whose outcome is not "ok".
-std::string FailedStep(const json::Value& record) {
-  auto steps = record.find("steps");
-  if (steps == record.end() || !steps->is_array()) return {};
-  for (const json::Value& step : *steps) {
-    if (step.is_object() && step.contains("outcome") && step["outcome"] != "ok") return Token(step, "step");
-  }
-  return {};
 }
 
 struct ChangeCounts {
@@ -100,24 +79,22 @@ void CountPointers(const json::Value& pointers, std::map<std::string, ChangeCoun
 
 // What changed, for a record the gate refused because the live server drifted. False for
 // every other record.
-bool ClassifyDrift(const json::Value& record, std::map<std::string, ChangeCounts>& kinds) {
-  const std::string code = Token(record, "code");
-  const std::string step = FailedStep(record);
+bool ClassifyDrift(const gate::EvidenceRecord& record, std::map<std::string, ChangeCounts>& kinds) {
+  const std::string code = Token(record.code);
+  const std::string step = gate::FailedStep(record);
   const auto whole = [&kinds](const std::string& kind) {
     ++kinds[kind].incidents;
     return true;
   };
   if (code == "catalog.tool_drift") {
-    auto drift = record.find("drift");
-    if (drift == record.end() || !drift->is_array() || drift->empty()) return whole("unspecified");
-    CountPointers(*drift, kinds, nullptr);
+    if (!record.drift.is_array() || record.drift.empty()) return whole("unspecified");
+    CountPointers(record.drift, kinds, nullptr);
     return true;
   }
   if (code == "server.server_info_mismatch") {
     static const std::string kServerInfo = "serverInfo";
-    auto drift = record.find("serverInfoDrift");
-    if (drift == record.end() || !drift->is_array() || drift->empty()) return whole(kServerInfo);
-    CountPointers(*drift, kinds, &kServerInfo);
+    if (!record.server_info_drift.is_array() || record.server_info_drift.empty()) return whole(kServerInfo);
+    CountPointers(record.server_info_drift, kinds, &kServerInfo);
     return true;
   }
   if (code == "server.protocol_version_mismatch") return whole("protocolVersion");
@@ -218,6 +195,138 @@ std::string XmlEscape(const std::string& text) {
   return out;
 }
 
+// What one pass over the records counts; each Count* below reads one concern of a record
+// and each *Section turns its counts into a part of the report.
+struct Tally {
+  std::map<std::string, int> commands;
+  std::map<std::string, std::pair<int, int>> codes;  // code -> (exit, count)
+  std::map<int, int> exits;
+  std::map<std::string, ChangeCounts> drift_kinds;
+  int drift_incidents = 0;
+  std::map<std::string, int> invalidations;
+  int absorbed = 0;
+  int disturbed = 0;
+  std::map<std::string, int> indeterminate;  // reason -> count
+  int indeterminate_count = 0;
+  std::map<std::string, std::vector<double>> step_ms;
+  std::vector<double> gate_ms;
+  std::vector<double> call_ms;
+  std::map<std::pair<std::string, std::string>, ToolResults> tools;
+  std::set<std::string> digest_keys;  // evidence key ids whose digests were compared
+
+  Tally() {
+    for (const std::string& reason : kInvalidations) invalidations[reason] = 0;
+  }
+};
+
+// A record without a readable exit counts as internal (1): it says nothing better.
+void CountOutcome(const gate::EvidenceRecord& record, Tally& t) {
+  const int exit_code = record.exit.value_or(1);
+  ++t.commands[Token(record.command)];
+  auto& code_entry = t.codes[Token(record.code)];
+  code_entry.first = exit_code;
+  ++code_entry.second;
+  ++t.exits[exit_code];
+  if (ClassifyDrift(record, t.drift_kinds)) ++t.drift_incidents;
+}
+
+void CountListChanged(const gate::EvidenceRecord& record, Tally& t) {
+  if (record.invalidation) {
+    const std::string reason = Token(record.invalidation);
+    ++t.invalidations[t.invalidations.count(reason) ? reason : std::string("other")];
+  }
+  if (record.list_changed_before_binding.value_or(0) > 0 && !record.invalidation) ++t.absorbed;
+  t.disturbed += record.disturbed_listings.value_or(0);
+  if (Token(record.code) == "call.indeterminate") {
+    ++t.indeterminate_count;
+    const auto token = [](const json::Value& value) {
+      return value.is_string() ? Token(value.get<std::string>()) : std::string(kUnrecognized);
+    };
+    ++t.indeterminate[!record.reason.is_null()  ? token(record.reason)
+                      : !record.cause.is_null() ? token(record.cause)
+                                                : std::string("unspecified")];
+  }
+}
+
+void CountLatency(const gate::EvidenceRecord& record, Tally& t) {
+  if (record.steps) {
+    for (const gate::EvidenceStep& step : *record.steps) {
+      if (step.ms) t.step_ms[Token(step.step)].push_back(*step.ms);
+    }
+  }
+  if (record.gate_ms) t.gate_ms.push_back(*record.gate_ms);
+  if (record.dispatched.value_or(false)) t.call_ms.push_back(record.call_ms.value_or(0.0));
+}
+
+// Result digests per tool. capture's records (how each server was opened) are no tool's.
+void CountResults(const gate::EvidenceRecord& record, Tally& t) {
+  if (Token(record.command) == "capture") return;
+  ToolResults& tool = t.tools[{Token(record.server), Token(record.tool)}];
+  ++tool.calls;
+  if (record.model_backed) tool.model_backed.insert(*record.model_backed ? "true" : "false");
+  // Keyed digests (HMAC under the deployment's evidence key) compare only under the same
+  // key: the key id is part of the argument set's identity. Records from before keyed
+  // digests carry plain SHA-256 members and form their own group.
+  const bool keyed = IsDigest(record.result_hmac_sha256);
+  const std::optional<std::string>& result = keyed ? record.result_hmac_sha256 : record.result_sha256;
+  const std::optional<std::string>& arguments = keyed ? record.arguments_hmac_sha256 : record.arguments_sha256;
+  if (!IsDigest(result)) return;
+  ++tool.results;
+  const std::string key = keyed ? Token(record.digest_key_id) : std::string("sha256");
+  t.digest_keys.insert(key);
+  const std::string identity = key + "|" + (IsDigest(arguments) ? *arguments : std::string());
+  tool.by_arguments[identity].insert(*result);
+  tool.by_connection[identity][Token(record.connection)].insert(*result);
+  if (record.probe) tool.by_concurrency[identity][record.probe->overlapped ? "overlapped" : "alone"].insert(*result);
+}
+
+void OutcomeSections(const Tally& t, json::Value& summary) {
+  json::Value code_list = json::Value::array();
+  for (const auto& [code, entry] : t.codes) {
+    code_list.push_back({{"code", code}, {"exit", entry.first}, {"count", entry.second}});
+  }
+  summary["codes"] = std::move(code_list);
+  json::Value exit_list = json::Value::array();
+  for (const auto& [exit_code, count] : t.exits) {
+    exit_list.push_back({{"exit", exit_code}, {"class", ExitClass(exit_code)}, {"count", count}});
+  }
+  summary["exitClasses"] = std::move(exit_list);
+}
+
+json::Value DriftSection(const Tally& t) {
+  json::Value kinds = json::Value::array();
+  for (const auto& [kind, counts] : t.drift_kinds) {
+    json::Value changes = {{"added", 0}, {"removed", 0}, {"changed", 0}};
+    for (const auto& [change, count] : counts.changes) changes[change] = count;
+    kinds.push_back({{"kind", kind}, {"incidents", counts.incidents}, {"pointers", changes}});
+  }
+  return {{"incidents", t.drift_incidents}, {"kinds", std::move(kinds)}};
+}
+
+json::Value IndeterminateSection(const Tally& t) {
+  json::Value reasons = json::Value::array();
+  for (const auto& [reason, count] : t.indeterminate) reasons.push_back({{"reason", reason}, {"count", count}});
+  return {{"count", t.indeterminate_count}, {"byReason", std::move(reasons)}};
+}
+
+// The gate's steps in their order, then any other step a record names.
+json::Value LatencySection(const Tally& t) {
+  std::vector<std::string> step_names;
+  for (const std::string& step : kSteps) {
+    if (t.step_ms.count(step)) step_names.push_back(step);
+  }
+  for (const auto& [step, values] : t.step_ms) {
+    if (std::find(kSteps.begin(), kSteps.end(), step) == kSteps.end()) step_names.push_back(step);
+  }
+  json::Value latency = json::Value::array();
+  for (const std::string& step : step_names) {
+    json::Value row = Percentiles(t.step_ms.at(step));
+    row["step"] = step;
+    latency.push_back(std::move(row));
+  }
+  return {{"steps", std::move(latency)}, {"gateMs", Percentiles(t.gate_ms)}, {"callMs", Percentiles(t.call_ms)}};
+}
+
 }  // namespace
 
 void AddEvidenceText(std::string_view text, EvidenceSet& set) {
@@ -233,7 +342,7 @@ void AddEvidenceText(std::string_view text, EvidenceSet& set) {
       ++set.unreadable_lines;
       continue;
     }
-    set.records.push_back(std::move(record).value());
+    set.records.push_back(gate::EvidenceRecord::FromJson(*record));
   }
 }
 
@@ -245,128 +354,27 @@ Status AddEvidenceFile(const std::string& path, EvidenceSet& set) {
 }
 
 json::Value Summarize(const EvidenceSet& set) {
-  std::map<std::string, int> commands;
-  std::map<std::string, std::pair<int, int>> codes;  // code -> (exit, count)
-  std::map<int, int> exits;
-  std::map<std::string, ChangeCounts> drift_kinds;
-  int drift_incidents = 0;
-  std::map<std::string, int> invalidations;
-  for (const std::string& reason : kInvalidations) invalidations[reason] = 0;
-  int absorbed = 0, disturbed = 0;
-  std::map<std::string, int> indeterminate;
-  int indeterminate_count = 0;
-  std::map<std::string, std::vector<double>> step_ms;
-  std::vector<double> gate_ms, call_ms;
-  std::map<std::pair<std::string, std::string>, ToolResults> tools;
-  std::set<std::string> digest_keys;  // evidence key ids whose digests were compared
-
-  for (const json::Value& record : set.records) {
-    const std::string code = Token(record, "code");
-    const int exit_code = Integer(record, "exit", 1);
-    ++commands[Token(record, "command")];
-    auto& code_entry = codes[code];
-    code_entry.first = exit_code;
-    ++code_entry.second;
-    ++exits[exit_code];
-    if (ClassifyDrift(record, drift_kinds)) ++drift_incidents;
-    if (record.contains("invalidation")) {
-      const std::string reason = Token(record, "invalidation");
-      ++invalidations[invalidations.count(reason) ? reason : std::string("other")];
-    }
-    if (Integer(record, "listChangedBeforeBinding", 0) > 0 && !record.contains("invalidation")) ++absorbed;
-    disturbed += Integer(record, "disturbedListings", 0);
-    if (code == "call.indeterminate") {
-      ++indeterminate_count;
-      ++indeterminate[record.contains("reason") ? Token(record, "reason")
-                      : record.contains("cause") ? Token(record, "cause")
-                                                 : std::string("unspecified")];
-    }
-    if (auto steps = record.find("steps"); steps != record.end() && steps->is_array()) {
-      for (const json::Value& step : *steps) {
-        if (step.is_object() && step.contains("ms") && step["ms"].is_number()) {
-          step_ms[Token(step, "step")].push_back(step["ms"].get<double>());
-        }
-      }
-    }
-    if (record.contains("gateMs")) gate_ms.push_back(Number(record, "gateMs"));
-    if (IsTrue(record, "dispatched")) call_ms.push_back(Number(record, "callMs"));
-
-    // capture's records (how each server was opened) count above, not per tool.
-    if (Token(record, "command") == "capture") continue;
-    ToolResults& tool = tools[{Token(record, "server"), Token(record, "tool")}];
-    ++tool.calls;
-    if (auto backed = record.find("modelBacked"); backed != record.end() && backed->is_boolean()) {
-      tool.model_backed.insert(backed->get<bool>() ? "true" : "false");
-    }
-    // Keyed digests (HMAC under the deployment's evidence key) compare only under the same
-    // key: the key id is part of the argument set's identity. Records from before keyed
-    // digests carry plain SHA-256 members and form their own group.
-    const bool keyed = IsDigest(record.value("resultHmacSha256", json::Value()));
-    const char* result_member = keyed ? "resultHmacSha256" : "resultSha256";
-    const char* arguments_member = keyed ? "argumentsHmacSha256" : "argumentsSha256";
-    if (!IsDigest(record.value(result_member, json::Value()))) continue;
-    ++tool.results;
-    const std::string key = keyed ? Token(record, "digestKeyId") : std::string("sha256");
-    digest_keys.insert(key);
-    const std::string result = record[result_member];
-    const std::string arguments = key + "|" + (IsDigest(record.value(arguments_member, json::Value()))
-                                                   ? record[arguments_member].get<std::string>()
-                                                   : std::string());
-    tool.by_arguments[arguments].insert(result);
-    const std::string connection = Token(record, "connection");
-    tool.by_connection[arguments][connection].insert(result);
-    if (auto probe = record.find("probe"); probe != record.end() && probe->is_object()) {
-      tool.by_concurrency[arguments][IsTrue(*probe, "overlapped") ? "overlapped" : "alone"].insert(result);
-    }
+  Tally t;
+  for (const gate::EvidenceRecord& record : set.records) {
+    CountOutcome(record, t);
+    CountListChanged(record, t);
+    CountLatency(record, t);
+    CountResults(record, t);
   }
-
   json::Value summary = {{"files", set.files},
                          {"records", set.records.size()},
                          {"unreadableLines", set.unreadable_lines},
-                         {"commands", commands},
-                         {"digestKeys", digest_keys}};
-  json::Value code_list = json::Value::array();
-  for (const auto& [code, entry] : codes) {
-    code_list.push_back({{"code", code}, {"exit", entry.first}, {"count", entry.second}});
-  }
-  summary["codes"] = std::move(code_list);
-  json::Value exit_list = json::Value::array();
-  for (const auto& [exit_code, count] : exits) {
-    exit_list.push_back({{"exit", exit_code}, {"class", ExitClass(exit_code)}, {"count", count}});
-  }
-  summary["exitClasses"] = std::move(exit_list);
-
-  json::Value kinds = json::Value::array();
-  for (const auto& [kind, counts] : drift_kinds) {
-    json::Value changes = {{"added", 0}, {"removed", 0}, {"changed", 0}};
-    for (const auto& [change, count] : counts.changes) changes[change] = count;
-    kinds.push_back({{"kind", kind}, {"incidents", counts.incidents}, {"pointers", changes}});
-  }
-  summary["drift"] = {{"incidents", drift_incidents}, {"kinds", std::move(kinds)}};
-  summary["listChanged"] = {{"invalidations", invalidations},
-                            {"absorbedBeforeBinding", absorbed},
-                            {"disturbedListings", disturbed}};
-  json::Value reasons = json::Value::array();
-  for (const auto& [reason, count] : indeterminate) reasons.push_back({{"reason", reason}, {"count", count}});
-  summary["indeterminate"] = {{"count", indeterminate_count}, {"byReason", std::move(reasons)}};
-
-  json::Value latency = json::Value::array();
-  std::vector<std::string> step_names;
-  for (const std::string& step : kSteps) {
-    if (step_ms.count(step)) step_names.push_back(step);
-  }
-  for (const auto& [step, values] : step_ms) {
-    if (std::find(kSteps.begin(), kSteps.end(), step) == kSteps.end()) step_names.push_back(step);
-  }
-  for (const std::string& step : step_names) {
-    json::Value row = Percentiles(step_ms[step]);
-    row["step"] = step;
-    latency.push_back(std::move(row));
-  }
-  summary["latency"] = {{"steps", std::move(latency)}, {"gateMs", Percentiles(gate_ms)}, {"callMs", Percentiles(call_ms)}};
-
+                         {"commands", t.commands},
+                         {"digestKeys", t.digest_keys}};
+  OutcomeSections(t, summary);
+  summary["drift"] = DriftSection(t);
+  summary["listChanged"] = {{"invalidations", t.invalidations},
+                            {"absorbedBeforeBinding", t.absorbed},
+                            {"disturbedListings", t.disturbed}};
+  summary["indeterminate"] = IndeterminateSection(t);
+  summary["latency"] = LatencySection(t);
   json::Value tool_list = json::Value::array();
-  for (const auto& [key, results] : tools) tool_list.push_back(ToolSummary(key.first, key.second, results));
+  for (const auto& [key, results] : t.tools) tool_list.push_back(ToolSummary(key.first, key.second, results));
   summary["tools"] = std::move(tool_list);
   return summary;
 }

@@ -10,13 +10,14 @@
 #include <string_view>
 #include <vector>
 
+#include "gate/evidence_record.h"
 #include "json/json.h"
 #include "json/result.h"
 
 namespace udon::evidence {
 
 struct EvidenceSet {
-  std::vector<json::Value> records;  // JSON objects with a string "code"
+  std::vector<gate::EvidenceRecord> records;  // read from JSON objects with a string "code"
   int files = 0;
   int unreadable_lines = 0;  // not JSON, or not an object with a string "code"
 };

@@ -28,7 +28,7 @@ class SummaryTest : public gate::internal::ScriptedGateTest {
   gate::GateResult Call(gate::GateEnvironment env) {
     gate::Gate gate(std::move(env));
     gate::GateResult result = gate.Call(binding_, Args(), gate::CallOptions{});
-    lines_ += result.evidence.dump() + "\n";
+    lines_ += result.evidence.ToJson().dump() + "\n";
     return result;
   }
 
@@ -187,7 +187,7 @@ TEST_F(SummaryTest, ProbeEvidenceShowsNondeterminismAgainstTheReview) {
   ProbeOptions options;
   options.repeat = 4;
   ProbeOutcome outcome = RunProbe(Env(), writer->get(), binding_, Args(), options);
-  ASSERT_EQ(outcome.exit_code, kExitFinding);
+  ASSERT_EQ(outcome.report["exit"], kExitFinding);
   EvidenceSet set;
   ASSERT_TRUE(AddEvidenceFile(Path("probe.jsonl"), set).ok());
   const json::Value s = Summarize(set);

@@ -175,27 +175,6 @@ Result<schema::CompiledSchema> CompileToolSchema(const json::Value& tool, const 
 
 }  // namespace
 
-int ExitCodeFor(const std::string& code) {
-  static const std::map<std::string, int, std::less<>> kExplicit = {
-      {"manifest.unreadable", 2}, {"manifest.invalid", 2},  {"config.server_unknown", 2},
-      {"config.invalid", 2},      {"config.unreadable", 2}, {"policy.invalid", 2},
-      {"usage.invalid", 2},       {"uws.invalid", 2},       {"uws.unsupported", 2},
-      {"io.unreadable", 2},       {"io.too_large", 2},      {"state.unavailable", 2},
-      {"state.lock_timeout", 3},
-      {"call.indeterminate", 5},  {"content_trust.blocked", 3}, {"probe.side_effects_refused", 3},
-  };
-  if (auto it = kExplicit.find(code); it != kExplicit.end()) return it->second;
-  // Unreadable or malformed input of any kind.
-  for (const char* prefix : {"io.", "json.", "yaml.", "usage.", "config.", "policy."}) {
-    if (code.rfind(prefix, 0) == 0) return 2;
-  }
-  if (code.rfind("call.", 0) == 0) return 4;
-  for (const char* prefix : {"manifest.", "review.", "server.", "catalog.", "binding.", "input."}) {
-    if (code.rfind(prefix, 0) == 0) return 3;
-  }
-  return 1;
-}
-
 struct Gate::Pooled {
   std::unique_ptr<mcp::Client> client;
   std::string protocol_version;
@@ -808,10 +787,60 @@ std::string Gate::KeyId() {
   return key_ ? key_->id() : std::string();
 }
 
+EvidenceRecord Gate::MakeRecord(const Run& run, const GateResult& result, const std::string& code) {
+  EvidenceRecord record;
+  record.steps.emplace();
+  double gate_ms = 0;
+  for (const auto& step : result.steps) {
+    record.steps->push_back({step.step, step.outcome, step.milliseconds});
+    if (step.step != "dispatch") gate_ms += step.milliseconds;
+  }
+  record.time = EvidenceTimestamp();
+  record.command = env_.command;
+  record.manifest_sha256 = run.manifest ? run.manifest->sha256() : run.binding.manifest_sha256;
+  record.pinned_sha256 = run.binding.manifest_sha256;
+  record.server = run.binding.server;
+  record.tool = run.binding.tool;
+  record.code = code;
+  record.exit = DecisionExit(result.error);
+  record.dispatched = result.dispatched;
+  record.connection = run.reused ? "reused" : "fresh";
+  record.barrier = run.barrier;
+  record.listings = run.listings;
+  record.disturbed_listings = run.disturbed_listings;
+  record.list_changed_before_binding = run.list_changed_before_binding;
+  record.gate_ms = gate_ms;
+  record.call_ms = run.call_milliseconds;
+  if (run.manifest && run.manifest->protocol_version()) {
+    record.protocol_version = *run.manifest->protocol_version();
+    record.era = mcp::EraName(mcp::EraOf(*run.manifest->protocol_version()));
+  }
+  if (!run.subscription.empty()) record.subscription = run.subscription;
+  // Whether (and how) the stdio server runs sandboxed: a refused sandbox never starts one.
+  record.sandbox = mcp::SandboxEvidence(env_.config, run.binding.server);
+  if (run.review.reviewer.size() > 0) record.model_backed = run.review.model_backed;
+  if (!run.invalidation.empty()) record.invalidation = run.invalidation;
+  if (!run.drift.empty()) record.drift = run.drift;
+  if (!run.server_info_drift.empty()) record.server_info_drift = run.server_info_drift;
+  if (!run.server_requests.empty()) record.server_requests = run.server_requests;
+  if (!run.live_tool_sha256.empty()) record.live_tool_sha256 = run.live_tool_sha256;
+  if (!run.reuse_refused.empty()) record.reuse_refused = run.reuse_refused;
+  if (!run.invalidation_write_failure.empty()) record.invalidation_write_failed = run.invalidation_write_failure;
+  if (run.connection_stream != mcp::NotificationStream::kNone) {
+    record.notification_stream = mcp::NotificationStreamName(run.connection_stream);
+  }
+  if (!run.arguments_digest.empty()) record.arguments_hmac_sha256 = run.arguments_digest;
+  if (!run.result_digest.empty()) record.result_hmac_sha256 = run.result_digest;
+  if (!run.arguments_digest.empty() || !run.result_digest.empty()) record.digest_key_id = KeyId();
+  if (result.error && result.error->details.contains("cause")) record.cause = result.error->details["cause"];
+  if (result.error && result.error->details.contains("reason")) record.reason = result.error->details["reason"];
+  return record;
+}
+
 void Gate::Finish(Run& run, GateResult& result) {
-  if (result.dispatched && result.error && ExitCodeFor(result.error->code) != 4 &&
-      ExitCodeFor(result.error->code) != 5) {
-    // After dispatch only "failed" (4) or "indeterminate" (5) are true; anything else
+  if (result.dispatched && result.error && !IsCallFailure(result.error->code) &&
+      !IsIndeterminate(result.error->code)) {
+    // After dispatch only a failed call (call.*) or an indeterminate outcome is true; anything else
     // (a state or internal error) leaves the outcome unknown, and it must not be retried.
     Error indeterminate = Refuse("call.indeterminate", "the call was dispatched and its outcome cannot be established");
     indeterminate.details["cause"] = result.error->code;
@@ -821,65 +850,15 @@ void Gate::Finish(Run& run, GateResult& result) {
     result.error->details["stateWriteFailed"] = run.invalidation_write_failure;
   }
   std::string code = result.error ? result.error->code : "ok";
-  result.exit_code = result.error ? ExitCodeFor(code) : 0;
-  // A manifest that cannot be trusted refuses the call: before dispatch that is exit 3.
-  if (code == "manifest.invalid") result.exit_code = 3;
   // Keep a connection only if nothing about it is in doubt.
   const bool keep = !result.error || code == "input.schema_violation" || code == "call.tool_error" ||
                     code == "call.output_schema_violation" || code == "call.structured_content_missing";
   CollectDiagnostics(run, result);
   Release(run, keep);
 
-  json::Value steps = json::Value::array();
-  double gate_ms = 0;
-  for (const auto& step : result.steps) {
-    steps.push_back({{"step", step.step}, {"outcome", step.outcome}, {"ms", step.milliseconds}});
-    if (step.step != "dispatch") gate_ms += step.milliseconds;
-  }
-  json::Value record = {{"time", EvidenceTimestamp()},
-                        {"command", env_.command},
-                        {"manifestSha256", run.manifest ? run.manifest->sha256() : run.binding.manifest_sha256},
-                        {"pinnedSha256", run.binding.manifest_sha256},
-                        {"server", run.binding.server},
-                        {"tool", run.binding.tool},
-                        {"steps", steps},
-                        {"code", code},
-                        {"exit", result.exit_code},
-                        {"dispatched", result.dispatched},
-                        {"connection", run.reused ? "reused" : "fresh"},
-                        {"barrier", run.barrier},
-                        {"listings", run.listings},
-                        {"disturbedListings", run.disturbed_listings},
-                        {"listChangedBeforeBinding", run.list_changed_before_binding},
-                        {"gateMs", gate_ms},
-                        {"callMs", run.call_milliseconds}};
-  if (run.manifest && run.manifest->protocol_version()) {
-    record["protocolVersion"] = *run.manifest->protocol_version();
-    record["era"] = mcp::EraName(mcp::EraOf(*run.manifest->protocol_version()));
-  }
-  if (!run.subscription.empty()) record["subscription"] = run.subscription;
-  // Whether (and how) the stdio server runs sandboxed: a refused sandbox never starts one.
-  json::Value sandbox = mcp::SandboxEvidence(env_.config, run.binding.server);
-  if (!sandbox.is_null()) record["sandbox"] = std::move(sandbox);
-  if (run.review.reviewer.size() > 0) record["modelBacked"] = run.review.model_backed;
-  if (!run.invalidation.empty()) record["invalidation"] = run.invalidation;
-  if (!run.drift.empty()) record["drift"] = run.drift;
-  if (!run.server_info_drift.empty()) record["serverInfoDrift"] = run.server_info_drift;
-  if (!run.server_requests.empty()) record["serverRequests"] = run.server_requests;
-  if (!run.live_tool_sha256.empty()) record["liveToolSha256"] = run.live_tool_sha256;
-  if (!run.reuse_refused.empty()) record["reuseRefused"] = run.reuse_refused;
-  if (!run.invalidation_write_failure.empty()) record["invalidationWriteFailed"] = run.invalidation_write_failure;
-  if (run.connection_stream != mcp::NotificationStream::kNone) {
-    record["notificationStream"] = mcp::NotificationStreamName(run.connection_stream);
-  }
-  if (!run.arguments_digest.empty()) record["argumentsHmacSha256"] = run.arguments_digest;
-  if (!run.result_digest.empty()) record["resultHmacSha256"] = run.result_digest;
-  if (!run.arguments_digest.empty() || !run.result_digest.empty()) record["digestKeyId"] = KeyId();
-  if (result.error && result.error->details.contains("cause")) record["cause"] = result.error->details["cause"];
-  if (result.error && result.error->details.contains("reason")) record["reason"] = result.error->details["reason"];
-  result.evidence = std::move(record);
+  result.evidence = MakeRecord(run, result, code);
   if (env_.evidence != nullptr) {
-    (void)env_.evidence->Append(result.evidence);  // evidence loss never changes the outcome
+    (void)env_.evidence->Append(result.evidence.ToJson());  // evidence loss never changes the outcome
   }
 }
 

@@ -25,6 +25,7 @@
 
 #include "gate/evidence.h"
 #include "gate/evidence_key.h"
+#include "gate/evidence_record.h"
 #include "json/json.h"
 #include "json/result.h"
 #include "manifest/binding.h"
@@ -82,13 +83,12 @@ struct StepRecord {
 };
 
 struct GateResult {
-  std::optional<Error> error;  // nullopt: success
-  int exit_code = 0;
+  std::optional<Error> error;  // nullopt: success (cli/exit_codes.h turns it into an exit status)
   bool dispatched = false;
   json::Value output;  // validated structuredContent when the call exposes one, else null
   std::size_t content_blocks = 0;  // how many content blocks the result had (never shown)
   std::vector<StepRecord> steps;
-  json::Value evidence;  // the value-free record (also appended to the evidence file)
+  EvidenceRecord evidence;  // the value-free record (also appended to the evidence file)
   // Not evidence: stderr-only diagnostics, filled only when GateEnvironment::diagnostics
   // is set. They may carry server text and secrets; never put them in --json or records.
   std::vector<mcp::Diagnostic> diagnostics;
@@ -98,10 +98,6 @@ struct GateResult {
 
   bool ok() const { return !error.has_value(); }
 };
-
-// The contract's exit status for a code (sections 3 and 4, and docs/contract.md 7.1):
-// the one table every command uses.
-int ExitCodeFor(const std::string& code);
 
 class Gate {
  public:
@@ -144,6 +140,7 @@ class Gate {
   void Warn(const std::string& text) const;
   void Release(Run& run, bool keep);
   void CollectDiagnostics(Run& run, GateResult& result);
+  EvidenceRecord MakeRecord(const Run& run, const GateResult& result, const std::string& code);
   void Finish(Run& run, GateResult& result);
 
   GateEnvironment env_;

@@ -33,7 +33,7 @@ class GateModernTest : public internal::ScriptedGateTest {
   static void ExpectRefused(const GateResult& result, const std::string& code, int exit_code) {
     ASSERT_TRUE(result.error.has_value()) << "expected " << code;
     EXPECT_EQ(result.error->code, code) << result.error->Describe();
-    EXPECT_EQ(result.exit_code, exit_code);
+    EXPECT_EQ(result.evidence.exit.value_or(-1), exit_code);
     EXPECT_TRUE(result.output.is_null());
   }
 };
@@ -43,9 +43,9 @@ TEST_F(GateModernTest, BindsThroughDiscoveryAndASubscription) {
   ASSERT_TRUE(result.ok()) << result.error->Describe();
   EXPECT_TRUE(result.dispatched);
   EXPECT_FALSE(result.output.is_null());
-  EXPECT_EQ(result.evidence["era"], "modern");
-  EXPECT_EQ(result.evidence["protocolVersion"], "2026-07-28");
-  EXPECT_EQ(result.evidence["subscription"], "active");
+  EXPECT_EQ(result.evidence.ToJson()["era"], "modern");
+  EXPECT_EQ(result.evidence.ToJson()["protocolVersion"], "2026-07-28");
+  EXPECT_EQ(result.evidence.ToJson()["subscription"], "active");
   EXPECT_EQ(server_.calls, 1);
 }
 
@@ -54,8 +54,8 @@ TEST_F(GateModernTest, ALegacyManifestStillUsesInitialize) {
   WriteManifest(Reviewed(false, {}));
   GateResult result = CallOnce(Env());
   ASSERT_TRUE(result.ok()) << result.error->Describe();
-  EXPECT_EQ(result.evidence["era"], "legacy");
-  EXPECT_FALSE(result.evidence.contains("subscription"));
+  EXPECT_EQ(result.evidence.ToJson()["era"], "legacy");
+  EXPECT_FALSE(result.evidence.ToJson().contains("subscription"));
 }
 
 TEST_F(GateModernTest, AModernManifestAgainstALegacyServerIsRefused) {
@@ -88,7 +88,7 @@ TEST_F(GateModernTest, AnotherServerInfoInTheCallResultWithholdsIt) {
   };
   GateResult result = CallOnce(Env());
   ExpectRefused(result, "call.indeterminate", 5);
-  EXPECT_EQ(result.evidence["reason"], "server_info_changed");
+  EXPECT_EQ(result.evidence.ToJson()["reason"], "server_info_changed");
 }
 
 TEST_F(GateModernTest, ListChangedOnTheSubscriptionBeforeDispatchInvalidates) {
@@ -101,7 +101,7 @@ TEST_F(GateModernTest, ListChangedOnTheSubscriptionBeforeDispatchInvalidates) {
   };
   GateResult result = CallOnce(std::move(env));
   ExpectRefused(result, "binding.invalidated", 3);
-  EXPECT_EQ(result.evidence["invalidation"], "list_changed_before_dispatch");
+  EXPECT_EQ(result.evidence.ToJson()["invalidation"], "list_changed_before_dispatch");
   EXPECT_EQ(server_.calls, 0);
   // Durable, exactly as for the legacy notification.
   GateResult again = CallOnce(Env("state"));
@@ -116,7 +116,7 @@ TEST_F(GateModernTest, ListChangedOnTheSubscriptionDuringTheCallIsIndeterminate)
   };
   GateResult result = CallOnce(Env());
   ExpectRefused(result, "call.indeterminate", 5);
-  EXPECT_EQ(result.evidence["invalidation"], "list_changed_during_call");
+  EXPECT_EQ(result.evidence.ToJson()["invalidation"], "list_changed_during_call");
 }
 
 TEST_F(GateModernTest, AnUnacknowledgedSubscriptionRefusesBeforeListing) {
@@ -125,7 +125,7 @@ TEST_F(GateModernTest, AnUnacknowledgedSubscriptionRefusesBeforeListing) {
   env.call_timeout = std::chrono::milliseconds(300);
   GateResult result = CallOnce(std::move(env));
   ExpectRefused(result, "server.connect_failed", 3);
-  EXPECT_EQ(result.evidence["cause"], "mcp.subscription_failed");
+  EXPECT_EQ(result.evidence.ToJson()["cause"], "mcp.subscription_failed");
   EXPECT_EQ(server_.lists, 0);
 }
 
@@ -139,7 +139,7 @@ TEST_F(GateModernTest, ASubscriptionThatEndsBeforeDispatchRefuses) {
   };
   GateResult result = CallOnce(std::move(env));
   ExpectRefused(result, "server.connect_failed", 3);
-  EXPECT_EQ(result.evidence["reason"], "subscription_lost");
+  EXPECT_EQ(result.evidence.ToJson()["reason"], "subscription_lost");
   EXPECT_EQ(server_.calls, 0);
 }
 
@@ -175,7 +175,7 @@ TEST_F(GateModernTest, AnInvalidParamHeaderAnnotationIsRefusedOverHttpOnly) {
   config_.servers["blender_farm"].url = "http://127.0.0.1:9/mcp";
   GateResult result = CallOnce(Env());
   ExpectRefused(result, "input.schema_invalid", 3);
-  EXPECT_EQ(result.evidence["cause"], "mcp.invalid_param_header");
+  EXPECT_EQ(result.evidence.ToJson()["cause"], "mcp.invalid_param_header");
   EXPECT_EQ(server_.connects, 0);
 }
 

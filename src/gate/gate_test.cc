@@ -51,7 +51,7 @@ class GateTest : public internal::ScriptedGateTest {
   void ExpectRefused(const GateResult& result, const std::string& code, int exit_code = 3) {
     ASSERT_TRUE(result.error.has_value()) << "expected " << code;
     EXPECT_EQ(result.error->code, code) << result.error->Describe();
-    EXPECT_EQ(result.exit_code, exit_code);
+    EXPECT_EQ(result.evidence.exit.value_or(-1), exit_code);
     EXPECT_FALSE(result.dispatched);
     EXPECT_EQ(server_.calls.load(), 0) << "a refused gate must not dispatch";
     EXPECT_TRUE(result.output.is_null());
@@ -62,7 +62,7 @@ class GateTest : public internal::ScriptedGateTest {
   }
 
   static void ExpectValueFree(const GateResult& result) {
-    const std::string record = result.evidence.dump();
+    const std::string record = result.evidence.ToJson().dump();
     EXPECT_EQ(record.find(kCanaryArgument), std::string::npos);
     EXPECT_EQ(record.find(kCanaryResult), std::string::npos);
     if (result.error) {
@@ -84,11 +84,11 @@ TEST_F(GateTest, HappyPathExposesOnlyValidatedStructuredContent) {
   for (const auto& s : result.steps) steps.push_back(s.step + ":" + s.outcome);
   EXPECT_EQ(steps, (std::vector<std::string>{"digest:ok", "static:ok", "connect:ok", "list:ok",
                                              "compare:ok", "arguments:ok", "dispatch:ok"}));
-  EXPECT_EQ(result.evidence["code"], "ok");
-  EXPECT_TRUE(json::IsSha256Hex(result.evidence["argumentsHmacSha256"].get<std::string>()));
-  EXPECT_NE(result.evidence["argumentsHmacSha256"], *json::CanonicalSha256(Args())) << "keyed, not plain";
-  EXPECT_TRUE(json::IsSha256Hex(result.evidence["resultHmacSha256"].get<std::string>()));
-  EXPECT_TRUE(json::IsSha256Hex(result.evidence["liveToolSha256"].get<std::string>()));
+  EXPECT_EQ(result.evidence.ToJson()["code"], "ok");
+  EXPECT_TRUE(json::IsSha256Hex(result.evidence.ToJson()["argumentsHmacSha256"].get<std::string>()));
+  EXPECT_NE(result.evidence.ToJson()["argumentsHmacSha256"], *json::CanonicalSha256(Args())) << "keyed, not plain";
+  EXPECT_TRUE(json::IsSha256Hex(result.evidence.ToJson()["resultHmacSha256"].get<std::string>()));
+  EXPECT_TRUE(json::IsSha256Hex(result.evidence.ToJson()["liveToolSha256"].get<std::string>()));
   ExpectValueFree(result);
 }
 
@@ -194,7 +194,7 @@ TEST_F(GateTest, LiveToolMustExistOnceAndEqualTheReviewedOne) {
   EXPECT_EQ(pointers[0]["area"], "description");
   EXPECT_EQ(pointers[1]["pointer"], "/annotations");
   EXPECT_EQ(pointers[1]["change"], "added");
-  EXPECT_EQ(drift.evidence["drift"], pointers);
+  EXPECT_EQ(drift.evidence.ToJson()["drift"], pointers);
   ExpectValueFree(drift);
 }
 
@@ -207,7 +207,7 @@ TEST_F(GateTest, ListChangedDuringEveryListingIsUnstable) {
   server_.on_list = [](const Message&, mcp::MemoryPeer& p) { p.Send(mcp::MakeNotification("notifications/tools/list_changed")); };
   GateResult result = CallOnce(StateEnv());
   ExpectRefused(result, "catalog.unstable");
-  EXPECT_EQ(result.evidence["listings"], 3);
+  EXPECT_EQ(result.evidence.ToJson()["listings"], 3);
 }
 
 TEST_F(GateTest, OneDisturbedListingIsRepeatedAndThenTrusted) {
@@ -216,10 +216,10 @@ TEST_F(GateTest, OneDisturbedListingIsRepeatedAndThenTrusted) {
   };
   GateResult result = CallOnce(StateEnv());
   ASSERT_TRUE(result.ok()) << result.error->Describe();
-  EXPECT_EQ(result.evidence["listings"], 2);
-  EXPECT_EQ(result.evidence["disturbedListings"], 1);
-  EXPECT_EQ(result.evidence["listChangedBeforeBinding"], 1);
-  EXPECT_FALSE(result.evidence.contains("invalidation"));
+  EXPECT_EQ(result.evidence.ToJson()["listings"], 2);
+  EXPECT_EQ(result.evidence.ToJson()["disturbedListings"], 1);
+  EXPECT_EQ(result.evidence.ToJson()["listChangedBeforeBinding"], 1);
+  EXPECT_FALSE(result.evidence.ToJson().contains("invalidation"));
 }
 
 TEST_F(GateTest, ListChangedAfterComparisonPreventsDispatchAndInvalidatesForGood) {
@@ -232,7 +232,7 @@ TEST_F(GateTest, ListChangedAfterComparisonPreventsDispatchAndInvalidatesForGood
   };
   GateResult result = CallOnce(env);
   ExpectRefused(result, "binding.invalidated");
-  EXPECT_EQ(result.evidence["invalidation"], "list_changed_before_dispatch");
+  EXPECT_EQ(result.evidence.ToJson()["invalidation"], "list_changed_before_dispatch");
 
   // A later gate, in a fresh Gate (as a new process would be), refuses although the live
   // list looks exactly as reviewed.
@@ -254,10 +254,10 @@ TEST_F(GateTest, ListChangedDuringTheCallIsIndeterminateAndWithheld) {
   GateResult result = CallOnce(StateEnv());
   ASSERT_TRUE(result.error.has_value());
   EXPECT_EQ(result.error->code, "call.indeterminate");
-  EXPECT_EQ(result.exit_code, 5);
+  EXPECT_EQ(result.evidence.exit.value_or(-1), 5);
   EXPECT_TRUE(result.dispatched);
   EXPECT_TRUE(result.output.is_null());
-  EXPECT_EQ(result.evidence["invalidation"], "list_changed_during_call");
+  EXPECT_EQ(result.evidence.ToJson()["invalidation"], "list_changed_during_call");
   EXPECT_EQ(server_.calls.load(), 1);
   server_.calls = 0;
   ExpectRefused(CallOnce(StateEnv()), "manifest.invalidated");
@@ -277,7 +277,7 @@ TEST_F(GateTest, ServerRequestsAreRefusedBeforeAndDuringTheCall) {
   GateResult result = CallOnce(StateEnv());
   ASSERT_TRUE(result.error.has_value());
   EXPECT_EQ(result.error->code, "call.server_request_refused");
-  EXPECT_EQ(result.exit_code, 4);
+  EXPECT_EQ(result.evidence.exit.value_or(-1), 4);
   EXPECT_TRUE(result.output.is_null());
 }
 
@@ -304,7 +304,7 @@ TEST_F(GateTest, ResultFailuresNeverLeakIntoOutputs) {
     GateResult result = CallOnce(StateEnv());
     ASSERT_TRUE(result.error.has_value());
     EXPECT_EQ(result.error->code, c.code);
-    EXPECT_EQ(result.exit_code, 4);
+    EXPECT_EQ(result.evidence.exit.value_or(-1), 4);
     EXPECT_TRUE(result.output.is_null());
     ExpectValueFree(result);
   }
@@ -325,7 +325,7 @@ TEST_F(GateTest, OutputViolationsNameNoServerChosenKey) {
     EXPECT_TRUE(unit.contains("keywordLocation"));
   }
   EXPECT_EQ(result.error->details.dump().find("CANARY-KEY"), std::string::npos);
-  EXPECT_EQ(result.evidence.dump().find("CANARY-KEY"), std::string::npos);
+  EXPECT_EQ(result.evidence.ToJson().dump().find("CANARY-KEY"), std::string::npos);
 }
 
 TEST_F(GateTest, InvalidArgumentsAreRefusedWithLocationsOnly) {
@@ -349,8 +349,8 @@ TEST_F(GateTest, TimeoutAfterDispatchIsIndeterminateAndCancels) {
   GateResult result = CallOnce(env);
   ASSERT_TRUE(result.error.has_value());
   EXPECT_EQ(result.error->code, "call.indeterminate");
-  EXPECT_EQ(result.exit_code, 5);
-  EXPECT_FALSE(result.evidence.contains("invalidation"));  // a timeout alone invalidates nothing
+  EXPECT_EQ(result.evidence.exit.value_or(-1), 5);
+  EXPECT_FALSE(result.evidence.ToJson().contains("invalidation"));  // a timeout alone invalidates nothing
 }
 
 TEST_F(GateTest, StrictPolicyInvalidatesOnAnyListChanged) {
@@ -361,7 +361,7 @@ TEST_F(GateTest, StrictPolicyInvalidatesOnAnyListChanged) {
   env.policy.strict_list_changed = true;
   GateResult result = CallOnce(env);
   ExpectRefused(result, "binding.invalidated");
-  EXPECT_EQ(result.evidence["invalidation"], "strict_notification");
+  EXPECT_EQ(result.evidence.ToJson()["invalidation"], "strict_notification");
 }
 
 TEST_F(GateTest, ReusedConnectionsStillRelistEveryCall) {
@@ -373,7 +373,7 @@ TEST_F(GateTest, ReusedConnectionsStillRelistEveryCall) {
   for (int i = 0; i < 3; ++i) {
     GateResult result = gate.Call(binding_, Args(), options);
     ASSERT_TRUE(result.ok()) << result.error->Describe();
-    EXPECT_EQ(result.evidence["connection"], i == 0 ? "fresh" : "reused");
+    EXPECT_EQ(result.evidence.ToJson()["connection"], i == 0 ? "fresh" : "reused");
   }
   EXPECT_EQ(server_.connects.load(), 1);
   EXPECT_EQ(server_.lists.load(), 6);
@@ -456,9 +456,9 @@ TEST_F(GateTest, ListChangedDuringALaterListingOfABoundConnectionInvalidates) {
   server_.calls = 0;
   GateResult second = gate.Call(binding_, Args(), options);
   ExpectRefused(second, "binding.invalidated");
-  EXPECT_EQ(second.evidence["connection"], "reused");
-  EXPECT_EQ(second.evidence["invalidation"], "list_changed_after_binding");
-  EXPECT_EQ(second.evidence["listChangedBeforeBinding"], 0) << "not counted on a bound connection";
+  EXPECT_EQ(second.evidence.ToJson()["connection"], "reused");
+  EXPECT_EQ(second.evidence.ToJson()["invalidation"], "list_changed_after_binding");
+  EXPECT_EQ(second.evidence.ToJson()["listChangedBeforeBinding"], 0) << "not counted on a bound connection";
   server_.on_list = nullptr;
   ExpectRefused(gate.Call(binding_, Args(), options), "manifest.invalidated");
   ExpectRefused(CallOnce(StateEnv()), "manifest.invalidated");
@@ -497,10 +497,10 @@ TEST_F(GateTest, AnUnwritableInvalidationAfterDispatchIsStillIndeterminate) {
   GateResult result = CallOnce(env);
   ASSERT_TRUE(result.error.has_value());
   EXPECT_EQ(result.error->code, "call.indeterminate");
-  EXPECT_EQ(result.exit_code, 5);
+  EXPECT_EQ(result.evidence.exit.value_or(-1), 5);
   EXPECT_TRUE(result.dispatched);
   EXPECT_EQ(result.error->details["stateWriteFailed"], "state.write_failed");
-  EXPECT_EQ(result.evidence["invalidationWriteFailed"], "state.write_failed");
+  EXPECT_EQ(result.evidence.ToJson()["invalidationWriteFailed"], "state.write_failed");
   EXPECT_EQ(warnings.size(), 1u);
 }
 
@@ -512,13 +512,13 @@ TEST_F(GateTest, APingBarrierSeesANoticeSentBeforeDispatch) {
   };
   GateResult result = CallOnce(StateEnv());
   ExpectRefused(result, "binding.invalidated");
-  EXPECT_EQ(result.evidence["invalidation"], "list_changed_before_dispatch");
+  EXPECT_EQ(result.evidence.ToJson()["invalidation"], "list_changed_before_dispatch");
   EXPECT_EQ(server_.pings.load(), 1);
   server_.on_ping = nullptr;
   GateResult verified = Gate(Env()).Verify(binding_);
   EXPECT_TRUE(verified.ok());
   EXPECT_EQ(server_.pings.load(), 1) << "verify dispatches nothing, so it needs no barrier";
-  EXPECT_FALSE(verified.evidence["barrier"].get<bool>());
+  EXPECT_FALSE(verified.evidence.ToJson()["barrier"].get<bool>());
 }
 
 // Issue "Gate correctness II", 8: a result that breaks the CallToolResult shape is not
@@ -537,7 +537,7 @@ TEST_F(GateTest, AResultOfTheWrongShapeIsAProtocolError) {
     GateResult result = CallOnce(Env(), false);
     ASSERT_TRUE(result.error.has_value());
     EXPECT_EQ(result.error->code, "call.protocol_error");
-    EXPECT_EQ(result.exit_code, 4);
+    EXPECT_EQ(result.evidence.exit.value_or(-1), 4);
     EXPECT_TRUE(result.output.is_null());
   }
 }
@@ -597,16 +597,16 @@ TEST_F(GateTest, ArgumentAndResultDigestsAreKeyedPerStateDirectory) {
   GateResult other = CallOnce(Env("other-state"));
   for (const GateResult* r : {&a, &b, &other}) {
     ASSERT_TRUE(r->ok());
-    EXPECT_FALSE(r->evidence.contains("argumentsSha256"));
-    EXPECT_FALSE(r->evidence.contains("resultSha256"));
-    EXPECT_EQ(r->evidence["argumentsHmacSha256"].get<std::string>().size(), 64u);
+    EXPECT_FALSE(r->evidence.ToJson().contains("argumentsSha256"));
+    EXPECT_FALSE(r->evidence.ToJson().contains("resultSha256"));
+    EXPECT_EQ(r->evidence.ToJson()["argumentsHmacSha256"].get<std::string>().size(), 64u);
   }
-  EXPECT_EQ(a.evidence["argumentsHmacSha256"], b.evidence["argumentsHmacSha256"]);
-  EXPECT_EQ(a.evidence["resultHmacSha256"], b.evidence["resultHmacSha256"]);
-  EXPECT_EQ(a.evidence["digestKeyId"], b.evidence["digestKeyId"]);
-  EXPECT_NE(a.evidence["argumentsHmacSha256"], other.evidence["argumentsHmacSha256"]);
-  EXPECT_NE(a.evidence["digestKeyId"], other.evidence["digestKeyId"]);
-  EXPECT_NE(a.evidence["argumentsHmacSha256"], *json::CanonicalSha256(Args()));
+  EXPECT_EQ(a.evidence.ToJson()["argumentsHmacSha256"], b.evidence.ToJson()["argumentsHmacSha256"]);
+  EXPECT_EQ(a.evidence.ToJson()["resultHmacSha256"], b.evidence.ToJson()["resultHmacSha256"]);
+  EXPECT_EQ(a.evidence.ToJson()["digestKeyId"], b.evidence.ToJson()["digestKeyId"]);
+  EXPECT_NE(a.evidence.ToJson()["argumentsHmacSha256"], other.evidence.ToJson()["argumentsHmacSha256"]);
+  EXPECT_NE(a.evidence.ToJson()["digestKeyId"], other.evidence.ToJson()["digestKeyId"]);
+  EXPECT_NE(a.evidence.ToJson()["argumentsHmacSha256"], *json::CanonicalSha256(Args()));
   const auto key = dir_ / "state" / "evidence.key";
   EXPECT_EQ(std::filesystem::file_size(key), 32u);
   EXPECT_EQ(std::filesystem::status(key).permissions() & std::filesystem::perms::all,
@@ -615,20 +615,20 @@ TEST_F(GateTest, ArgumentAndResultDigestsAreKeyedPerStateDirectory) {
     std::ifstream in(key, std::ios::binary);
     return std::string(std::istreambuf_iterator<char>(in), {});
   }();
-  EXPECT_EQ(a.evidence.dump().find(json::Sha256Hex(bytes)), std::string::npos);
+  EXPECT_EQ(a.evidence.ToJson().dump().find(json::Sha256Hex(bytes)), std::string::npos);
 }
 
-TEST(GateExitCodes, FollowTheContract) {
-  EXPECT_EQ(ExitCodeFor("manifest.digest_mismatch"), 3);
-  EXPECT_EQ(ExitCodeFor("config.server_unknown"), 2);
-  EXPECT_EQ(ExitCodeFor("catalog.tool_drift"), 3);
-  EXPECT_EQ(ExitCodeFor("binding.invalidated"), 3);
-  EXPECT_EQ(ExitCodeFor("input.schema_violation"), 3);
-  EXPECT_EQ(ExitCodeFor("call.tool_error"), 4);
-  EXPECT_EQ(ExitCodeFor("call.indeterminate"), 5);
-  EXPECT_EQ(ExitCodeFor("uws.invalid"), 2);
-  EXPECT_EQ(ExitCodeFor("something.else"), 1);
-  EXPECT_EQ(ExitCodeFor("state.lock_timeout"), 3);
+TEST(GateOutcomeClasses, DecideByCode) {
+  EXPECT_TRUE(IsIndeterminate("call.indeterminate"));
+  EXPECT_FALSE(IsIndeterminate("call.tool_error"));
+  EXPECT_TRUE(IsCallFailure("call.tool_error"));
+  EXPECT_FALSE(IsCallFailure("call.indeterminate"));
+  EXPECT_TRUE(IsRefusal("state.lock_timeout"));
+  EXPECT_TRUE(IsRefusal("manifest.invalid"));
+  EXPECT_FALSE(IsRefusal("manifest.unreadable"));
+  EXPECT_TRUE(IsUnusableInput("config.server_unknown"));
+  EXPECT_FALSE(IsRefusal("state.write_failed"));
+  EXPECT_FALSE(IsUnusableInput("state.write_failed"));
 }
 
 }  // namespace

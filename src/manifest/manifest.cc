@@ -7,6 +7,7 @@
 #include "json/file.h"
 #include "json/pointer.h"
 #include "json/sha256.h"
+#include "json/access.h"
 
 namespace udon::manifest {
 namespace {
@@ -23,9 +24,7 @@ Error InvalidInstant(const char* message, std::string pointer) {
   return MakeError("manifest.invalid_instant", message, std::move(pointer));
 }
 
-std::string Child(const std::string& pointer, std::string_view token) {
-  return pointer + "/" + json::Pointer::EscapeToken(token);
-}
+using json::Child;
 
 // Members outside `known` (and not x-*) make the document invalid: a closed set fails
 // closed on a field some newer writer added that this reader would silently ignore.

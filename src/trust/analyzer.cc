@@ -1,5 +1,4 @@
 #include "trust/analyzer.h"
-#include "trust/internal/json_access.h"
 
 #include <algorithm>
 #include <cstddef>
@@ -14,6 +13,7 @@
 
 #include "json/pointer.h"
 #include "uws/expression.h"
+#include "json/access.h"
 
 namespace udon::trust {
 namespace {
@@ -118,8 +118,8 @@ using StateMap = std::map<std::string, State>;
 
 // ---- document access ------------------------------------------------------------------
 
-using internal::Member;
-using internal::Text;
+using json::Member;
+using json::StringMember;
 
 // The members of an object or the items of an array member, empty otherwise.
 const json::Value& Items(const json::Value* object, std::string_view key) {
@@ -291,20 +291,20 @@ class Analyzer {
   void Collect() {
     const json::Value& operations = Items(&root_, "operations");
     for (std::size_t i = 0; i < operations.size(); ++i) {
-      const std::string id = Text(&operations[i], "operationId");
+      const std::string id = StringMember(&operations[i], "operationId");
       operations_[id] = {&operations[i], Indexed("operations", i), i};
     }
     const json::Value& workflows = Items(&root_, "workflows");
     for (std::size_t i = 0; i < workflows.size(); ++i) {
       const json::Value& workflow = workflows[i];
-      const std::string id = Text(&workflow, "workflowId");
+      const std::string id = StringMember(&workflow, "workflowId");
       const std::string path = Indexed("workflows", i);
       workflows_[id] = {&workflow, path};
       std::set<std::string> contexts;
       if (!options_.v192 && (Member(&workflow, "when") || Member(&workflow, "forEach"))) {
         contexts.insert(id + ":conditional");
       }
-      const std::string type = Text(&workflow, "type");
+      const std::string type = StringMember(&workflow, "type");
       if (type == "loop") contexts.insert(id + ":loop");
       CollectSteps(id, Items(&workflow, "steps"), path + ".steps", id + ":steps", type != "parallel", {}, contexts);
       CollectCases(id, Items(&workflow, "cases"), path + ".cases", id + ":cases", {}, contexts);
@@ -335,24 +335,24 @@ class Analyzer {
                     const std::set<std::string>& contexts) {
     for (std::size_t i = 0; i < steps.size(); ++i) {
       const json::Value& step = steps[i];
-      const std::string id = Text(&step, "stepId");
+      const std::string id = StringMember(&step, "stepId");
       const std::string step_path = Indexed(path, i);
       std::vector<Position> step_positions = positions;
       step_positions.push_back({container, i, sequential});
       std::set<std::string> step_contexts = contexts;
       if (Member(&step, "when") || Member(&step, "forEach")) step_contexts.insert(id + ":conditional");
       steps_[id] = {&step, step_path};
-      const std::string operation = Text(&step, "operationRef");
+      const std::string operation = StringMember(&step, "operationRef");
       if (!operation.empty()) referenced_operations_.insert(operation);
-      StepMeta meta{workflow, step_positions, step_contexts, {}, Text(&step, "type")};
+      StepMeta meta{workflow, step_positions, step_contexts, {}, StringMember(&step, "type")};
       for (const auto& dependency : Items(&step, "dependsOn")) {
         if (dependency.is_string()) meta.depends_on.push_back(dependency.get<std::string>());
       }
       step_meta_[id] = std::move(meta);
-      const std::string group = Text(&step, "parallelGroup");
+      const std::string group = StringMember(&step, "parallelGroup");
       if (!group.empty()) parallel_groups_[group].push_back(id);
 
-      const std::string type = Text(&step, "type");
+      const std::string type = StringMember(&step, "type");
       std::set<std::string> child_contexts = step_contexts;
       if (type == "switch") {
         CollectCases(workflow, Items(&step, "cases"), step_path + ".cases", id + ":cases", step_positions,
@@ -406,7 +406,7 @@ class Analyzer {
     const json::Value* declared = Member(Member(&root_, "contentTrust"), "triggers");
     bool first = true;
     for (const auto& trigger : Items(&root_, "triggers")) {
-      const std::string id = Text(&trigger, "triggerId");
+      const std::string id = StringMember(&trigger, "triggerId");
       if (reaches != nullptr && !reaches->contains(id)) continue;
       const json::Value* level = Member(declared, id);
       State candidate{level ? LevelOf(*level) : Provenance::kUntrusted, Capability::kUnknown, "$trigger"};
@@ -422,7 +422,7 @@ class Analyzer {
   void ScopeTriggers() {
     std::map<std::string, std::set<std::string>> reaching;
     for (const auto& trigger : Items(&root_, "triggers")) {
-      const std::string id = Text(&trigger, "triggerId");
+      const std::string id = StringMember(&trigger, "triggerId");
       const json::Value& routes = Items(&trigger, "routes");
       std::vector<std::string> pending;
       if (routes.empty()) {
@@ -442,7 +442,7 @@ class Analyzer {
         if (!reaching[workflow].insert(id).second) continue;
         for (const auto& [step, meta] : step_meta_) {
           if (meta.workflow != workflow) continue;
-          const std::string callee = Text(steps_[step].first, "workflow");
+          const std::string callee = StringMember(steps_[step].first, "workflow");
           if (workflows_.contains(callee)) pending.push_back(callee);
         }
       }
@@ -526,7 +526,7 @@ class Analyzer {
     for (std::size_t i = 0; i < results.size(); ++i) {
       const json::Value* value = Member(&results[i], "value");
       if (value == nullptr || !value->is_string() || value->get_ref<const std::string&>().empty()) continue;
-      std::string workflow = Text(&results[i], "from");
+      std::string workflow = StringMember(&results[i], "from");
       workflow = workflow.substr(0, workflow.find('.'));
       Env env;
       env.workflow = workflow;
@@ -572,7 +572,7 @@ class Analyzer {
 
   void AnalyzeStep(const json::Value& step, const std::string& path, const Env& parent) {
     Env env = parent;
-    env.current_step = Text(&step, "stepId");
+    env.current_step = StringMember(&step, "stepId");
     Control(Member(&step, "when"), path + ".when", env);
     if (State item = Control(Member(&step, "forEach"), path + ".forEach", env); item.set()) env.item = item;
     Control(Member(&step, "wait"), path + ".wait", env);
@@ -587,8 +587,8 @@ class Analyzer {
 
     StateMap callee_outputs;
     State response;
-    const std::string operation = Text(&step, "operationRef");
-    const std::string workflow = Text(&step, "workflow");
+    const std::string operation = StringMember(&step, "operationRef");
+    const std::string workflow = StringMember(&step, "workflow");
     if (!operation.empty()) {
       Env call = env;
       call.inputs = bound;
@@ -759,14 +759,14 @@ class Analyzer {
   Provenance OutputTrust(const json::Value& operation, const std::string& output, const Resolved& resolution) const {
     const json::Value* trust = Member(&root_, "contentTrust");
     if (trust != nullptr) {
-      const json::Value* declaration = Member(Member(trust, "operations"), Text(&operation, "operationId"));
+      const json::Value* declaration = Member(Member(trust, "operations"), StringMember(&operation, "operationId"));
       if (declaration != nullptr) {
         if (!output.empty()) {
           if (const json::Value* level = Member(Member(declaration, "outputs"), output)) return LevelOf(*level);
         }
         if (const json::Value* level = Member(declaration, "default")) return LevelOf(*level);
       }
-      const std::string source = Text(&operation, "sourceDescription");
+      const std::string source = StringMember(&operation, "sourceDescription");
       if (!source.empty()) {
         if (const json::Value* level = Member(Member(trust, "sourceDescriptions"), source)) return LevelOf(*level);
       }

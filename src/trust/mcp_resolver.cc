@@ -1,5 +1,4 @@
 #include "trust/mcp_resolver.h"
-#include "trust/internal/json_access.h"
 
 #include <algorithm>
 #include <utility>
@@ -9,6 +8,7 @@
 #include "manifest/review.h"
 #include "uws/binding.h"
 #include "uws/expression.h"
+#include "json/access.h"
 
 namespace udon::trust {
 namespace {
@@ -22,7 +22,7 @@ Resolution Fail(const char* code, const char* message, std::size_t index) {
   return resolution;
 }
 
-using internal::Member;
+using json::Member;
 
 // manifest::ResolveBinding's refusal in the resolver's terms: one code per stage, and the
 // digest mismatch in its one spelling.

@@ -6,13 +6,12 @@
 #include "manifest/review.h"
 #include "schema/schema.h"
 #include "uws/expression.h"
+#include "json/access.h"
 
 namespace udon::uws {
 namespace {
 
-std::string Child(const std::string& pointer, std::string_view token) {
-  return pointer + "/" + json::Pointer::EscapeToken(token);
-}
+using json::Child;
 
 Error At(Error error, const std::string& pointer) {
   if (!error.pointer.empty()) error.details["manifestPointer"] = error.pointer;

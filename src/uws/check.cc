@@ -1,7 +1,5 @@
 #include "uws/check.h"
 
-#include "gate/gate.h"
-
 namespace udon::uws {
 
 CheckedDocument CheckParsedDocument(Document document, const manifest::Policy& policy) {
@@ -15,7 +13,6 @@ CheckedDocument CheckParsedDocument(Document document, const manifest::Policy& p
   std::vector<Error> errors = Validate(document);
   if (!errors.empty()) {
     checked.error = InvalidDocument(errors);
-    checked.exit_code = 2;
     checked.document = std::move(document);
     return checked;
   }
@@ -34,7 +31,6 @@ CheckedDocument CheckParsedDocument(Document document, const manifest::Policy& p
   Error summary = MakeError(lead->code, lead->message, lead->pointer);
   summary.details = lead->details;
   summary.details["errors"] = ErrorsToJson(binding_errors);
-  checked.exit_code = gate::ExitCodeFor(lead->code);
   checked.error = std::move(summary);
   return checked;
 }
@@ -50,7 +46,6 @@ CheckedDocument CheckDocument(const std::string& path, const manifest::Policy& p
   if (!document.ok()) {
     CheckedDocument checked;
     checked.error = document.error().code == "uws.invalid" ? InvalidDocument({document.error()}) : document.error();
-    checked.exit_code = 2;
     return checked;
   }
   return CheckParsedDocument(std::move(document).value(), policy, manifests);

@@ -19,7 +19,6 @@ struct CheckedDocument {
   // The summary failure: uws.invalid for document errors (details.errors lists them all),
   // else the first binding error's code with details.errors listing every binding error.
   std::optional<Error> error;
-  int exit_code = 0;
 
   bool ok() const { return !error.has_value(); }
 };

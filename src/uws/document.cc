@@ -13,6 +13,7 @@
 #include "json/yaml.h"
 #include "schema/schema.h"
 #include "uws/internal/uws_schema.h"
+#include "json/access.h"
 
 namespace udon::uws {
 namespace {
@@ -25,23 +26,9 @@ Error Invalid(std::string rule, std::string message, std::string pointer) {
   return error;
 }
 
-std::string Child(const std::string& pointer, std::string_view token) {
-  return pointer + "/" + json::Pointer::EscapeToken(token);
-}
-std::string Child(const std::string& pointer, std::size_t index) {
-  return pointer + "/" + std::to_string(index);
-}
-
-const json::Value* Member(const json::Value& object, std::string_view name) {
-  if (!object.is_object()) return nullptr;
-  auto it = object.find(std::string(name));
-  return it == object.end() ? nullptr : &*it;
-}
-
-std::string StringMember(const json::Value& object, std::string_view name) {
-  const json::Value* value = Member(object, name);
-  return value != nullptr && value->is_string() ? value->get<std::string>() : std::string();
-}
+using json::Child;
+using json::Member;
+using json::StringMember;
 
 const schema::CompiledSchema* Uws19Schema() {
   static std::once_flag once;

@@ -6,23 +6,18 @@
 
 #include "json/pointer.h"
 #include "uws/expression.h"
+#include "json/access.h"
 
 namespace udon::uws {
 namespace {
 
-std::string Child(const std::string& pointer, std::string_view token) {
-  return pointer + "/" + json::Pointer::EscapeToken(token);
-}
+using json::Child;
+using json::StringMember;
 
 Error Unsupported(std::string construct, std::string pointer) {
   Error error = MakeError("uws.unsupported", "the runner does not execute this construct", std::move(pointer));
   error.details["construct"] = std::move(construct);
   return error;
-}
-
-std::string StringMember(const json::Value& object, const char* name) {
-  auto it = object.find(name);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
 enum class Place { kGeneral, kCriterion, kOperationOutput };

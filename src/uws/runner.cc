@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "uws/expression.h"
+#include "json/access.h"
 
 namespace udon::uws {
 namespace {
@@ -17,14 +18,12 @@ using Clock = std::chrono::steady_clock;
 
 struct Failure {
   Error error;
-  int exit_code = 1;
   std::string path;
   bool end = false;  // an onFailure end action: stops the run as a success
 };
 
 Failure Fail(Error error, std::string path) {
   Failure failure;
-  failure.exit_code = RunExitCodeFor(error.code);
   failure.error = std::move(error);
   failure.path = std::move(path);
   return failure;
@@ -90,17 +89,9 @@ struct Context {
 
 using Outcome = std::optional<Failure>;  // nullopt: success
 
-std::string Child(const std::string& pointer, std::string_view token) { return pointer + "/" + std::string(token); }
-
-std::string StringMember(const json::Value& object, const char* name) {
-  auto it = object.find(name);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-const json::Value* ArrayMember(const json::Value& object, const char* name) {
-  auto it = object.find(name);
-  return it != object.end() && it->is_array() ? &*it : nullptr;
-}
+using json::ArrayMember;
+using json::Child;
+using json::StringMember;
 
 class Executor {
  public:
@@ -122,7 +113,6 @@ class Executor {
       outcome.ended = true;
       return outcome;
     }
-    outcome.exit_code = failure->exit_code;
     outcome.step_path = failure->path;
     failure->error.details["step"] = failure->path;
     outcome.error = std::move(failure->error);
@@ -520,7 +510,7 @@ class Executor {
       LeafOutcome outcome = leaf_.Execute(bound, arguments);
       Outcome failure;
       if (outcome.error) {
-        failure = Failure{*outcome.error, outcome.exit_code, context.path, false};
+        failure = Failure{*outcome.error, context.path, false};
       } else if (Outcome late = Checkpoint(context)) {
         failure = late;
       } else {
@@ -540,7 +530,7 @@ class Executor {
                        context.path);
       }
       // An indeterminate outcome may have had effects: never again, whatever onFailure says.
-      if (failure->exit_code == 5) return failure;
+      if (IsIndeterminate(failure->error.code)) return failure;
       Scope action_scope = scope;
       action_scope.response_body = outcome.error ? nullptr : &outcome.body;
       const json::Value* action = MatchingAction(operation, action_scope);
@@ -612,24 +602,7 @@ class Executor {
 
 }  // namespace
 
-int RunExitCodeFor(const std::string& code) {
-  if (code == "uws.expression_failed") return 2;
-  if (code == "uws.criteria_unsatisfied") return 4;
-  if (code == "uws.timeout") return 5;
-  return gate::ExitCodeFor(code);
-}
-
-LeafOutcome GateLeafExecutor::Execute(const McpOperation& operation, const json::Value& arguments) {
-  gate::CallOptions options;
-  options.expect_output = operation.expects_output;
-  options.bound_paths = operation.bound_paths;
-  gate::GateResult result = gate_.Call(operation.binding, arguments, options);
-  LeafOutcome outcome;
-  outcome.exit_code = result.exit_code;
-  outcome.error = std::move(result.error);
-  outcome.body = std::move(result.output);
-  return outcome;
-}
+bool IsIndeterminate(std::string_view code) { return code == "call.indeterminate" || code == "uws.timeout"; }
 
 RunOutcome Run(const Plan& plan, const json::Value& inputs, LeafExecutor& leaf, const RunOptions& options) {
   Executor executor(plan, leaf, options);

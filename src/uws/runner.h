@@ -1,20 +1,21 @@
 // The runner: executes a planned UWS workflow. Memoized records per workflow invocation
 // (and per loop iteration), dependsOn on demand, when, timeouts, sequence / parallel /
 // switch / loop structures, workflow-call steps, simple successCriteria and onFailure
-// retry / end. Every leaf goes through a LeafExecutor; the real one is the gate.
+// retry / end. Every leaf goes through a LeafExecutor; the real one is the gate
+// (workflow::GateLeafExecutor).
 //
 // Decisions (docs/uws.md): step inputs are evaluated eagerly in the enclosing scope; step
 // outputs see $outputs seeded with the callee's outputs; a step without outputs passes the
-// callee's outputs through; criteria never read $outputs. An indeterminate outcome (exit 5)
-// is never retried.
+// callee's outputs through; criteria never read $outputs. An indeterminate outcome
+// (IsIndeterminate) is never retried.
 #pragma once
 
 #include <chrono>
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 
-#include "gate/gate.h"
 #include "json/json.h"
 #include "json/result.h"
 #include "uws/binding.h"
@@ -24,7 +25,6 @@ namespace udon::uws {
 
 struct LeafOutcome {
   std::optional<Error> error;  // nullopt: success
-  int exit_code = 0;
   json::Value body;  // validated structuredContent, or null
 };
 
@@ -33,16 +33,6 @@ class LeafExecutor {
  public:
   virtual ~LeafExecutor() = default;
   virtual LeafOutcome Execute(const McpOperation& operation, const json::Value& arguments) = 0;
-};
-
-// The gate: expect_output when the operation declares outputs, bound_paths from the body.
-class GateLeafExecutor : public LeafExecutor {
- public:
-  explicit GateLeafExecutor(gate::Gate& gate) : gate_(gate) {}
-  LeafOutcome Execute(const McpOperation& operation, const json::Value& arguments) override;
-
- private:
-  gate::Gate& gate_;
 };
 
 struct RunOptions {
@@ -57,7 +47,6 @@ struct RunOptions {
 
 struct RunOutcome {
   std::optional<Error> error;  // details.step holds the failing step path
-  int exit_code = 0;
   std::string step_path;  // e.g. main/fetch or main/each[2]/convert
   json::Value outputs = json::Value::object();
   bool ended = false;  // an onFailure end action finished the run
@@ -65,9 +54,13 @@ struct RunOutcome {
   bool ok() const { return !error.has_value(); }
 };
 
-// Runtime codes beyond the gate's: uws.expression_failed (2), uws.criteria_unsatisfied
-// (4), uws.timeout (5), uws.unsupported for an end action inside parallel (2).
-int RunExitCodeFor(const std::string& code);
+// Runtime codes beyond the leaf's: uws.expression_failed, uws.criteria_unsatisfied,
+// uws.timeout, uws.unsupported for an end action inside parallel.
+//
+// Whether a failure leaves the outcome of a call unknown, so it may have had effects and is
+// never retried: the gate's call.indeterminate, or a timeout that elapsed around a call
+// (uws.timeout).
+bool IsIndeterminate(std::string_view code);
 
 RunOutcome Run(const Plan& plan, const json::Value& inputs, LeafExecutor& leaf, const RunOptions& options = {});
 

@@ -82,11 +82,10 @@ TEST(UwsRunner, FailureStopsLaterStepsAndHasNoOutputs) {
       - {stepId: c, operationRef: echo, inputs: {v: 3}}
     outputs: {a: $steps.a.outputs.v}
 )");
-  h.leaf.On("bad", [](const json::Value&) { return FakeLeaf::Failure("catalog.tool_drift", 3); });
+  h.leaf.On("bad", [](const json::Value&) { return FakeLeaf::Failure("catalog.tool_drift"); });
   RunOutcome outcome = h.Go();
   ASSERT_FALSE(outcome.ok());
   EXPECT_EQ(outcome.error->code, "catalog.tool_drift");
-  EXPECT_EQ(outcome.exit_code, 3);
   EXPECT_EQ(outcome.step_path, "w/b");
   EXPECT_EQ(outcome.error->details["step"], "w/b");
   EXPECT_EQ(outcome.outputs, json::Value::object());
@@ -185,12 +184,12 @@ TEST(UwsRunner, LoopFailureNamesTheIteration) {
     steps: [{stepId: s, operationRef: bad, inputs: {v: $item}}]
 )");
   h.leaf.On("bad", [](const json::Value& arguments) {
-    return arguments["v"] == 2 ? FakeLeaf::Failure("call.tool_error", 4) : FakeLeaf::Echo(arguments);
+    return arguments["v"] == 2 ? FakeLeaf::Failure("call.tool_error") : FakeLeaf::Echo(arguments);
   });
   RunOutcome outcome = h.Go(R"({"list": [1, 2, 3]})");
   ASSERT_FALSE(outcome.ok());
   EXPECT_EQ(outcome.step_path, "w[1]/s");
-  EXPECT_EQ(outcome.exit_code, 4);
+  EXPECT_EQ(outcome.error->code, "call.tool_error");
   EXPECT_EQ(h.leaf.calls().size(), 2u);
 }
 
@@ -243,7 +242,7 @@ TEST(UwsRunner, ParallelFirstErrorCancelsSiblings) {
     cancelled = true;
     changed.notify_all();
   };
-  h.leaf.On("bad", [](const json::Value&) { return FakeLeaf::Failure("call.tool_error", 4); });
+  h.leaf.On("bad", [](const json::Value&) { return FakeLeaf::Failure("call.tool_error"); });
   h.leaf.On("slow", [&](const json::Value& arguments) {
     std::unique_lock<std::mutex> lock(mutex);
     changed.wait_for(lock, std::chrono::seconds(30), [&] { return cancelled; });
@@ -297,7 +296,7 @@ workflows: [{workflowId: w, type: sequence, steps: [{stepId: s, operationRef: fl
     Harness h(doc);
     int seen = 0;
     h.leaf.On("flaky", [&](const json::Value& arguments) {
-      return ++seen <= failures ? FakeLeaf::Failure("call.tool_error", 4) : FakeLeaf::Echo(arguments);
+      return ++seen <= failures ? FakeLeaf::Failure("call.tool_error") : FakeLeaf::Echo(arguments);
     });
     RunOutcome outcome = h.Go();
     EXPECT_EQ(h.slept.size(), static_cast<std::size_t>(std::min(failures, 2)));
@@ -314,11 +313,18 @@ TEST(UwsRunner, IndeterminateIsNeverRetried) {
   Harness h(Head({"lost"}) + R"(    onFailure: [{name: again, type: retry, retryLimit: 5}, {name: stop, type: end}]
 workflows: [{workflowId: w, type: sequence, steps: [{stepId: s, operationRef: lost, inputs: {v: 1}}]}]
 )");
-  h.leaf.On("lost", [](const json::Value&) { return FakeLeaf::Failure("call.indeterminate", 5); });
+  h.leaf.On("lost", [](const json::Value&) { return FakeLeaf::Failure("call.indeterminate"); });
   RunOutcome outcome = h.Go();
   ASSERT_FALSE(outcome.ok());
-  EXPECT_EQ(outcome.exit_code, 5);
+  EXPECT_EQ(outcome.error->code, "call.indeterminate");
   EXPECT_EQ(h.leaf.calls().size(), 1u);
+}
+
+TEST(UwsRunner, IndeterminateIsDecidedByCode) {
+  EXPECT_TRUE(IsIndeterminate("call.indeterminate"));
+  EXPECT_TRUE(IsIndeterminate("uws.timeout"));
+  EXPECT_FALSE(IsIndeterminate("call.tool_error"));
+  EXPECT_FALSE(IsIndeterminate("uws.criteria_unsatisfied"));
 }
 
 TEST(UwsRunner, EndActionFinishesTheRun) {
@@ -330,7 +336,7 @@ workflows:
       - {stepId: s, operationRef: bad, inputs: {v: 1}}
       - {stepId: t, operationRef: echo, inputs: {v: 2}}
 )");
-  h.leaf.On("bad", [](const json::Value&) { return FakeLeaf::Failure("call.tool_error", 4); });
+  h.leaf.On("bad", [](const json::Value&) { return FakeLeaf::Failure("call.tool_error"); });
   RunOutcome outcome = h.Go();
   ASSERT_TRUE(outcome.ok());
   EXPECT_TRUE(outcome.ended);
@@ -348,7 +354,6 @@ workflows: [{workflowId: w, type: sequence, steps: [{stepId: s, operationRef: ch
   RunOutcome outcome = fail.Go(R"({"v": 5})");
   ASSERT_FALSE(outcome.ok());
   EXPECT_EQ(outcome.error->code, "uws.criteria_unsatisfied");
-  EXPECT_EQ(outcome.exit_code, 4);
   EXPECT_EQ(fail.leaf.calls().size(), 2u);
   Harness abort(doc);
   RunOutcome mismatch = abort.Go(R"({"v": "text"})");

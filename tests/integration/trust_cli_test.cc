@@ -16,10 +16,7 @@ namespace {
 class AnalyzeCliTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto manifest = json::ReadFile(trust::internal::TestdataDir() + "/mail.tools.json");
-    ASSERT_TRUE(manifest.ok());
-    dir_.Write("mail.tools.json", *manifest);
-    dir_.Write("triage.uws.json", trust::internal::GoldenDocument().dump(2));
+    for (const auto& [name, text] : trust::internal::GoldenFiles()) dir_.Write(name, text);
   }
   ProcessResult Run(std::vector<std::string> args) {
     args.insert(args.begin(), {UdonMcpBinary(), "analyze", dir_.File("triage.uws.json")});

@@ -2,8 +2,10 @@
 // read, model, send) bound to testdata/mail.tools.json, with the manifest digest filled in.
 #pragma once
 
+#include <map>
 #include <string>
 
+#include "json/file.h"
 #include "json/json.h"
 #include "manifest/manifest.h"
 #include "uws/binding.h"
@@ -60,6 +62,15 @@ inline json::Value GoldenDocument() {
 
 inline Result<uws::Document> ToDocument(const json::Value& value) {
   return uws::ParseDocument(value.dump(), TestdataDir());
+}
+
+// The golden vector as the files a test writes into its folder: the reviewed manifest
+// (mail.tools.json; empty when it cannot be read, which fails every binding check) and
+// the document (triage.uws.json).
+inline std::map<std::string, std::string> GoldenFiles() {
+  auto manifest = json::ReadFile(TestdataDir() + "/mail.tools.json");
+  return {{"mail.tools.json", manifest.ok() ? *manifest : std::string()},
+          {"triage.uws.json", GoldenDocument().dump(2)}};
 }
 
 }  // namespace udon::trust::internal

@@ -36,10 +36,9 @@ class FakeLeaf : public LeafExecutor {
     outcome.body = arguments;
     return outcome;
   }
-  static LeafOutcome Failure(const std::string& code, int exit_code) {
+  static LeafOutcome Failure(const std::string& code) {
     LeafOutcome outcome;
     outcome.error = MakeError(code, "scripted failure");
-    outcome.exit_code = exit_code;
     return outcome;
   }
 

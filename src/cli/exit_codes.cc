@@ -1,0 +1,38 @@
+#include "cli/exit_codes.h"
+
+#include <map>
+#include <string>
+
+namespace udon::cli {
+
+int ExitCodeFor(std::string_view code) {
+  static const std::map<std::string, int, std::less<>> kExplicit = {
+      {"manifest.unreadable", 2},   {"manifest.invalid", 2},      {"config.server_unknown", 2},
+      {"config.invalid", 2},        {"config.unreadable", 2},     {"policy.invalid", 2},
+      {"usage.invalid", 2},         {"uws.invalid", 2},           {"uws.unsupported", 2},
+      {"uws.expression_failed", 2}, {"io.unreadable", 2},         {"io.too_large", 2},
+      {"state.unavailable", 2},     {"state.lock_timeout", 3},    {"content_trust.blocked", 3},
+      {"probe.side_effects_refused", 3}, {"uws.criteria_unsatisfied", 4},
+      {"call.indeterminate", 5},    {"uws.timeout", 5},
+  };
+  if (auto it = kExplicit.find(code); it != kExplicit.end()) return it->second;
+  // Unreadable or malformed input of any kind.
+  for (std::string_view prefix : {"io.", "json.", "yaml.", "usage.", "config.", "policy."}) {
+    if (code.substr(0, prefix.size()) == prefix) return kExitInvalidInput;
+  }
+  if (code.substr(0, 5) == "call.") return kExitFailed;
+  for (std::string_view prefix : {"manifest.", "review.", "server.", "catalog.", "binding.", "input."}) {
+    if (code.substr(0, prefix.size()) == prefix) return kExitRefused;
+  }
+  return kExitInternal;
+}
+
+int ExitCodeFor(const Error& error) { return ExitCodeFor(error.code); }
+
+int GatedExitCodeFor(std::string_view code) {
+  return code == "manifest.invalid" ? kExitRefused : ExitCodeFor(code);
+}
+
+int GatedExitCodeFor(const Error& error) { return GatedExitCodeFor(error.code); }
+
+}  // namespace udon::cli
