@@ -25,6 +25,7 @@
 
 #include "gate/evidence.h"
 #include "gate/evidence_key.h"
+#include "gate/state_store.h"
 #include "json/json.h"
 #include "json/result.h"
 #include "manifest/instant.h"
@@ -47,6 +48,9 @@ struct GateEnvironment {
   const mcp::RuntimeConfig* config = nullptr;
   manifest::Policy policy;
   std::string state_dir;
+  // Invalidations and serialize locks (--state); null: the file store in state_dir. The
+  // evidence key stays in state_dir either way.
+  std::shared_ptr<StateStore> state;
   EvidenceWriter* evidence = nullptr;  // optional
   std::string command = "call";        // recorded in evidence
   std::function<manifest::Seconds()> clock = manifest::NowSeconds;
