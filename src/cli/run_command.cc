@@ -74,6 +74,9 @@ int RunWorkflow(const RunOptions& options) {
   auto state_dir = gate::ResolveStateDir(options.common.state_dir);
   if (!state_dir.ok()) return ReportError(state_dir.error(), json, kExitInvalidInput);
   env.state_dir = *state_dir;
+  if (Status state = OpenState(options.common, env); !state.ok()) {
+    return ReportError(state.error(), json, kExitInvalidInput);
+  }
   auto evidence = OpenEvidence(options.common);
   if (!evidence.ok()) return ReportError(evidence.error(), json, kExitInvalidInput);
   env.evidence = evidence->get();
