@@ -288,6 +288,21 @@ TEST_P(PostgresRunnersTest, ARunnerKilledHoldingTheLockReleasesIt) {
   holder.Stop();
 }
 
+// Many runners, one report: evidence appended to the database's table, summarized from it.
+TEST_P(PostgresRunnersTest, RunnersAppendEvidenceToOneTableThatSummarizeReads) {
+  const std::string url = cluster_->UrlWithPassword(kPassword);
+  EXPECT_EQ(Gate("a", "call", "render_turntable", {"--evidence", url}).exit_code, 0);
+  EXPECT_EQ(Gate("b", "verify", "render_turntable", {"--evidence", url}).exit_code, 0);
+  ProcessResult summary = testing::RunProcess({testing::UdonMcpBinary(), "evidence", "summarize", url, "--json"});
+  ASSERT_EQ(summary.exit_code, 0) << summary.out << summary.err;
+  EXPECT_EQ(summary.out.find(kPassword), std::string::npos);
+  EXPECT_EQ(Json(summary)["summary"]["records"], 2);
+  // The table holds the file's value-free line, never the arguments.
+  ProcessResult rows = cluster_->Psql("SELECT record FROM udon_mcp_evidence ORDER BY id");
+  EXPECT_NE(rows.out.find("\"command\":\"call\""), std::string::npos) << rows.out;
+  EXPECT_EQ(rows.out.find("assets.example.test"), std::string::npos);
+}
+
 INSTANTIATE_TEST_SUITE_P(Stores, PostgresRunnersTest, ::testing::Values("postgres"));
 
 }  // namespace
