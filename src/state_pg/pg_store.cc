@@ -184,6 +184,14 @@ Status PostgresStateStore::WithMain(const std::function<Status(Connection&)>& wo
     }
     main_ = std::move(opened).value();
   }
+  Status done = work(*main_);
+  if (done.ok() || main_->ok()) return done;
+  // The session ended since its last use (the database restarted, a keepalive gave up):
+  // one new session, once. Reads and the idempotent upsert are safe to repeat.
+  main_.reset();
+  auto reopened = Open();
+  if (!reopened.ok()) return done;
+  main_ = std::move(reopened).value();
   return work(*main_);
 }
 
@@ -234,17 +242,25 @@ Result<std::unique_ptr<gate::StateLock>> PostgresStateStore::AcquireSerializeLoc
       idle_.pop_back();
     }
   }
+  bool pooled = connection != nullptr;
   if (!connection || !connection->ok()) {
     UDON_ASSIGN_OR_RETURN(connection, Open());
   }
   const std::int64_t key = AdvisoryKey(scope);
   const std::vector<std::string> params = {std::to_string(key)};
+
   // pg_try_advisory_lock in a loop rather than pg_advisory_lock under lock_timeout: the
   // wait stays bounded by the policy without a statement left running on a timeout.
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   auto pause = std::chrono::milliseconds(1);
   for (;;) {
     auto taken = connection->Exec("SELECT pg_try_advisory_lock($1::bigint)", params);
+    if (!taken && pooled && !connection->ok()) {
+      // An idle session that ended meanwhile held nothing: one new session, once.
+      UDON_ASSIGN_OR_RETURN(connection, Open());
+      pooled = false;
+      continue;
+    }
     if (!taken) return Unavailable(uri_, "the serialize lock cannot be taken");
     if (std::strcmp(PQgetvalue(taken.get(), 0, 0), "t") == 0) break;
     if (std::chrono::steady_clock::now() >= deadline) {

@@ -195,6 +195,18 @@ TEST_F(PostgresStoreTest, ALockWhoseSessionEndedIsNoLongerHeld) {
   EXPECT_EQ(held.error().code, "state.unavailable");
 }
 
+TEST_F(PostgresStoreTest, ARestartedDatabaseIsReachedAgainWithoutAnError) {
+  PostgresStateStore store(cluster_->Url());
+  ASSERT_TRUE(store.IsInvalidated(kDigestA, "demo", 1).ok());
+  ASSERT_TRUE(store.AcquireSerializeLock("demo", std::chrono::milliseconds(100)).ok());  // pooled after
+  cluster_->Stop();
+  ASSERT_TRUE(cluster_->Start());
+  auto checked = store.IsInvalidated(kDigestA, "demo", 1);
+  EXPECT_TRUE(checked.ok()) << checked.error().Describe();
+  auto lock = store.AcquireSerializeLock("demo", std::chrono::milliseconds(100));
+  EXPECT_TRUE(lock.ok()) << lock.error().Describe();
+}
+
 TEST_F(PostgresStoreTest, EvidenceLinesComeBackInTheOrderWritten) {
   auto writer = OpenEvidenceWriter(cluster_->Url());
   ASSERT_TRUE(writer.ok());
