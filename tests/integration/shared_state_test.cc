@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include "json/json.h"
+#include "demo_http.h"
 #include "pg_cluster.h"
 #include "test_support.h"
 
@@ -31,28 +32,9 @@ const char* kPassword = "CANARY-pg-secret-5e1d";
 const char* kLedgerArgs = R"({"entry":"x"})";
 
 // The demo server over HTTP (serverInfo and tools as over stdio), with its request log.
-class HttpDemo {
- public:
-  HttpDemo(const std::string& log, std::vector<std::string> extra) {
-    std::vector<std::string> args = {testing::DemoServerBinary(), "--transport", "http", "--port", "0",
-                                     "--log-requests", log};
-    args.insert(args.end(), extra.begin(), extra.end());
-    server_ = std::make_unique<testing::BackgroundProcess>(args);
-    for (int i = 0; i < 200 && line_.empty(); ++i) {
-      const std::string output = server_->Output();
-      if (output.find('\n') != std::string::npos) line_ = output.substr(0, output.find('\n'));
-      else std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-  }
-  std::string Url() const {
-    auto parsed = json::Parse(line_);
-    return parsed.ok() && (*parsed)["url"].is_string() ? (*parsed)["url"].get<std::string>() : std::string();
-  }
-
- private:
-  std::unique_ptr<testing::BackgroundProcess> server_;
-  std::string line_;
-};
+std::string HttpUrl(const testing::HttpDemoServer& server) {
+  return server.port() > 0 ? server.url() : std::string();
+}
 
 class SharedStateTest : public ::testing::TestWithParam<std::string> {
  protected:
@@ -230,13 +212,13 @@ TEST_P(PostgresRunnersTest, ALockLostDuringTheCallMakesItIndeterminate) {
 TEST_P(PostgresRunnersTest, FourRunnersNeverRunASerializedToolTwiceAtOnce) {
   int calls = 200;
   if (const char* n = std::getenv("UDON_PG_RUNNER_CALLS")) calls = std::atoi(n);
-  HttpDemo server(dir_.File("http-requests.jsonl"), {"--ledger-delay-ms", "2"});
-  ASSERT_FALSE(server.Url().empty()) << "the server did not report its port";
+  testing::HttpDemoServer server({"--log-requests", dir_.File("http-requests.jsonl"), "--ledger-delay-ms", "2"});
+  ASSERT_FALSE(HttpUrl(server).empty()) << "the server did not report its port";
   std::atomic<int> ok{0}, overlapped{0}, failed{0};
   std::vector<std::thread> runners;
   for (int r = 0; r < 4; ++r) {
     const std::string name = "runner" + std::to_string(r);
-    UseUrl(name + ".json", server.Url());
+    UseUrl(name + ".json", HttpUrl(server));
     runners.emplace_back([&, name] {
       for (int i = 0; i < calls; ++i) {
         ProcessResult result = Gate(name, "call", "append_ledger", {"--state", store_, "--expect-output"},
@@ -261,12 +243,12 @@ TEST_P(PostgresRunnersTest, FourRunnersNeverRunASerializedToolTwiceAtOnce) {
 // takes the lock within the documented bound (docs/contract.md 7.14: at once on a live
 // machine; at most the keepalive bound, 25 s, when the machine itself is gone).
 TEST_P(PostgresRunnersTest, ARunnerKilledHoldingTheLockReleasesIt) {
-  HttpDemo stuck(dir_.File("requests.jsonl"), {"--ledger-delay-ms", "60000"});
-  HttpDemo quick(dir_.File("quick-requests.jsonl"), {"--ledger-delay-ms", "1"});
-  ASSERT_FALSE(stuck.Url().empty());
-  ASSERT_FALSE(quick.Url().empty());
-  UseUrl("stuck.json", stuck.Url());
-  UseUrl("quick.json", quick.Url());
+  testing::HttpDemoServer stuck({"--log-requests", dir_.File("requests.jsonl"), "--ledger-delay-ms", "60000"});
+  testing::HttpDemoServer quick({"--log-requests", dir_.File("quick-requests.jsonl"), "--ledger-delay-ms", "1"});
+  ASSERT_FALSE(HttpUrl(stuck).empty());
+  ASSERT_FALSE(HttpUrl(quick).empty());
+  UseUrl("stuck.json", HttpUrl(stuck));
+  UseUrl("quick.json", HttpUrl(quick));
   dir_.Write("short.json", R"({"serializeTimeoutSeconds": 1})");
   dir_.Write("bound.json", R"({"serializeTimeoutSeconds": 25})");
 
