@@ -40,5 +40,5 @@ mkdir -p "$BENCH_DATA/state-file"
 rm -rf "$BENCH_DATA/state-file"/*
 "$BENCH_BIN" "$BENCH_DATA/state-file" "$runners" "$calls" own
 "$BENCH_BIN" "postgresql://udon@127.0.0.1:$port/postgres" "$runners" "$calls" own
-"$BENCH_BIN" "$BENCH_DATA/state-file" "$runners" "$calls" shared
-"$BENCH_BIN" "postgresql://udon@127.0.0.1:$port/postgres" "$runners" "$calls" shared
+# One runner alone: the same figures without 8 processes sharing the machine's cores.
+"$BENCH_BIN" "postgresql://udon@127.0.0.1:$port/postgres" 1 "$calls" own

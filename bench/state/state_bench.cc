@@ -1,6 +1,6 @@
 // The state store's share of a gated call of a `serialize` tool: the invalidation check
-// (StepStatic), taking the serialize lock (StepList) and releasing it (Release), as the
-// gate does them, through gate::StateStore.
+// (StepStatic), taking the serialize lock (StepList), asking whether it survived the call
+// (Dispatch) and releasing it (Release), as the gate does them, through gate::StateStore.
 //
 //   state_bench STORE [RUNNERS [CALLS [own|shared]]]
 //
@@ -34,8 +34,10 @@ double Percentile(std::vector<double> samples, double p) {
   return samples[static_cast<std::size_t>(p * static_cast<double>(samples.size() - 1))];
 }
 
-// One runner: writes "first" and then CALLS samples (microseconds) as doubles to fd.
-int Runner(const std::string& store_location, int index, int calls, bool shared, int fd) {
+// One runner: writes "first" and then CALLS samples (microseconds) as doubles to fd. After
+// its first use it says so on `ready` and waits for `go` to close, so all runners time
+// their calls at once.
+int Runner(const std::string& store_location, int index, int calls, bool shared, int fd, int ready, int go) {
   auto store = udon::state_pg::OpenStateStore(store_location);
   if (!store.ok()) return 2;
   const std::string sha(64, 'e');
@@ -44,13 +46,18 @@ int Runner(const std::string& store_location, int index, int calls, bool shared,
     auto invalidated = (*store)->IsInvalidated(sha, "bench", 1);
     if (!invalidated.ok() || *invalidated) return false;
     auto lock = (*store)->AcquireSerializeLock(scope, std::chrono::seconds(60));
-    return lock.ok();  // released here, as Gate::Release does
+    // After dispatch the gate asks whether the lock survived the call (Gate::Dispatch).
+    return lock.ok() && (*lock)->StillHeld().ok();  // released here, as Gate::Release does
   };
   std::vector<double> samples;
   samples.reserve(static_cast<std::size_t>(calls) + 1);
   auto start = Clock::now();
   if (!once()) return 3;
   samples.push_back(Micros(Clock::now() - start));
+  char byte = 'r';
+  if (write(ready, &byte, 1) != 1) return 4;
+  while (read(go, &byte, 1) > 0) {
+  }
   for (int i = 0; i < calls; ++i) {
     start = Clock::now();
     if (!once()) return 3;
@@ -72,14 +79,24 @@ int main(int argc, char** argv) {
   const int calls = argc > 3 ? std::atoi(argv[3]) : 1000;
   const bool shared = argc > 4 && std::string(argv[4]) == "shared";
   std::vector<std::pair<pid_t, int>> children;
+  int ready[2], go[2];
+  if (pipe(ready) != 0 || pipe(go) != 0) return 2;
   for (int r = 0; r < runners; ++r) {
     char path[] = "/tmp/udon-state-bench-XXXXXX";
     const int fd = mkstemp(path);
     unlink(path);
     const pid_t pid = fork();
-    if (pid == 0) _exit(Runner(store, r, calls, shared, fd));
+    if (pid == 0) {
+      close(go[1]);
+      _exit(Runner(store, r, calls, shared, fd, ready[1], go[0]));
+    }
     children.emplace_back(pid, fd);
   }
+  close(go[0]);
+  char byte;
+  for (int r = 0; r < runners && read(ready[0], &byte, 1) == 1; ++r) {
+  }
+  close(go[1]);  // every runner has made its first use: go
   std::vector<double> firsts, samples;
   int failed = 0;
   for (auto [pid, fd] : children) {
@@ -99,7 +116,7 @@ int main(int argc, char** argv) {
     samples.insert(samples.end(), mine.begin() + 1, mine.end());
   }
   const bool postgres = store.rfind("postgres", 0) == 0;
-  std::printf("%-10s runners=%d calls=%d scope=%s: check+lock+release median %.1f us, p90 %.1f us; "
+  std::printf("%-10s runners=%d calls=%d scope=%s: check+lock+held+release median %.1f us, p90 %.1f us; "
               "first use (connect, schema check) median %.1f us; failed runners %d\n",
               postgres ? "postgres" : "file", runners, calls, shared ? "shared" : "own", Percentile(samples, 0.5),
               Percentile(samples, 0.9), Percentile(firsts, 0.5), failed);

@@ -22,6 +22,9 @@ class Connection {
   Connection& operator=(const Connection&) = delete;
 
   bool ok() const { return PQstatus(conn_) == CONNECTION_OK; }
+  // libpq prints the server's notices on stderr by default: server text never reaches
+  // udon-mcp's output.
+  void Silence() { PQsetNoticeProcessor(conn_, [](void*, const char*) {}, nullptr); }
 
   // Runs one statement with text parameters. The result when its status is `expected`,
   // else nullptr (the server's error text is never kept: it may echo values).
@@ -73,6 +76,12 @@ std::string RunnerId() {
 // Brings the schema to kSchemaVersion in one transaction, serialized across runners by a
 // transaction-level advisory lock. Errors: state.unavailable.
 Status Migrate(Connection& connection, const std::string& uri) {
+  // The common case, one round trip: the schema is already this binary's. (A missing
+  // table fails the statement; the migration below then creates it.)
+  if (auto current = connection.Exec("SELECT max(version) FROM udon_mcp_schema_version", {});
+      current && !PQgetisnull(current.get(), 0, 0) && std::atoi(PQgetvalue(current.get(), 0, 0)) == kSchemaVersion) {
+    return OkStatus();
+  }
   if (!connection.Command("BEGIN")) return Unavailable(uri, "the state database refused a transaction");
   auto fail = [&](const char* message) -> Status {
     connection.Command("ROLLBACK");
@@ -158,6 +167,7 @@ Result<std::unique_ptr<Connection>> PostgresStateStore::Open() {
                           user_timeout.c_str(), server_options.c_str(), uri_.c_str(), nullptr};
   auto connection = std::make_unique<Connection>(PQconnectdbParams(keys, values, 1));
   if (!connection->ok()) return Unavailable(uri_, "the state database cannot be reached");
+  connection->Silence();
   {
     // Every process checks the schema once, before its first use of the store.
     static std::mutex migrate_mutex;
