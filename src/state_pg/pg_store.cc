@@ -52,13 +52,13 @@ constexpr const char* kMigrationLock = "SELECT pg_advisory_xact_lock(1970300014,
 
 // Migration 1: the tables of schema version 1.
 constexpr const char* kMigration1[] = {
-    "CREATE TABLE udon_mcp_invalidations ("
-    " manifest_sha256 text NOT NULL, server text NOT NULL, reason text NOT NULL,"
-    " at bigint NOT NULL, recorded_at timestamptz NOT NULL DEFAULT now(), runner text NOT NULL,"
-    " PRIMARY KEY (manifest_sha256, server))",
+    ("CREATE TABLE udon_mcp_invalidations ("
+     " manifest_sha256 text NOT NULL, server text NOT NULL, reason text NOT NULL,"
+     " at bigint NOT NULL, recorded_at timestamptz NOT NULL DEFAULT now(), runner text NOT NULL,"
+     " PRIMARY KEY (manifest_sha256, server))"),
     "CREATE INDEX udon_mcp_invalidations_server ON udon_mcp_invalidations (server, at)",
-    "CREATE TABLE udon_mcp_evidence ("
-    " id bigserial PRIMARY KEY, recorded_at timestamptz NOT NULL DEFAULT now(), record text NOT NULL)",
+    ("CREATE TABLE udon_mcp_evidence ("
+     " id bigserial PRIMARY KEY, recorded_at timestamptz NOT NULL DEFAULT now(), record text NOT NULL)"),
 };
 
 Error Unavailable(const std::string& uri, const char* message) {
