@@ -6,7 +6,9 @@
 #include "cli/commands.h"
 #include "cli/output.h"
 #include "evidence/summary.h"
+#include "gate/state_store.h"
 #include "json/file.h"
+#include "state_pg/open.h"
 
 namespace udon::cli {
 namespace {
@@ -33,6 +35,16 @@ std::string BaseName(const std::string& path) {
 int RunSummarize(const SummarizeOptions& o) {
   evidence::EvidenceSet set;
   for (const std::string& file : o.files) {
+    if (gate::IsPostgresUrl(file)) {
+      // Many runners' records in one database make one report.
+      auto lines = state_pg::ReadEvidenceLines(file);
+      if (!lines.ok()) return ReportError(lines.error(), o.json, kExitInvalidInput);
+      std::string text;
+      for (const std::string& line : *lines) text += line + "\n";
+      evidence::AddEvidenceText(text, set);
+      ++set.files;
+      continue;
+    }
     Status added = evidence::AddEvidenceFile(file, set);
     if (!added.ok()) return ReportError(added.error(), o.json, kExitInvalidInput, file);
   }
@@ -65,7 +77,7 @@ void RegisterEvidenceCommand(CLI::App& app) {
   auto o = std::make_shared<SummarizeOptions>();
   CLI::App* summarize = evidence->add_subcommand(
       "summarize", "Report codes, drift, list_changed, indeterminate outcomes, latency and nondeterminism");
-  summarize->add_option("FILE", o->files, "Evidence files (JSON Lines; - for stdin)")->required();
+  summarize->add_option("FILE", o->files, "Evidence files (JSON Lines; - for stdin) or postgres:// URIs (the evidence table)")->required();
   summarize->add_option("-o,--output", o->output,
                         "Write the Markdown report here and its SVG chart beside it (default: Markdown on stdout)");
   summarize->add_flag("--json", o->json, "The report model as JSON on stdout");

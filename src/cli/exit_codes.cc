@@ -29,8 +29,12 @@ int ExitCodeFor(std::string_view code) {
 
 int ExitCodeFor(const Error& error) { return ExitCodeFor(error.code); }
 
+// A gated call's outcome: the gate refuses (3) a manifest it cannot trust and a state store
+// it cannot consult before dispatch (docs/contract.md 7.14); elsewhere both are unusable
+// input (2).
 int GatedExitCodeFor(std::string_view code) {
-  return code == "manifest.invalid" ? kExitRefused : ExitCodeFor(code);
+  if (code == "manifest.invalid" || code == "state.unavailable") return kExitRefused;
+  return ExitCodeFor(code);
 }
 
 int GatedExitCodeFor(const Error& error) { return GatedExitCodeFor(error.code); }

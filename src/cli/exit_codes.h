@@ -26,7 +26,8 @@ int ExitCodeFor(const Error& error);
 
 // The same for the outcome of a gated call (verify, call, a step of run, a repetition of
 // probe): a manifest the gate cannot trust refuses the call, so manifest.invalid is 3
-// there (contract section 4: "2/3"), and 2 wherever a manifest is only read.
+// there (contract section 4: "2/3"), and 2 wherever a manifest is only read; a state store
+// the gate cannot consult before dispatch is 3 as well (contract 7.14).
 int GatedExitCodeFor(std::string_view code);
 int GatedExitCodeFor(const Error& error);
 

@@ -54,10 +54,17 @@ TEST(ExitCodes, AGatedCallRefusesAManifestItCannotParse) {
   EXPECT_EQ(GatedExitCodeFor("manifest.invalid"), kExitRefused);
   EXPECT_EQ(GatedExitCodeFor(MakeError("manifest.invalid", "x")), kExitRefused);
   for (const auto& [code, exit] : kContract) {
-    if (std::string_view(code) != "manifest.invalid") {
+    if (std::string_view(code) != "manifest.invalid" && std::string_view(code) != "state.unavailable") {
       EXPECT_EQ(GatedExitCodeFor(code), exit) << code;
     }
   }
+}
+
+// Contract 7.14: a state store the gate cannot consult before dispatch refuses the call
+// (nothing was sent); a state directory that cannot be determined is unusable input.
+TEST(ExitCodes, AGatedCallRefusesWhenItsStateStoreIsUnavailable) {
+  EXPECT_EQ(ExitCodeFor("state.unavailable"), kExitInvalidInput);
+  EXPECT_EQ(GatedExitCodeFor("state.unavailable"), kExitRefused);
 }
 
 // An evidence record states the exit of its decision (gate::DecisionExit); it must be the

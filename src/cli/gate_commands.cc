@@ -40,6 +40,7 @@ Result<std::unique_ptr<PreparedGate>> Prepare(const GateCommandOptions& o, const
   if (!config.ok() && config.error().code != "config.unreadable") return std::move(config).error();
   if (config.ok()) prepared->config = std::move(config).value();
   UDON_ASSIGN_OR_RETURN(prepared->env.state_dir, gate::ResolveStateDir(o.common.state_dir));
+  UDON_RETURN_IF_ERROR(OpenState(o.common, prepared->env));
   UDON_ASSIGN_OR_RETURN(prepared->evidence, OpenEvidence(o.common));
   prepared->env.config = &prepared->config;
   prepared->env.evidence = prepared->evidence.get();

@@ -50,6 +50,9 @@ int RunProbe(const ProbeCommandOptions& o) {
   auto state_dir = gate::ResolveStateDir(o.common.state_dir);
   if (!state_dir.ok()) return ReportError(state_dir.error(), json, ExitCodeFor(state_dir.error()));
   env.state_dir = *state_dir;
+  if (Status state = OpenState(o.common, env); !state.ok()) {
+    return ReportError(state.error(), json, kExitInvalidInput);
+  }
   auto writer = OpenEvidence(o.common);
   if (!writer.ok()) return ReportError(writer.error(), json, kExitInternal);
   env.call_timeout = TimeoutOption(o.common);

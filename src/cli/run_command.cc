@@ -25,7 +25,8 @@ struct RunOptions {
 
 // What the gate needs, opened only when the workflow is known to be runnable. `config` and
 // `evidence` hold what the environment points to.
-Result<gate::GateEnvironment> MakeGateEnvironment(const RunOptions& options, std::optional<mcp::RuntimeConfig>& config,
+Result<gate::GateEnvironment> MakeGateEnvironment(const RunOptions& options, const manifest::Policy& policy,
+                                                  std::optional<mcp::RuntimeConfig>& config,
                                                   std::unique_ptr<gate::EvidenceWriter>& evidence) {
   UDON_ASSIGN_OR_RETURN(config, LoadConfig(options.common));
   gate::GateEnvironment env;
@@ -33,6 +34,9 @@ Result<gate::GateEnvironment> MakeGateEnvironment(const RunOptions& options, std
   UDON_ASSIGN_OR_RETURN(env.state_dir, gate::ResolveStateDir(options.common.state_dir));
   UDON_ASSIGN_OR_RETURN(evidence, OpenEvidence(options.common));
   env.evidence = evidence.get();
+  // The policy's `state` member names the store when neither --state nor UDON_MCP_STATE does.
+  env.policy = policy;
+  UDON_RETURN_IF_ERROR(OpenState(options.common, env));
   env.command = "run";
   env.reuse_connections = true;  // contract 6: within one run, while the connection stays eligible
   env.call_timeout = TimeoutOption(options.common);
@@ -71,7 +75,7 @@ int RunCommand(const RunOptions& options) {
   if (!options.workflow.empty()) environment.workflow = options.workflow;
   std::optional<mcp::RuntimeConfig> config;
   std::unique_ptr<gate::EvidenceWriter> evidence;
-  environment.gate = [&] { return MakeGateEnvironment(options, config, evidence); };
+  environment.gate = [&] { return MakeGateEnvironment(options, *policy, config, evidence); };
   std::atomic<int> steps{0};
   if (ProgressWanted(json)) {
     environment.run.on_step = [&steps](const std::string& path) {

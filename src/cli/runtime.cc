@@ -1,9 +1,11 @@
 #include "cli/runtime.h"
 
 #include <cstdio>
+#include <cstdlib>
 
 #include "json/file.h"
 #include "mcp/protocol.h"
+#include "state_pg/open.h"
 
 namespace udon::cli {
 
@@ -13,7 +15,11 @@ void AddCommonOptions(CLI::App* command, CommonOptions& options) {
   command->add_option("--policy", options.policy, "Local policy file (JSON or YAML)");
   command->add_option("--state-dir", options.state_dir,
                       "State directory (default: $UDON_MCP_STATE_DIR, $XDG_STATE_HOME/udon-mcp)");
-  command->add_option("--evidence", options.evidence, "Append value-free JSON Lines evidence here");
+  command->add_option("--state", options.state,
+                      "Shared state store: a directory or a postgres:// URI (default: $UDON_MCP_STATE, "
+                      "policy \"state\", the state directory)");
+  command->add_option("--evidence", options.evidence,
+                      "Append value-free JSON Lines evidence here (a file or a postgres:// URI)");
   command->add_option("--timeout", options.timeout_seconds,
                       "Per-request timeout in seconds (default: policy callTimeoutSeconds)")
       ->check(CLI::NonNegativeNumber);
@@ -68,9 +74,22 @@ std::chrono::milliseconds TimeoutOption(const CommonOptions& options) {
   return std::chrono::milliseconds(static_cast<long long>(options.timeout_seconds * 1000));
 }
 
+std::string StateLocation(const CommonOptions& options, const manifest::Policy& policy) {
+  if (options.state && !options.state->empty()) return *options.state;
+  if (const char* state = std::getenv("UDON_MCP_STATE"); state != nullptr && *state != '\0') return state;
+  return policy.state;
+}
+
+Status OpenState(const CommonOptions& options, gate::GateEnvironment& env) {
+  const std::string location = StateLocation(options, env.policy);
+  if (location.empty()) return OkStatus();
+  UDON_ASSIGN_OR_RETURN(env.state, state_pg::OpenStateStore(location));
+  return OkStatus();
+}
+
 Result<std::unique_ptr<gate::EvidenceWriter>> OpenEvidence(const CommonOptions& options) {
   if (!options.evidence) return std::unique_ptr<gate::EvidenceWriter>();
-  return gate::EvidenceWriter::Open(*options.evidence);
+  return state_pg::OpenEvidenceWriter(*options.evidence);
 }
 
 }  // namespace udon::cli

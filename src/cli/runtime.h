@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "gate/evidence.h"
+#include "gate/gate.h"
 #include "json/result.h"
 #include "manifest/policy.h"
 #include "mcp/config.h"
@@ -20,6 +21,7 @@ struct CommonOptions {
   std::optional<std::string> config;
   std::optional<std::string> policy;
   std::optional<std::string> state_dir;
+  std::optional<std::string> state;  // --state PATH|URI (contract 7.14)
   std::optional<std::string> evidence;
   double timeout_seconds = 0;  // 0: the policy's callTimeoutSeconds
   bool json = false;
@@ -42,7 +44,14 @@ Status CheckProtocolVersionOption(const std::optional<std::string>& version);
 // the server entry's "timeout" (milliseconds, as MCP clients write it), else the policy's
 // callTimeoutSeconds (gate::Gate::CallTimeout).
 std::chrono::milliseconds TimeoutOption(const CommonOptions& options);
-// The evidence writer when --evidence was given, else nullptr.
+// --state, else $UDON_MCP_STATE, else the policy's "state"; empty: the state directory.
+std::string StateLocation(const CommonOptions& options, const manifest::Policy& policy);
+// Sets env.state from StateLocation (env.policy already loaded); left null, the gate uses
+// the file store in env.state_dir. A database is contacted only by the gate itself, so an
+// unreachable one refuses the call (state.unavailable, exit 3). Errors: usage.invalid.
+Status OpenState(const CommonOptions& options, gate::GateEnvironment& env);
+// The evidence writer when --evidence was given (a file, or a postgres:// URI: the
+// database's evidence table), else nullptr.
 Result<std::unique_ptr<gate::EvidenceWriter>> OpenEvidence(const CommonOptions& options);
 
 }  // namespace udon::cli

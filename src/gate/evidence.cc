@@ -17,10 +17,16 @@ Result<std::unique_ptr<EvidenceWriter>> EvidenceWriter::Open(const std::string& 
   return std::unique_ptr<EvidenceWriter>(new EvidenceWriter(fd));
 }
 
-EvidenceWriter::~EvidenceWriter() { close(fd_); }
+EvidenceWriter::~EvidenceWriter() {
+  if (fd_ >= 0) close(fd_);
+}
+
+std::string EvidenceLine(const json::Value& record) {
+  return record.dump(-1, ' ', false, json::Value::error_handler_t::replace);
+}
 
 Status EvidenceWriter::Append(const json::Value& record) {
-  const std::string line = record.dump(-1, ' ', false, json::Value::error_handler_t::replace) + "\n";
+  const std::string line = EvidenceLine(record) + "\n";
   std::lock_guard<std::mutex> guard(mutex_);
   while (flock(fd_, LOCK_EX) != 0) {
     if (errno != EINTR) return MakeError("evidence.write_failed", "cannot lock the evidence file");

@@ -15,19 +15,26 @@ class EvidenceWriter {
  public:
   // Appends to path (created if absent). Errors: evidence.write_failed.
   static Result<std::unique_ptr<EvidenceWriter>> Open(const std::string& path);
-  ~EvidenceWriter();
+  virtual ~EvidenceWriter();
   EvidenceWriter(const EvidenceWriter&) = delete;
   EvidenceWriter& operator=(const EvidenceWriter&) = delete;
 
   // One line, written with a single write under an exclusive file lock so concurrent
-  // writers (threads or processes) never interleave.
-  Status Append(const json::Value& record);
+  // writers (threads or processes) never interleave. Other sinks (the PostgreSQL table,
+  // src/state_pg/) override it and store the same line.
+  virtual Status Append(const json::Value& record);
+
+ protected:
+  EvidenceWriter() = default;
 
  private:
   explicit EvidenceWriter(int fd) : fd_(fd) {}
-  int fd_;
+  int fd_ = -1;
   std::mutex mutex_;
 };
+
+// The record as its one JSON line (no newline), whatever the sink.
+std::string EvidenceLine(const json::Value& record);
 
 // "2026-11-30T04:49:24.123Z": evidence keeps milliseconds, manifests do not.
 std::string EvidenceTimestamp();

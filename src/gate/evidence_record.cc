@@ -200,7 +200,7 @@ bool IsIndeterminate(std::string_view code) { return code == "call.indeterminate
 bool IsCallFailure(std::string_view code) { return code.substr(0, 5) == "call." && !IsIndeterminate(code); }
 
 bool IsUnusableInput(std::string_view code) {
-  if (code == "manifest.unreadable" || code == "state.unavailable") return true;
+  if (code == "manifest.unreadable") return true;
   for (std::string_view prefix : {"config.", "usage.", "io.", "json.", "yaml.", "policy."}) {
     if (code.substr(0, prefix.size()) == prefix) return true;
   }
@@ -208,7 +208,8 @@ bool IsUnusableInput(std::string_view code) {
 }
 
 bool IsRefusal(std::string_view code) {
-  if (code == "state.lock_timeout") return true;
+  // The gate consults the state store before dispatch: unreachable, it fails closed.
+  if (code == "state.lock_timeout" || code == "state.unavailable") return true;
   if (IsUnusableInput(code)) return false;
   for (std::string_view prefix : {"manifest.", "review.", "server.", "catalog.", "binding.", "input."}) {
     if (code.substr(0, prefix.size()) == prefix) return true;

@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "gate/evidence_key.h"
-#include "gate/state.h"
+#include "gate/state_store.h"
 #include "json/diff.h"
 #include "json/pointer.h"
 #include "json/sha256.h"
@@ -204,7 +204,7 @@ struct Gate::Run {
   bool barrier = false;       // a ping round trip ordered the events before dispatch
   std::uint64_t checked_through = 0;  // events up to here were examined before binding
   std::uint64_t bound_sequence = 0;
-  std::unique_ptr<SerializeLock> lock;
+  std::unique_ptr<StateLock> lock;
   json::Value live_tool;
 
   // Evidence facts.
@@ -231,6 +231,7 @@ Gate::Gate(GateEnvironment environment) : env_(std::move(environment)) {
       return mcp::Client::Connect(server, options);
     };
   }
+  if (!env_.state) env_.state = std::make_shared<FileStateStore>(env_.state_dir);
 }
 
 Gate::~Gate() {
@@ -250,7 +251,7 @@ Status Gate::ClosePooled(const std::string& server, Pooled& pooled, const char* 
   if (pooled.bound_since) {
     for (const auto& event : pooled.client->connection().EventsSince(*pooled.bound_since)) {
       if (!IsListChanged(event)) continue;
-      recorded = InvalidationStore(env_.state_dir).Record(pooled.manifest_sha256, server, reason, env_.clock());
+      recorded = env_.state->Record(pooled.manifest_sha256, server, reason, env_.clock());
       break;
     }
   }
@@ -271,8 +272,7 @@ void Gate::Warn(const std::string& text) const {
 // indeterminate); a failed write is said in details (stateWriteFailed) and on stderr.
 void Gate::RecordInvalidation(Run& run, const char* reason) {
   run.invalidation = reason;
-  NoteUnrecorded(run, InvalidationStore(env_.state_dir)
-                          .Record(run.manifest->sha256(), run.binding.server, reason, env_.clock()));
+  NoteUnrecorded(run, env_.state->Record(run.manifest->sha256(), run.binding.server, reason, env_.clock()));
 }
 
 void Gate::NoteUnrecorded(Run& run, const Status& recorded) {
@@ -336,7 +336,7 @@ Status Gate::StepStatic(Run& run) {
   auto captured_at = manifest::ParseInstant(m.document().value("capturedAt", ""));
   if (!captured_at.ok()) return Refuse("manifest.incomplete", "capturedAt is missing or malformed", "/capturedAt");
   UDON_ASSIGN_OR_RETURN(bool invalidated,
-                        InvalidationStore(env_.state_dir).IsInvalidated(m.sha256(), run.binding.server, *captured_at));
+                        env_.state->IsInvalidated(m.sha256(), run.binding.server, *captured_at));
   if (invalidated) {
     return Refuse("manifest.invalidated",
                   "list_changed was seen for this server at or after this manifest's capture; capture and review again");
@@ -537,8 +537,8 @@ Status Gate::StepList(Run& run) {
   if (run.arguments != nullptr && run.review.concurrency == manifest::Concurrency::kSerialize) {
     std::string scope = run.binding.server;
     if (run.review.serialize_scope == manifest::SerializeScope::kTool) scope += "\n" + run.binding.tool;
-    UDON_ASSIGN_OR_RETURN(run.lock, SerializeLock::Acquire(env_.state_dir, scope,
-                                                           std::chrono::seconds(env_.policy.serialize_timeout_seconds)));
+    UDON_ASSIGN_OR_RETURN(run.lock, env_.state->AcquireSerializeLock(
+                                        scope, std::chrono::seconds(env_.policy.serialize_timeout_seconds)));
   }
   mcp::Client& client = *run.connection->client;
   mcp::ListingRules rules;
@@ -680,6 +680,16 @@ Status Gate::Dispatch(Run& run) {
   run.call_milliseconds = MillisecondsSince(start);
   // Anything after the last pre-dispatch examination counts as during the call.
   UDON_RETURN_IF_ERROR(CheckBindingEvents(run, run.checked_through, true));
+  if (run.lock) {
+    // A lock whose database session ended during the call may have let another runner's
+    // call of this serialized tool overlap it: nothing about the outcome can be said.
+    Status held = run.lock->StillHeld();
+    if (!held.ok()) {
+      Error error = Refuse("call.indeterminate", "the serialize lock was lost during the call");
+      error.details["cause"] = held.error().code;
+      return error;
+    }
+  }
   if (!outcome.ok()) {
     // The client's verdicts on a result that did arrive stand as they are.
     const Error& failure = outcome.error();

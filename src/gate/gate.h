@@ -26,6 +26,7 @@
 #include "gate/evidence.h"
 #include "gate/evidence_key.h"
 #include "gate/evidence_record.h"
+#include "gate/state_store.h"
 #include "json/json.h"
 #include "json/result.h"
 #include "manifest/binding.h"
@@ -41,6 +42,9 @@ struct GateEnvironment {
   const mcp::RuntimeConfig* config = nullptr;
   manifest::Policy policy;
   std::string state_dir;
+  // Invalidations and serialize locks (--state); null: the file store in state_dir. The
+  // evidence key stays in state_dir either way.
+  std::shared_ptr<StateStore> state;
   EvidenceWriter* evidence = nullptr;  // optional
   std::string command = "call";        // recorded in evidence
   std::function<manifest::Seconds()> clock = manifest::NowSeconds;

@@ -68,6 +68,11 @@ Result<Policy> PolicyFromJson(const json::Value& document) {
         return Invalid(member, "must be an integer from 0 to 3600");
       }
       policy.clock_skew_seconds = static_cast<int>(value.get<long long>());
+    } else if (member == "state") {
+      if (!value.is_string() || value.get<std::string>().empty()) {
+        return Invalid(member, "must be a state directory path or a postgres:// URI");
+      }
+      policy.state = value.get<std::string>();
     } else {
       return Invalid(member, "unknown policy member");
     }
@@ -97,6 +102,7 @@ json::Value PolicyToJson(const Policy& policy) {
       {"serializeTimeoutSeconds", policy.serialize_timeout_seconds},
       {"clockSkewSeconds", policy.clock_skew_seconds}};
   if (policy.allowed_side_effects) out["allowedSideEffects"] = *policy.allowed_side_effects;
+  if (!policy.state.empty()) out["state"] = policy.state;
   return out;
 }
 

@@ -26,6 +26,10 @@ struct Policy {
   int serialize_timeout_seconds = 60;
   // How far capturedAt and reviewedAt may lie ahead of this machine's clock.
   int clock_skew_seconds = 300;
+  // Where invalidations and serialize locks live when neither --state nor
+  // $UDON_MCP_STATE says: a state directory path or a postgres:// URI; empty: the state
+  // directory (contract 7.14).
+  std::string state;
 };
 
 // A policy document: a closed set of members, each optional (defaults above).

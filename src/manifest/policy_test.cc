@@ -18,8 +18,10 @@ TEST(PolicyTest, ReadsEveryMember) {
   auto policy = PolicyFromJson(json::Value::parse(R"({"maxReviewWindowDays": 7,
       "allowModelBacked": false, "allowedSideEffects": ["a"], "blockOnFindings": "high",
       "callTimeoutSeconds": 5, "maxPages": 3, "maxMessageBytes": 1024, "strictListChanged": true,
-      "serializeTimeoutSeconds": 2, "clockSkewSeconds": 0})"));
+      "serializeTimeoutSeconds": 2, "clockSkewSeconds": 0, "state": "postgresql://db/state"})"));
   ASSERT_TRUE(policy.ok());
+  EXPECT_EQ(policy->state, "postgresql://db/state");
+  EXPECT_EQ(PolicyToJson(*policy)["state"], "postgresql://db/state");
   EXPECT_EQ(policy->max_review_window_days, 7);
   EXPECT_FALSE(policy->allow_model_backed);
   EXPECT_EQ(policy->allowed_side_effects, std::vector<std::string>{"a"});
@@ -37,7 +39,7 @@ TEST(PolicyTest, RefusesUnknownMembersAndBadValues) {
                            R"({"maxReviewWindowDays": 1.5})", R"({"allowModelBacked": "yes"})",
                            R"({"allowedSideEffects": [1]})", R"({"blockOnFindings": "all"})",
                            R"({"clockSkewSeconds": -1})", R"({"clockSkewSeconds": 3601})",
-                           R"({"clockSkewSeconds": "300"})",
+                           R"({"clockSkewSeconds": "300"})", R"({"state": ""})", R"({"state": 5})",
                            R"([])"}) {
     auto policy = PolicyFromJson(json::Value::parse(text));
     ASSERT_FALSE(policy.ok()) << text;

@@ -1,0 +1,89 @@
+// The shared state store on PostgreSQL (issue 19, contract 7.14): runners on many
+// machines see one truth about invalidation, and a `serialize` tool never runs twice at
+// once anywhere.
+//
+// - Invalidations: table udon_mcp_invalidations keyed by (manifest_sha256, server), with
+//   reason, the gate's time, the recording time and the runner's id; written with
+//   synchronous_commit on, so the row is durable before the gate returns (as the file
+//   store's fsync).
+// - Serialize locks: session-level advisory locks keyed by a 64-bit digest of the scope,
+//   each on a connection held for the lock's lifetime. A runner that dies releases its
+//   locks when its session ends: at once for a process killed on a live machine (the
+//   kernel closes the socket), within the TCP keepalive bound (kKeepaliveBoundSeconds) for
+//   a machine or network that vanishes. Session locks do not work behind PgBouncer in
+//   transaction mode (docs/contract.md 7.14).
+// - Schema: created on first use by a versioned migration in one transaction
+//   (udon_mcp_schema_version); a newer schema than this binary knows is refused.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gate/state_store.h"
+#include "json/json.h"
+#include "json/result.h"
+
+namespace udon::state_pg {
+
+// The schema this binary creates and understands.
+inline constexpr int kSchemaVersion = 1;
+// Server- and client-side TCP keepalive of every session: idle 10 s, then 3 probes 5 s
+// apart, and unacknowledged data abandoned after the same 25 s.
+inline constexpr int kKeepaliveIdleSeconds = 10;
+inline constexpr int kKeepaliveIntervalSeconds = 5;
+inline constexpr int kKeepaliveCount = 3;
+inline constexpr int kKeepaliveBoundSeconds =
+    kKeepaliveIdleSeconds + kKeepaliveIntervalSeconds * kKeepaliveCount;
+
+// The advisory lock key of a serialize scope: the first 8 bytes of SHA-256 over a fixed
+// label and the scope, as a signed 64-bit integer.
+std::int64_t AdvisoryKey(std::string_view scope);
+
+class Connection;
+
+class PostgresStateStore : public gate::StateStore {
+ public:
+  // Connects lazily: nothing is contacted until the first operation, so an unreachable
+  // database is a refusal of the gate (state.unavailable, exit 3), not a usage error.
+  explicit PostgresStateStore(std::string uri);
+  ~PostgresStateStore() override;
+
+  // Errors: state.unavailable (unreachable, migration failed, schema too new).
+  Result<bool> IsInvalidated(std::string_view manifest_sha256, std::string_view server,
+                             std::int64_t captured_at) override;
+  // Errors: state.write_failed.
+  Status Record(std::string_view manifest_sha256, std::string_view server, std::string_view reason,
+                std::int64_t at) override;
+  // Errors: state.unavailable, state.lock_failed, state.lock_timeout.
+  Result<std::unique_ptr<gate::StateLock>> AcquireSerializeLock(const std::string& scope,
+                                                                std::chrono::milliseconds timeout) override;
+
+  // Evidence (contract 5, 7.14): one record as its JSON line in udon_mcp_evidence, and
+  // every line in insertion order. Errors: evidence.write_failed; state.unavailable.
+  Status AppendEvidence(const std::string& line);
+  Result<std::vector<std::string>> ReadEvidence();
+
+  // A connection for a lock taken back after its lock was released.
+  void ReturnConnection(std::unique_ptr<Connection> connection);
+
+ private:
+  // A connected, migrated session. Errors: state.unavailable.
+  Result<std::unique_ptr<Connection>> Open();
+  Status WithMain(const std::function<Status(Connection&)>& work, const char* code);
+
+  std::string uri_;
+  std::string runner_id_;
+  bool migrated_ = false;  // under Open's lock
+  std::mutex main_mutex_;
+  std::unique_ptr<Connection> main_;  // invalidations and evidence
+  std::mutex pool_mutex_;
+  std::vector<std::unique_ptr<Connection>> idle_;  // lock sessions between locks
+};
+
+}  // namespace udon::state_pg

@@ -1,0 +1,226 @@
+// One contract suite for both state stores (issue 19): the state directory and PostgreSQL
+// behave alike behind gate::StateStore. Process-level behaviour (runners, dispatch, SIGKILL)
+// is in tests/integration/shared_state_test.cc.
+#include <atomic>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "pg_cluster.h"
+#include "state_pg/open.h"
+#include "state_pg/pg_store.h"
+#include "test_support.h"
+
+namespace udon::state_pg {
+namespace {
+
+const std::string kDigestA(64, 'a');
+const std::string kDigestB(64, 'b');
+
+class StateStoreContractTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  static void TearDownTestSuite() { cluster_.reset(); }
+
+  void SetUp() override {
+    if (GetParam() == "postgres") {
+      UDON_REQUIRE_POSTGRES();
+      if (!cluster_) cluster_ = std::make_unique<testing::PgCluster>();
+      ASSERT_TRUE(cluster_->ok()) << cluster_->failure();
+      // Each test starts from an empty database.
+      cluster_->Psql("DROP TABLE IF EXISTS udon_mcp_invalidations, udon_mcp_evidence, udon_mcp_schema_version");
+      location_ = cluster_->Url();
+    } else {
+      location_ = dir_.File("state");
+    }
+  }
+
+  std::shared_ptr<gate::StateStore> Open() {
+    auto store = OpenStateStore(location_);
+    EXPECT_TRUE(store.ok());
+    return *store;
+  }
+
+  static std::unique_ptr<testing::PgCluster> cluster_;
+  testing::TempDir dir_;
+  std::string location_;
+};
+
+std::unique_ptr<testing::PgCluster> StateStoreContractTest::cluster_;
+
+TEST_P(StateStoreContractTest, AnInvalidationOutlivesTheStoreThatRecordedIt) {
+  ASSERT_TRUE(Open()->Record(kDigestA, "demo", "list_changed_during_call", 1000).ok());
+  auto other = Open();  // a new connection / a new reader, as a later process has
+  EXPECT_TRUE(*other->IsInvalidated(kDigestA, "demo", 2000));
+  EXPECT_FALSE(*other->IsInvalidated(kDigestA, "other", 500));
+}
+
+TEST_P(StateStoreContractTest, AServerRecordAlsoRefusesManifestsCapturedBeforeIt) {
+  auto store = Open();
+  ASSERT_TRUE(store->Record(kDigestA, "demo", "list_changed_before_dispatch", 1000).ok());
+  EXPECT_TRUE(*store->IsInvalidated(kDigestB, "demo", 999)) << "captured before the record";
+  EXPECT_TRUE(*store->IsInvalidated(kDigestB, "demo", 1000)) << "captured at the record";
+  EXPECT_FALSE(*store->IsInvalidated(kDigestB, "demo", 1001)) << "captured after: revived";
+}
+
+TEST_P(StateStoreContractTest, ConcurrentRecordersAreAllDurable) {
+  std::vector<std::thread> recorders;
+  std::atomic<int> failed{0};
+  for (int i = 0; i < 8; ++i) {
+    recorders.emplace_back([&, i] {
+      auto store = Open();
+      const std::string server = "server" + std::to_string(i);
+      for (int k = 0; k < 5; ++k) {
+        if (!store->Record(kDigestA, server, "list_changed_during_call", 1000 + k).ok()) ++failed;
+      }
+    });
+  }
+  for (auto& t : recorders) t.join();
+  EXPECT_EQ(failed.load(), 0);
+  auto reader = Open();
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_TRUE(*reader->IsInvalidated(kDigestA, "server" + std::to_string(i), 5000));
+    EXPECT_TRUE(*reader->IsInvalidated(kDigestB, "server" + std::to_string(i), 1004)) << "the last record counts";
+  }
+}
+
+TEST_P(StateStoreContractTest, ASerializeLockExcludesOthersUntilReleased) {
+  auto first = Open();
+  auto second = Open();
+  auto held = first->AcquireSerializeLock("demo", std::chrono::milliseconds(100));
+  ASSERT_TRUE(held.ok()) << held.error().Describe();
+  auto waiting = second->AcquireSerializeLock("demo", std::chrono::milliseconds(100));
+  ASSERT_FALSE(waiting.ok());
+  EXPECT_EQ(waiting.error().code, "state.lock_timeout");
+  EXPECT_TRUE(second->AcquireSerializeLock("demo\nother_tool", std::chrono::milliseconds(100)).ok())
+      << "another scope is another lock";
+  EXPECT_TRUE((*held)->StillHeld().ok());
+  held->reset();
+  EXPECT_TRUE(second->AcquireSerializeLock("demo", std::chrono::milliseconds(1000)).ok());
+}
+
+TEST_P(StateStoreContractTest, ConcurrentHoldersNeverOverlap) {
+  std::atomic<int> inside{0}, most{0}, taken{0};
+  std::vector<std::thread> callers;
+  for (int i = 0; i < 6; ++i) {
+    callers.emplace_back([&] {
+      auto store = Open();
+      for (int k = 0; k < 10; ++k) {
+        auto lock = store->AcquireSerializeLock("demo", std::chrono::seconds(30));
+        if (!lock.ok()) continue;
+        ++taken;
+        const int now = ++inside;
+        int seen = most.load();
+        while (now > seen && !most.compare_exchange_weak(seen, now)) {
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        --inside;
+      }
+    });
+  }
+  for (auto& t : callers) t.join();
+  EXPECT_EQ(taken.load(), 60);
+  EXPECT_EQ(most.load(), 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Stores, StateStoreContractTest, ::testing::Values("file", "postgres"));
+
+// PostgreSQL only: what has no file-store counterpart.
+class PostgresStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    UDON_REQUIRE_POSTGRES();
+    cluster_ = std::make_unique<testing::PgCluster>();
+    ASSERT_TRUE(cluster_->ok()) << cluster_->failure();
+  }
+  std::unique_ptr<testing::PgCluster> cluster_;
+};
+
+TEST_F(PostgresStoreTest, TheMigrationRecordsItsVersionOnce) {
+  PostgresStateStore first(cluster_->Url());
+  ASSERT_TRUE(first.IsInvalidated(kDigestA, "demo", 1).ok());
+  PostgresStateStore second(cluster_->Url());
+  ASSERT_TRUE(second.IsInvalidated(kDigestA, "demo", 1).ok());
+  EXPECT_EQ(cluster_->Psql("SELECT string_agg(version::text, ',') FROM udon_mcp_schema_version").out, "1\n");
+}
+
+TEST_F(PostgresStoreTest, ANewerSchemaIsRefusedClearly) {
+  ASSERT_TRUE(PostgresStateStore(cluster_->Url()).IsInvalidated(kDigestA, "demo", 1).ok());
+  cluster_->Psql("INSERT INTO udon_mcp_schema_version (version) VALUES (" + std::to_string(kSchemaVersion + 1) + ")");
+  auto refused = PostgresStateStore(cluster_->Url()).IsInvalidated(kDigestA, "demo", 1);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, "state.unavailable");
+  EXPECT_NE(refused.error().message.find("newer than this udon-mcp knows"), std::string::npos);
+  EXPECT_EQ(refused.error().details["schemaVersion"], kSchemaVersion + 1);
+  auto write = PostgresStateStore(cluster_->Url()).Record(kDigestA, "demo", "list_changed_during_call", 1);
+  ASSERT_FALSE(write.ok());
+  EXPECT_NE(write.error().message.find("newer than this udon-mcp knows"), std::string::npos);
+}
+
+TEST_F(PostgresStoreTest, AnInvalidationRecordNamesItsRunner) {
+  ASSERT_TRUE(PostgresStateStore(cluster_->Url()).Record(kDigestA, "demo", "list_changed_during_call", 7).ok());
+  EXPECT_EQ(cluster_->Psql("SELECT reason || ' ' || at || ' ' || (runner LIKE '%:' || " + std::to_string(getpid()) +
+                           ") FROM udon_mcp_invalidations")
+                .out,
+            "list_changed_during_call 7 true\n");
+}
+
+TEST_F(PostgresStoreTest, AnUnreachableDatabaseIsUnavailableAndNeverShowsThePassword) {
+  const std::string url = cluster_->UrlWithPassword("CANARY-pg-password-71f3");
+  cluster_->Stop();
+  PostgresStateStore store(url);
+  auto checked = store.IsInvalidated(kDigestA, "demo", 1);
+  ASSERT_FALSE(checked.ok());
+  EXPECT_EQ(checked.error().code, "state.unavailable");
+  EXPECT_EQ(checked.error().Describe().find("CANARY"), std::string::npos);
+  EXPECT_EQ(checked.error().details.dump().find("CANARY"), std::string::npos);
+  EXPECT_NE(checked.error().details["store"].get<std::string>().find(":***@"), std::string::npos);
+  auto lock = store.AcquireSerializeLock("demo", std::chrono::milliseconds(100));
+  ASSERT_FALSE(lock.ok());
+  EXPECT_EQ(lock.error().code, "state.unavailable");
+  auto write = store.Record(kDigestA, "demo", "list_changed_during_call", 1);
+  ASSERT_FALSE(write.ok());
+  EXPECT_EQ(write.error().code, "state.write_failed");
+}
+
+TEST_F(PostgresStoreTest, ALockWhoseSessionEndedIsNoLongerHeld) {
+  PostgresStateStore store(cluster_->Url());
+  auto lock = store.AcquireSerializeLock("demo", std::chrono::milliseconds(100));
+  ASSERT_TRUE(lock.ok());
+  EXPECT_TRUE((*lock)->StillHeld().ok());
+  cluster_->Psql("SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory'");
+  auto held = (*lock)->StillHeld();
+  ASSERT_FALSE(held.ok());
+  EXPECT_EQ(held.error().code, "state.unavailable");
+}
+
+TEST_F(PostgresStoreTest, ARestartedDatabaseIsReachedAgainWithoutAnError) {
+  PostgresStateStore store(cluster_->Url());
+  ASSERT_TRUE(store.IsInvalidated(kDigestA, "demo", 1).ok());
+  ASSERT_TRUE(store.AcquireSerializeLock("demo", std::chrono::milliseconds(100)).ok());  // pooled after
+  cluster_->Stop();
+  ASSERT_TRUE(cluster_->Start());
+  auto checked = store.IsInvalidated(kDigestA, "demo", 1);
+  EXPECT_TRUE(checked.ok()) << checked.error().Describe();
+  auto lock = store.AcquireSerializeLock("demo", std::chrono::milliseconds(100));
+  EXPECT_TRUE(lock.ok()) << lock.error().Describe();
+}
+
+TEST_F(PostgresStoreTest, EvidenceLinesComeBackInTheOrderWritten) {
+  auto writer = OpenEvidenceWriter(cluster_->Url());
+  ASSERT_TRUE(writer.ok());
+  ASSERT_TRUE((*writer)->Append({{"code", "ok"}, {"n", 1}}).ok());
+  ASSERT_TRUE((*writer)->Append({{"code", "catalog.tool_drift"}, {"n", 2}}).ok());
+  auto lines = ReadEvidenceLines(cluster_->Url());
+  ASSERT_TRUE(lines.ok());
+  EXPECT_EQ(*lines, (std::vector<std::string>{R"({"code":"ok","n":1})", R"({"code":"catalog.tool_drift","n":2})"}));
+}
+
+TEST(AdvisoryKeyTest, ScopesHaveStableDistinctKeys) {
+  EXPECT_EQ(AdvisoryKey("demo"), AdvisoryKey("demo"));
+  EXPECT_NE(AdvisoryKey("demo"), AdvisoryKey("demo\nappend_ledger"));
+}
+
+}  // namespace
+}  // namespace udon::state_pg
