@@ -102,6 +102,15 @@ function(udon_check_layers)
     if(name MATCHES "^(json|schema|manifest)$")
       list(APPEND forbidden mcp_protocol mcp_client capture)
     endif()
+    # The static layer (validate, analyze): documents and content trust, never the gate,
+    # the network or a state store.
+    if(name MATCHES "^(uws|trust)$")
+      list(APPEND forbidden mcp_protocol mcp_client capture gate state_pg workflow)
+    endif()
+    # The shared state store and the evidence report sit beside the gate, not above it.
+    if(name MATCHES "^(gate|evidence)$")
+      list(APPEND forbidden state_pg workflow uws trust)
+    endif()
     foreach(reached IN LISTS forbidden)
       if(udon_${reached} IN_LIST closure)
         message(FATAL_ERROR "component ${name} must not depend on ${reached} (docs/architecture.md)")

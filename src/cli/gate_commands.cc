@@ -13,12 +13,7 @@ namespace udon::cli {
 namespace {
 
 struct GateCommandOptions {
-  std::string manifest;
-  std::string sha256;
-  std::string server;
-  std::string tool;
-  std::string args;
-  std::string args_file;
+  BindingOptions bound;
   bool expect_output = false;
   bool diagnostics = false;
   CommonOptions common;
@@ -75,7 +70,7 @@ int Report(const gate::GateResult& result, const GateCommandOptions& o, bool cal
                    result.content_blocks);
     }
   } else {
-    std::printf("ok: %s/%s matches the reviewed manifest\n", o.server.c_str(), o.tool.c_str());
+    std::printf("ok: %s/%s matches the reviewed manifest\n", o.bound.server.c_str(), o.bound.tool.c_str());
   }
   return kExitOk;
 }
@@ -84,10 +79,10 @@ int RunGate(const GateCommandOptions& o, bool call) {
   const bool json = o.common.json;
   auto prepared = Prepare(o, call ? "call" : "verify");
   if (!prepared.ok()) return ReportError(prepared.error(), json, ExitCodeFor(prepared.error()));
-  manifest::Binding binding{o.manifest, o.sha256, o.server, o.tool};
+  const manifest::Binding binding = o.bound.binding();
   gate::Gate gate((*prepared)->env);
   if (!call) return Report(gate.Verify(binding), o, false);
-  auto arguments = ReadToolArguments(o.args, o.args_file);
+  auto arguments = ReadToolArguments(o.bound.args, o.bound.args_file);
   if (!arguments.ok()) return ReportError(arguments.error(), json, kExitInvalidInput);
   gate::CallOptions options;
   options.expect_output = o.expect_output;
@@ -96,10 +91,7 @@ int RunGate(const GateCommandOptions& o, bool call) {
 
 CLI::App* AddGateOptions(CLI::App& app, const char* name, const char* help, GateCommandOptions& o) {
   CLI::App* command = app.add_subcommand(name, help);
-  command->add_option("--manifest", o.manifest, "Reviewed manifest")->required();
-  command->add_option("--sha256", o.sha256, "The pinned manifestSha256")->required();
-  command->add_option("--server", o.server, "Server key")->required();
-  command->add_option("--tool", o.tool, "Tool name")->required();
+  AddBindingOptions(command, o.bound);
   AddCommonOptions(command, o.common);
   AddDiagnosticsFlag(command, o.diagnostics);
   return command;
@@ -116,8 +108,7 @@ void RegisterVerifyCommand(CLI::App& app) {
 void RegisterCallCommand(CLI::App& app) {
   auto o = std::make_shared<GateCommandOptions>();
   CLI::App* command = AddGateOptions(app, "call", "One gated tools/call; prints validated structuredContent", *o);
-  command->add_option("--args", o->args, "Arguments as a JSON object");
-  command->add_option("--args-file", o->args_file, "Arguments from a file (- for stdin)");
+  AddArgumentOptions(command, o->bound, "Arguments as a JSON object");
   command->add_flag("--expect-output", o->expect_output,
                     "Require structuredContent valid against the reviewed outputSchema");
   SetAction(command, &o->common.json, [o] { return RunGate(*o, true); });

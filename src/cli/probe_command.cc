@@ -17,12 +17,7 @@ namespace udon::cli {
 namespace {
 
 struct ProbeCommandOptions {
-  std::string manifest;
-  std::string sha256;
-  std::string server;
-  std::string tool;
-  std::string args;
-  std::string args_file;
+  BindingOptions bound;
   int repeat = 0;
   int concurrency = 1;
   bool fresh_connections = false;
@@ -33,7 +28,7 @@ struct ProbeCommandOptions {
 
 int RunProbe(const ProbeCommandOptions& o) {
   const bool json = o.common.json;
-  auto arguments = ReadToolArguments(o.args, o.args_file);
+  auto arguments = ReadToolArguments(o.bound.args, o.bound.args_file);
   if (!arguments.ok()) return ReportError(arguments.error(), json, kExitInvalidInput);
   gate::GateEnvironment env;
   auto policy = LoadPolicy(o.common);
@@ -78,7 +73,7 @@ int RunProbe(const ProbeCommandOptions& o) {
   options.concurrency = o.concurrency;
   options.fresh_connections = o.fresh_connections;
   options.allow_side_effects = o.allow_side_effects;
-  const manifest::Binding binding{o.manifest, o.sha256, o.server, o.tool};
+  const manifest::Binding binding = o.bound.binding();
   evidence::ProbeOutcome outcome = evidence::RunProbe(std::move(env), writer->get(), binding, *arguments, options);
   if (outcome.refusal) return ReportError(*outcome.refusal, json, ExitCodeFor(*outcome.refusal));
   bool failed_calls = false;
@@ -104,12 +99,8 @@ void RegisterProbeCommand(CLI::App& app) {
   auto o = std::make_shared<ProbeCommandOptions>();
   CLI::App* command = app.add_subcommand(
       "probe", "Repeat one gated call N times, K at a time; report result digests against the review");
-  command->add_option("--manifest", o->manifest, "Reviewed manifest")->required();
-  command->add_option("--sha256", o->sha256, "The pinned manifestSha256")->required();
-  command->add_option("--server", o->server, "Server key")->required();
-  command->add_option("--tool", o->tool, "Tool name")->required();
-  command->add_option("--args", o->args, "Arguments as a JSON object (the same for every call)");
-  command->add_option("--args-file", o->args_file, "Arguments from a file (- for stdin)");
+  AddBindingOptions(command, o->bound);
+  AddArgumentOptions(command, o->bound, "Arguments as a JSON object (the same for every call)");
   command->add_option("--repeat", o->repeat, "Number of calls")->required()->check(CLI::Range(1, 100000));
   command->add_option("--concurrency", o->concurrency, "Calls in flight at once (default 1)")
       ->check(CLI::Range(1, 256));

@@ -9,6 +9,18 @@
 
 namespace udon::cli {
 
+void AddBindingOptions(CLI::App* command, BindingOptions& options) {
+  command->add_option("--manifest", options.manifest, "Reviewed manifest")->required();
+  command->add_option("--sha256", options.sha256, "The pinned manifestSha256")->required();
+  command->add_option("--server", options.server, "Server key")->required();
+  command->add_option("--tool", options.tool, "Tool name")->required();
+}
+
+void AddArgumentOptions(CLI::App* command, BindingOptions& options, const char* args_help) {
+  command->add_option("--args", options.args, args_help);
+  command->add_option("--args-file", options.args_file, "Arguments from a file (- for stdin)");
+}
+
 void AddCommonOptions(CLI::App* command, CommonOptions& options) {
   command->add_option("--config", options.config,
                       "Runtime configuration (default: $UDON_MCP_CONFIG, then ./mcp.json)");

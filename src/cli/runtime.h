@@ -12,6 +12,7 @@
 #include "gate/evidence.h"
 #include "gate/gate.h"
 #include "json/result.h"
+#include "manifest/binding.h"
 #include "manifest/policy.h"
 #include "mcp/config.h"
 
@@ -28,6 +29,22 @@ struct CommonOptions {
 };
 
 void AddCommonOptions(CLI::App* command, CommonOptions& options);
+
+// What verify, call and probe name: the binding (--manifest, --sha256, --server, --tool, all
+// required) and, for the commands that call, the arguments (--args, --args-file).
+struct BindingOptions {
+  std::string manifest;
+  std::string sha256;
+  std::string server;
+  std::string tool;
+  std::string args;
+  std::string args_file;
+
+  manifest::Binding binding() const { return {manifest, sha256, server, tool}; }
+};
+
+void AddBindingOptions(CLI::App* command, BindingOptions& options);
+void AddArgumentOptions(CLI::App* command, BindingOptions& options, const char* args_help);
 
 // The policy (defaults without --policy). Errors: policy.invalid, io.unreadable.
 Result<manifest::Policy> LoadPolicy(const CommonOptions& options);

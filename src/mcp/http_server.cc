@@ -729,7 +729,15 @@ void HttpServer::Impl::Get(const httplib::Request& request, httplib::Response& r
       [this, session, retry_ms](std::size_t, httplib::DataSink& sink) {
         std::uint64_t next = 0;
         auto write = [&](const std::string& event) { return sink.write(event.data(), event.size()); };
-        if (!write(FormatSseEvent("", "0-" + std::to_string(next++), {}, retry_ms))) return false;
+        // The priming event carries whatever was queued before the stream opened, in one
+        // write: a client that has seen the stream open sees those messages next, before
+        // anything it asks afterwards on another connection comes back.
+        std::string opening = FormatSseEvent("", "0-" + std::to_string(next++), {}, retry_ms);
+        bool closed_early = false;
+        for (const auto& frame : session->stream->Take(std::chrono::milliseconds(0), closed_early)) {
+          opening += FormatSseEvent(frame, "0-" + std::to_string(next++), "message");
+        }
+        if (!write(opening)) return false;
         auto last_write = std::chrono::steady_clock::now();
         while (!stopping.load()) {
           bool closed = false;

@@ -306,7 +306,7 @@ TEST_F(SandboxCliTest, ReservedVariablesStayWithUdonMcpAndInheritEnvTrueIsFlagge
   WriteConfig({{"command", PeerBinary()}, {"inheritEnv", true}});
   const std::string sha = Reviewed();
   const std::map<std::string, std::string> parent = {
-      {kCanary, "cnry-parent-3"}, {"PGPASSWORD", "pg-secret"}, {"UDON_MCP_STATE", "postgres://state"}};
+      {kCanary, "cnry-parent-3"}, {"PGPASSWORD", "pg-secret"}, {"UDON_MCP_STATE", dir_.File("shared-state")}};
   ProcessResult call = Call(sha, json::Value::object(), parent);
   ASSERT_EQ(call.exit_code, 0) << call.out << call.err;
   EXPECT_NE(call.err.find("inheritEnv: true"), std::string::npos) << call.err;
