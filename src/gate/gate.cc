@@ -114,11 +114,6 @@ json::Value ServerInfoDifferences(const json::Value& reviewed, const json::Value
 }
 
 using mcp::EndsSubscription;
-using mcp::kToolsListChanged;
-
-bool IsListChanged(const mcp::Event& event) {
-  return event.kind == mcp::EventKind::kNotification && event.method == kToolsListChanged;
-}
 
 // The shape MCP gives a CallToolResult: content an array of content blocks (objects with
 // a string type), isError a boolean when present, structuredContent an object when
@@ -175,14 +170,11 @@ Result<schema::CompiledSchema> CompileToolSchema(const json::Value& tool, const 
 
 }  // namespace
 
-struct Gate::Pooled {
-  std::unique_ptr<mcp::Client> client;
+// What the manifest recorded for the bound server: a connection must speak exactly this.
+struct Gate::RecordedServer {
   std::string protocol_version;
+  const json::Value* server_info = nullptr;
   std::string server_info_sha256;
-  // Contract 6: the binding on a connection starts at its first successful comparison;
-  // events after this sequence number happened to a bound connection.
-  std::optional<std::uint64_t> bound_since;
-  std::string manifest_sha256;  // what it was bound for
 };
 
 struct Gate::Run {
@@ -197,7 +189,7 @@ struct Gate::Run {
   std::optional<schema::CompiledSchema> input_schema;
   std::optional<schema::CompiledSchema> output_schema;
 
-  std::unique_ptr<Pooled> connection;
+  std::unique_ptr<PooledConnection> connection;
   bool reused = false;
   std::string reuse_refused;  // why a pooled connection was not reused
   mcp::NotificationStream connection_stream = mcp::NotificationStream::kNone;
@@ -235,8 +227,7 @@ Gate::Gate(GateEnvironment environment) : env_(std::move(environment)) {
 }
 
 Gate::~Gate() {
-  std::lock_guard<std::mutex> guard(pool_mutex_);
-  for (auto& [server, pooled] : pool_) {
+  for (auto& [server, pooled] : pool_.TakeAll()) {
     if (!ClosePooled(server, *pooled, "list_changed_while_idle").ok()) {
       Warn("the invalidation seen on an idle connection could not be recorded");
     }
@@ -246,14 +237,10 @@ Gate::~Gate() {
 // A list_changed that reached a bound connection while it sat idle is still a change of
 // the bound catalog: recorded when the pool lets the connection go, so the next process
 // refuses too. Errors: state.write_failed.
-Status Gate::ClosePooled(const std::string& server, Pooled& pooled, const char* reason) {
+Status Gate::ClosePooled(const std::string& server, PooledConnection& pooled, const char* reason) {
   Status recorded = OkStatus();
-  if (pooled.bound_since) {
-    for (const auto& event : pooled.client->connection().EventsSince(*pooled.bound_since)) {
-      if (!IsListChanged(event)) continue;
-      recorded = env_.state->Record(pooled.manifest_sha256, server, reason, env_.clock());
-      break;
-    }
+  if (ListChangedSinceBinding(pooled)) {
+    recorded = env_.state->Record(pooled.manifest_sha256, server, reason, env_.clock());
   }
   pooled.client->Close();
   return recorded;
@@ -405,22 +392,15 @@ Status Gate::CheckParamHeaders(Run& run) {
 
 // Contract 6: a pooled connection is reused only while it speaks the manifest's version
 // with its serverInfo, is alive, and nothing changed the bound catalog since its binding
-// began. A list_changed in that time invalidates (the binding began at its first
-// comparison, so the proposal's rule applies even while it sat idle between calls).
-Status Gate::TryReuse(Run& run, std::unique_ptr<Pooled> pooled, const std::string& recorded_version,
-                      const std::string& recorded_info_sha) {
-  std::string refused;
-  if (pooled->protocol_version != recorded_version) refused = "protocol_version";
-  if (refused.empty() && pooled->server_info_sha256 != recorded_info_sha) refused = "server_info";
-  if (refused.empty() && pooled->manifest_sha256 != run.manifest->sha256()) refused = "other_manifest";
-  if (refused.empty() && !pooled->client->connection().connected()) refused = "disconnected";
-  bool list_changed = false;
-  for (const auto& event : pooled->client->connection().EventsSince(pooled->bound_since.value_or(0))) {
-    if (IsListChanged(event)) list_changed = true;
-    if (refused.empty() && event.kind == mcp::EventKind::kDisconnected) refused = "disconnected";
-    if (refused.empty() && EndsSubscription(event, *pooled->client)) refused = "subscription_lost";
-  }
-  if (list_changed) {
+// began (JudgeReuse). A list_changed in that time invalidates (the binding began at its
+// first comparison, so the proposal's rule applies even while it sat idle between calls).
+// Not reused: run.connection stays empty and run.reuse_refused says why.
+Status Gate::ReuseFromPool(Run& run, const RecordedServer& recorded) {
+  std::unique_ptr<PooledConnection> pooled = pool_.Take(run.binding.server);
+  if (!pooled) return OkStatus();
+  const ReuseVerdict verdict =
+      JudgeReuse(*pooled, {recorded.protocol_version, recorded.server_info_sha256, run.manifest->sha256()});
+  if (verdict.list_changed) {
     // Recorded for the manifest the connection was bound for; this run's refusal follows
     // from it when that is the same manifest, and the run goes on fresh otherwise.
     NoteUnrecorded(run, ClosePooled(run.binding.server, *pooled, "list_changed_between_calls"));
@@ -432,8 +412,8 @@ Status Gate::TryReuse(Run& run, std::unique_ptr<Pooled> pooled, const std::strin
     run.reuse_refused = "other_manifest";
     return OkStatus();
   }
-  if (!refused.empty()) {
-    run.reuse_refused = refused;
+  if (!verdict.reusable()) {
+    run.reuse_refused = verdict.refused;
     pooled->client->Close();
     return OkStatus();
   }
@@ -443,34 +423,13 @@ Status Gate::TryReuse(Run& run, std::unique_ptr<Pooled> pooled, const std::strin
   return OkStatus();
 }
 
-Status Gate::StepConnect(Run& run) {
-  if (env_.config == nullptr) {
-    return Refuse("config.server_unknown", "no runtime configuration names this server");
-  }
-  auto server_config = env_.config->Find(run.binding.server);
-  if (!server_config.ok()) return std::move(server_config).error();
-  const std::string recorded_version = *run.manifest->protocol_version();
-  const json::Value& recorded_info = *run.manifest->server_info(run.binding.server);
-  const std::string recorded_info_sha = DigestOrEmpty(recorded_info);
-
-  if (env_.reuse_connections) {
-    std::unique_ptr<Pooled> pooled;
-    {
-      std::lock_guard<std::mutex> guard(pool_mutex_);
-      auto it = pool_.find(run.binding.server);
-      if (it != pool_.end()) {
-        pooled = std::move(it->second);
-        pool_.erase(it);
-      }
-    }
-    if (pooled) UDON_RETURN_IF_ERROR(TryReuse(run, std::move(pooled), recorded_version, recorded_info_sha));
-    if (run.reused) return OkStatus();
-  }
-
+// Starts or reaches the server (env_.connect). Errors: server.connect_failed (the client's
+// own, or details.cause naming the client's code).
+Status Gate::OpenFresh(Run& run, const mcp::ServerConfig& server) {
   mcp::ClientOptions options;
   options.request_timeout = CallTimeout(run.binding.server);
   options.max_message_bytes = env_.policy.max_message_bytes;
-  auto client = env_.connect(*server_config, options);
+  auto client = env_.connect(server, options);
   if (!client.ok()) {
     // The client's server.connect_failed already says why (a missing command, its OS error).
     if (client.error().code == "server.connect_failed") return std::move(client).error();
@@ -478,56 +437,94 @@ Status Gate::StepConnect(Run& run) {
     error.details["cause"] = client.error().code;
     return error;
   }
-  run.connection = std::make_unique<Pooled>();
+  run.connection = std::make_unique<PooledConnection>();
   run.connection->client = std::move(client).value();
-  // The manifest's revision decides the wire: initialize (legacy) or server/discover (modern).
-  auto init = run.connection->client->Open(recorded_version);
-  if (!init.ok()) {
-    // The client's contract codes carry the engine's cause (and transportCause) already.
-    if (init.error().code == "server.protocol_version_mismatch" || init.error().code == "server.connect_failed") {
-      Error error = std::move(init).error();
-      error.details["recorded"] = recorded_version;
-      mcp::AddServerExit(error, *run.connection->client);
-      return error;
-    }
-    if (init.error().code == "mcp.server_info_missing") {
-      run.server_info_drift = DriftDetails(json::Diff(recorded_info, json::Value()));
-      Error error = Refuse("server.server_info_mismatch", "discovery named no serverInfo; the reviewed one is required");
-      error.details["pointers"] = run.server_info_drift;
-      return error;
-    }
-    Error error = Refuse("server.connect_failed",
-                         mcp::IsModernProtocolVersion(recorded_version) ? "server/discover failed" : "initialize failed");
-    error.details["cause"] = init.error().code;
+  return OkStatus();
+}
+
+// The manifest's revision decides the wire: initialize (legacy) or server/discover
+// (modern), at exactly the recorded version. Errors: server.protocol_version_mismatch and
+// server.connect_failed (details.recorded, and the server's exit), server.server_info_mismatch
+// (discovery named no serverInfo), server.connect_failed (details.cause).
+Result<mcp::InitializeResult> Gate::Handshake(Run& run, const RecordedServer& recorded) {
+  auto init = run.connection->client->Open(recorded.protocol_version);
+  if (init.ok()) return init;
+  // The client's contract codes carry the engine's cause (and transportCause) already.
+  if (init.error().code == "server.protocol_version_mismatch" || init.error().code == "server.connect_failed") {
+    Error error = std::move(init).error();
+    error.details["recorded"] = recorded.protocol_version;
     mcp::AddServerExit(error, *run.connection->client);
     return error;
   }
-  if (init->protocol_version != recorded_version) {
-    Error error = Refuse("server.protocol_version_mismatch",
-                         "the negotiated protocol version differs from the manifest's");
-    error.details = {{"recorded", recorded_version}, {"negotiated", init->protocol_version}};
+  if (init.error().code == "mcp.server_info_missing") {
+    run.server_info_drift = DriftDetails(json::Diff(*recorded.server_info, json::Value()));
+    Error error = Refuse("server.server_info_mismatch", "discovery named no serverInfo; the reviewed one is required");
+    error.details["pointers"] = run.server_info_drift;
     return error;
   }
-  if (!json::CanonicallyEqual(init->server_info, recorded_info)) {
-    run.server_info_drift = DriftDetails(json::Diff(recorded_info, init->server_info));
+  Error error = Refuse("server.connect_failed", mcp::IsModernProtocolVersion(recorded.protocol_version)
+                                                    ? "server/discover failed"
+                                                    : "initialize failed");
+  error.details["cause"] = init.error().code;
+  mcp::AddServerExit(error, *run.connection->client);
+  return error;
+}
+
+// Gate 3: exactly the recorded version and serverInfo. Errors:
+// server.protocol_version_mismatch (details.recorded, negotiated), server.server_info_mismatch
+// (details.pointers; the values only in for_people).
+Status Gate::CheckNegotiated(Run& run, const RecordedServer& recorded, const mcp::InitializeResult& init) {
+  if (init.protocol_version != recorded.protocol_version) {
+    Error error = Refuse("server.protocol_version_mismatch",
+                         "the negotiated protocol version differs from the manifest's");
+    error.details = {{"recorded", recorded.protocol_version}, {"negotiated", init.protocol_version}};
+    return error;
+  }
+  if (!json::CanonicallyEqual(init.server_info, *recorded.server_info)) {
+    run.server_info_drift = DriftDetails(json::Diff(*recorded.server_info, init.server_info));
     Error error = Refuse("server.server_info_mismatch",
                          "the observed serverInfo differs from the reviewed one");
     error.details["pointers"] = run.server_info_drift;
     // Values stay out of details (--json, evidence): only the text for people shows them.
-    run.result->for_people["serverInfo"] = ServerInfoDifferences(recorded_info, init->server_info);
+    run.result->for_people["serverInfo"] = ServerInfoDifferences(*recorded.server_info, init.server_info);
     return error;
   }
-  // Modern era: tool-list changes arrive only on a subscription, so it must stand before
-  // the listing that the comparison relies on.
+  return OkStatus();
+}
+
+// Modern era: tool-list changes arrive only on a subscription, so it must stand before
+// the listing that the comparison relies on (a no-op for legacy connections).
+// Errors: server.connect_failed (details.cause, and the client's details.reason).
+Status Gate::SubscribeToToolList(Run& run) {
   Status subscribed = run.connection->client->Subscribe();
-  if (!subscribed.ok()) {
-    Error error = Refuse("server.connect_failed", "the tool-list subscription could not be established");
-    error.details["cause"] = subscribed.error().code;
-    if (subscribed.error().details.contains("reason")) error.details["reason"] = subscribed.error().details["reason"];
-    return error;
+  if (subscribed.ok()) return OkStatus();
+  Error error = Refuse("server.connect_failed", "the tool-list subscription could not be established");
+  error.details["cause"] = subscribed.error().code;
+  if (subscribed.error().details.contains("reason")) error.details["reason"] = subscribed.error().details["reason"];
+  return error;
+}
+
+// Step 3: a pooled connection while it stays eligible, else a fresh one at exactly the
+// recorded version and serverInfo, subscribed to the tool list in the modern era.
+Status Gate::StepConnect(Run& run) {
+  if (env_.config == nullptr) {
+    return Refuse("config.server_unknown", "no runtime configuration names this server");
   }
-  run.connection->protocol_version = recorded_version;
-  run.connection->server_info_sha256 = recorded_info_sha;
+  auto server_config = env_.config->Find(run.binding.server);
+  if (!server_config.ok()) return std::move(server_config).error();
+  const json::Value& recorded_info = *run.manifest->server_info(run.binding.server);
+  const RecordedServer recorded{*run.manifest->protocol_version(), &recorded_info, DigestOrEmpty(recorded_info)};
+
+  if (env_.reuse_connections) {
+    UDON_RETURN_IF_ERROR(ReuseFromPool(run, recorded));
+    if (run.reused) return OkStatus();
+  }
+  UDON_RETURN_IF_ERROR(OpenFresh(run, *server_config));
+  UDON_ASSIGN_OR_RETURN(mcp::InitializeResult init, Handshake(run, recorded));
+  UDON_RETURN_IF_ERROR(CheckNegotiated(run, recorded, init));
+  UDON_RETURN_IF_ERROR(SubscribeToToolList(run));
+  run.connection->protocol_version = recorded.protocol_version;
+  run.connection->server_info_sha256 = recorded.server_info_sha256;
   return OkStatus();
 }
 
@@ -761,12 +758,9 @@ void Gate::Release(Run& run, bool keep) {
     run.subscription = mcp::SubscriptionName(run.connection->client->subscription());
   }
   if (keep && env_.reuse_connections && run.connection->client->connection().connected()) {
-    std::lock_guard<std::mutex> guard(pool_mutex_);
-    auto& slot = pool_[run.binding.server];
-    if (!slot) {
-      slot = std::move(run.connection);
-      return;
-    }
+    // Null once kept; handed back when the server already has a connection kept.
+    run.connection = pool_.Keep(run.binding.server, std::move(run.connection));
+    if (!run.connection) return;
   }
   run.connection->client->Close();
   run.connection.reset();

@@ -16,13 +16,13 @@
 
 #include <chrono>
 #include <functional>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "gate/connection_pool.h"
 #include "gate/evidence.h"
 #include "gate/evidence_key.h"
 #include "gate/evidence_record.h"
@@ -116,8 +116,8 @@ class Gate {
   GateResult Call(const manifest::Binding& binding, const json::Value& arguments, const CallOptions& options);
 
  private:
-  struct Pooled;
   struct Run;
+  struct RecordedServer;
 
   GateResult Execute(const manifest::Binding& binding, const json::Value* arguments,
                      const CallOptions& options);
@@ -126,9 +126,12 @@ class Gate {
   Status CheckParamHeaders(Run& run);
   Status ValidateArguments(Run& run);
   Status StepConnect(Run& run);
-  Status TryReuse(Run& run, std::unique_ptr<Pooled> pooled, const std::string& recorded_version,
-                  const std::string& recorded_info_sha);
-  Status ClosePooled(const std::string& server, Pooled& pooled, const char* reason);
+  Status ReuseFromPool(Run& run, const RecordedServer& recorded);
+  Status OpenFresh(Run& run, const mcp::ServerConfig& server);
+  Result<mcp::InitializeResult> Handshake(Run& run, const RecordedServer& recorded);
+  Status CheckNegotiated(Run& run, const RecordedServer& recorded, const mcp::InitializeResult& init);
+  Status SubscribeToToolList(Run& run);
+  Status ClosePooled(const std::string& server, PooledConnection& pooled, const char* reason);
   Status StepList(Run& run);
   Status StepCompare(Run& run);
   Status StepArguments(Run& run);
@@ -151,8 +154,7 @@ class Gate {
   std::mutex key_mutex_;
   bool key_loaded_ = false;
   std::optional<EvidenceKey> key_;
-  std::mutex pool_mutex_;
-  std::map<std::string, std::unique_ptr<Pooled>> pool_;
+  ConnectionPool pool_;
 };
 
 }  // namespace udon::gate

@@ -1,0 +1,62 @@
+#include "gate/connection_pool.h"
+
+#include <utility>
+
+#include "mcp/catalog.h"
+
+namespace udon::gate {
+std::unique_ptr<PooledConnection> ConnectionPool::Take(const std::string& server) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  auto it = idle_.find(server);
+  if (it == idle_.end()) return nullptr;
+  std::unique_ptr<PooledConnection> taken = std::move(it->second);
+  idle_.erase(it);
+  return taken;
+}
+
+std::unique_ptr<PooledConnection> ConnectionPool::Keep(const std::string& server,
+                                                       std::unique_ptr<PooledConnection> connection) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  auto& slot = idle_[server];
+  if (slot) return connection;
+  slot = std::move(connection);
+  return nullptr;
+}
+
+std::map<std::string, std::unique_ptr<PooledConnection>> ConnectionPool::TakeAll() {
+  std::lock_guard<std::mutex> guard(mutex_);
+  return std::exchange(idle_, {});
+}
+
+bool IsListChanged(const mcp::Event& event) {
+  return event.kind == mcp::EventKind::kNotification && event.method == mcp::kToolsListChanged;
+}
+
+bool ListChangedSinceBinding(const PooledConnection& pooled) {
+  if (!pooled.bound_since) return false;
+  for (const auto& event : pooled.client->connection().EventsSince(*pooled.bound_since)) {
+    if (IsListChanged(event)) return true;
+  }
+  return false;
+}
+
+// A kept connection serves the next call only while it speaks the manifest's version with
+// its serverInfo, was bound for the same manifest, is alive, and can still see changes.
+ReuseVerdict JudgeReuse(const PooledConnection& pooled, const ReuseExpectation& expected) {
+  ReuseVerdict verdict;
+  if (pooled.protocol_version != expected.protocol_version) verdict.refused = "protocol_version";
+  if (verdict.refused.empty() && pooled.server_info_sha256 != expected.server_info_sha256) {
+    verdict.refused = "server_info";
+  }
+  if (verdict.refused.empty() && pooled.manifest_sha256 != expected.manifest_sha256) verdict.refused = "other_manifest";
+  mcp::Connection& connection = pooled.client->connection();
+  if (verdict.refused.empty() && !connection.connected()) verdict.refused = "disconnected";
+  for (const auto& event : connection.EventsSince(pooled.bound_since.value_or(0))) {
+    if (IsListChanged(event)) verdict.list_changed = true;
+    if (verdict.refused.empty() && event.kind == mcp::EventKind::kDisconnected) verdict.refused = "disconnected";
+    if (verdict.refused.empty() && mcp::EndsSubscription(event, *pooled.client)) verdict.refused = "subscription_lost";
+  }
+  return verdict;
+}
+
+}  // namespace udon::gate

@@ -1,0 +1,74 @@
+// The gate's connection pool (contract 6): a server's connection kept between calls in
+// one process, and the pure decision whether a kept connection may serve the next call.
+// What follows from a refusal (a durable invalidation, evidence) is the gate's: this file
+// neither records nor closes anything on its own.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "mcp/client.h"
+#include "mcp/connection.h"
+
+namespace udon::gate {
+
+// A connection with what it was opened and bound for.
+struct PooledConnection {
+  std::unique_ptr<mcp::Client> client;
+  std::string protocol_version;    // the manifest's, which the server negotiated exactly
+  std::string server_info_sha256;  // canonical digest of the serverInfo it was checked against
+  // Contract 6: the binding on a connection starts at its first successful comparison;
+  // events after this sequence number happened to a bound connection.
+  std::optional<std::uint64_t> bound_since;
+  std::string manifest_sha256;  // what it was bound for
+};
+
+// At most one idle connection per server; safe to use from concurrent calls (probe).
+class ConnectionPool {
+ public:
+  // The server's idle connection, out of the pool; null when there is none.
+  std::unique_ptr<PooledConnection> Take(const std::string& server);
+  // Keeps the connection when the server has none idle yet (null returned); otherwise
+  // hands it back, for the caller to close.
+  std::unique_ptr<PooledConnection> Keep(const std::string& server, std::unique_ptr<PooledConnection> connection);
+  // Every idle connection, out of the pool (the gate closes them when it ends).
+  std::map<std::string, std::unique_ptr<PooledConnection>> TakeAll();
+
+ private:
+  std::mutex mutex_;
+  std::map<std::string, std::unique_ptr<PooledConnection>> idle_;
+};
+
+// Whether an event is a notifications/tools/list_changed notice.
+bool IsListChanged(const mcp::Event& event);
+
+// Whether a list_changed reached the connection after its binding began (false while
+// unbound): the change of a bound catalog the gate records when it lets the connection go.
+bool ListChangedSinceBinding(const PooledConnection& pooled);
+
+// What the next call expects of a kept connection: the manifest's recorded version and
+// serverInfo digest, and the manifest it is pinned to.
+struct ReuseExpectation {
+  std::string protocol_version;
+  std::string server_info_sha256;
+  std::string manifest_sha256;
+};
+
+// Contract 6's reuse decision, pure: `list_changed` (a notice since the binding began, or
+// since the connection opened when it never bound) outweighs `refused`; both unset: reuse.
+struct ReuseVerdict {
+  // The first of: protocol_version, server_info, other_manifest, disconnected,
+  // subscription_lost; empty when none applies.
+  std::string refused;
+  bool list_changed = false;
+
+  bool reusable() const { return refused.empty() && !list_changed; }
+};
+
+ReuseVerdict JudgeReuse(const PooledConnection& pooled, const ReuseExpectation& expected);
+
+}  // namespace udon::gate
