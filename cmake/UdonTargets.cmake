@@ -100,12 +100,12 @@ function(udon_check_layers)
       list(APPEND forbidden mcp_client)
     endif()
     if(name MATCHES "^(json|schema|manifest)$")
-      list(APPEND forbidden mcp_protocol mcp_client capture)
+      list(APPEND forbidden mcp_protocol mcp_client catalog capture)
     endif()
     # The static layer (validate, analyze): documents and content trust, never the gate,
     # the network or a state store.
     if(name MATCHES "^(uws|trust)$")
-      list(APPEND forbidden mcp_protocol mcp_client capture gate state_pg workflow)
+      list(APPEND forbidden mcp_protocol mcp_client catalog capture gate state_pg workflow)
     endif()
     # The shared state store and the evidence report sit beside the gate, not above it.
     if(name MATCHES "^(gate|evidence)$")

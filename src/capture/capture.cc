@@ -4,7 +4,7 @@
 #include <memory>
 #include <set>
 
-#include "mcp/catalog.h"
+#include "catalog/catalog.h"
 
 namespace udon::capture {
 
@@ -20,12 +20,11 @@ struct CapturedServer {
   std::vector<json::Value> pages;
 };
 
-// The shared stable listing (mcp/catalog.h): a server request during it refuses the
+// The shared stable listing (catalog/catalog.h): a server request during it refuses the
 // capture, since the gate could never pass a catalog read beside one.
 Result<std::vector<json::Value>> StableListing(mcp::Client& client, const Policy& policy,
                                                const std::string& key, const CaptureOptions& options) {
-  mcp::ListingRules rules;
-  rules.max_pages = policy.max_pages;
+  catalog::ListingRules rules = catalog::ListingRulesFor(policy, /*for_gate=*/false);
   if (options.on_progress) {
     // Page by page on a long catalog, at most a few lines a second.
     auto last = std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::now());
@@ -37,8 +36,8 @@ Result<std::vector<json::Value>> StableListing(mcp::Client& client, const Policy
                           std::to_string(tools) + " tool(s) so far");
     };
   }
-  mcp::ListingFacts facts;
-  auto pages = mcp::ListStable(client, rules, facts);
+  catalog::ListingFacts facts;
+  auto pages = catalog::ListStable(client, rules, facts);
   if (!pages.ok()) {
     Error error = std::move(pages).error();
     error.details["server"] = key;
@@ -149,9 +148,8 @@ Result<OpenedServer> OpenServer(const mcp::ServerConfig& server, const mcp::Clie
 Result<CapturedServer> CaptureServer(const mcp::RuntimeConfig& config, const Policy& policy,
                                      const std::string& key, const CaptureOptions& options) {
   UDON_ASSIGN_OR_RETURN(mcp::ServerConfig server, config.Find(key));
-  mcp::ClientOptions client_options;
-  client_options.request_timeout = std::chrono::seconds(policy.call_timeout_seconds);
-  client_options.max_message_bytes = policy.max_message_bytes;
+  const mcp::ClientOptions client_options =
+      catalog::ClientOptionsFor(policy, std::chrono::seconds(policy.call_timeout_seconds));
   if (options.on_progress) options.on_progress("server " + key + ": opening");
   UDON_ASSIGN_OR_RETURN(OpenedServer opened, OpenServer(server, client_options, key, options));
   mcp::Client& c = *opened.client;

@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "mcp/catalog.h"
+#include "catalog/catalog.h"
 
 namespace udon::gate {
 std::unique_ptr<PooledConnection> ConnectionPool::Take(const std::string& server) {
@@ -28,14 +28,10 @@ std::map<std::string, std::unique_ptr<PooledConnection>> ConnectionPool::TakeAll
   return std::exchange(idle_, {});
 }
 
-bool IsListChanged(const mcp::Event& event) {
-  return event.kind == mcp::EventKind::kNotification && event.method == mcp::kToolsListChanged;
-}
-
 bool ListChangedSinceBinding(const PooledConnection& pooled) {
   if (!pooled.bound_since) return false;
   for (const auto& event : pooled.client->connection().EventsSince(*pooled.bound_since)) {
-    if (IsListChanged(event)) return true;
+    if (catalog::IsListChanged(event)) return true;
   }
   return false;
 }
@@ -52,9 +48,9 @@ ReuseVerdict JudgeReuse(const PooledConnection& pooled, const ReuseExpectation& 
   mcp::Connection& connection = pooled.client->connection();
   if (verdict.refused.empty() && !connection.connected()) verdict.refused = "disconnected";
   for (const auto& event : connection.EventsSince(pooled.bound_since.value_or(0))) {
-    if (IsListChanged(event)) verdict.list_changed = true;
+    if (catalog::IsListChanged(event)) verdict.list_changed = true;
     if (verdict.refused.empty() && event.kind == mcp::EventKind::kDisconnected) verdict.refused = "disconnected";
-    if (verdict.refused.empty() && mcp::EndsSubscription(event, *pooled.client)) verdict.refused = "subscription_lost";
+    if (verdict.refused.empty() && catalog::EndsSubscription(event, *pooled.client)) verdict.refused = "subscription_lost";
   }
   return verdict;
 }

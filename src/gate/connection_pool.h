@@ -43,9 +43,6 @@ class ConnectionPool {
   std::map<std::string, std::unique_ptr<PooledConnection>> idle_;
 };
 
-// Whether an event is a notifications/tools/list_changed notice.
-bool IsListChanged(const mcp::Event& event);
-
 // Whether a list_changed reached the connection after its binding began (false while
 // unbound): the change of a bound catalog the gate records when it lets the connection go.
 bool ListChangedSinceBinding(const PooledConnection& pooled);

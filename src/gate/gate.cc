@@ -12,7 +12,7 @@
 #include "manifest/diff.h"
 #include "manifest/manifest.h"
 #include "manifest/review.h"
-#include "mcp/catalog.h"
+#include "catalog/catalog.h"
 #include "mcp/least_privilege.h"
 #include "mcp/param_headers.h"
 #include "schema/schema.h"
@@ -113,7 +113,8 @@ json::Value ServerInfoDifferences(const json::Value& reviewed, const json::Value
   return out;
 }
 
-using mcp::EndsSubscription;
+using catalog::EndsSubscription;
+using catalog::IsListChanged;
 
 // The shape MCP gives a CallToolResult: content an array of content blocks (objects with
 // a string type), isError a boolean when present, structuredContent an object when
@@ -426,10 +427,7 @@ Status Gate::ReuseFromPool(Run& run, const RecordedServer& recorded) {
 // Starts or reaches the server (env_.connect). Errors: server.connect_failed (the client's
 // own, or details.cause naming the client's code).
 Status Gate::OpenFresh(Run& run, const mcp::ServerConfig& server) {
-  mcp::ClientOptions options;
-  options.request_timeout = CallTimeout(run.binding.server);
-  options.max_message_bytes = env_.policy.max_message_bytes;
-  auto client = env_.connect(server, options);
+  auto client = env_.connect(server, catalog::ClientOptionsFor(env_.policy, CallTimeout(run.binding.server)));
   if (!client.ok()) {
     // The client's server.connect_failed already says why (a missing command, its OS error).
     if (client.error().code == "server.connect_failed") return std::move(client).error();
@@ -538,13 +536,11 @@ Status Gate::StepList(Run& run) {
                                         scope, std::chrono::seconds(env_.policy.serialize_timeout_seconds)));
   }
   mcp::Client& client = *run.connection->client;
-  mcp::ListingRules rules;
-  rules.max_pages = env_.policy.max_pages;
-  rules.strict_list_changed = env_.policy.strict_list_changed;
+  catalog::ListingRules rules = catalog::ListingRulesFor(env_.policy, /*for_gate=*/true);
   rules.bound = run.connection->bound_since.has_value();
-  mcp::ListingFacts facts;
+  catalog::ListingFacts facts;
   facts.checked_through = run.checked_through;
-  auto pages = mcp::ListStable(client, rules, facts);
+  auto pages = catalog::ListStable(client, rules, facts);
   run.listings += facts.listings;
   run.disturbed_listings += facts.disturbed_listings;
   run.list_changed_before_binding += facts.list_changed_before_binding;

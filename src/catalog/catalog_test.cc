@@ -1,4 +1,4 @@
-#include "mcp/catalog.h"
+#include "catalog/catalog.h"
 
 #include <gtest/gtest.h>
 
@@ -7,10 +7,13 @@
 #include <memory>
 #include <string>
 
+#include "mcp/protocol.h"
 #include "mcp/testing/memory_transport.h"
 
-namespace udon::mcp {
+namespace udon::catalog {
 namespace {
+
+using namespace udon::mcp;  // the client and the in-memory peer the listing runs on
 
 // Two pages; `after_list` runs after each page answer, `before_list` before it.
 struct CatalogServer {
@@ -60,7 +63,7 @@ TEST_F(ListStableTest, AQuietListingIsReadOnceWhole) {
 
 TEST_F(ListStableTest, ANoticeBeforeTheBindingForcesAFreshListing) {
   server_.before_page = [](int listing, std::size_t page, MemoryPeer& peer) {
-    if (listing == 1 && page == 1) peer.Send(MakeNotification(kToolsListChanged));
+    if (listing == 1 && page == 1) peer.Send(MakeNotification(std::string(kToolsListChangedNotification)));
   };
   auto pages = List();
   ASSERT_TRUE(pages.ok()) << pages.error().Describe();
@@ -71,7 +74,7 @@ TEST_F(ListStableTest, ANoticeBeforeTheBindingForcesAFreshListing) {
 
 TEST_F(ListStableTest, NoticesDuringEveryListingMakeTheCatalogUnstable) {
   server_.before_page = [](int, std::size_t page, MemoryPeer& peer) {
-    if (page == 1) peer.Send(MakeNotification(kToolsListChanged));
+    if (page == 1) peer.Send(MakeNotification(std::string(kToolsListChangedNotification)));
   };
   ListingRules rules;
   rules.max_disturbed = 3;
@@ -83,7 +86,7 @@ TEST_F(ListStableTest, NoticesDuringEveryListingMakeTheCatalogUnstable) {
 
 TEST_F(ListStableTest, ANoticeOnABoundConnectionInvalidatesInsteadOfRelisting) {
   server_.before_page = [](int, std::size_t page, MemoryPeer& peer) {
-    if (page == 0) peer.Send(MakeNotification(kToolsListChanged));
+    if (page == 0) peer.Send(MakeNotification(std::string(kToolsListChangedNotification)));
   };
   ListingRules rules;
   rules.bound = true;
@@ -116,7 +119,7 @@ TEST_F(ListStableTest, AServerRequestAnywhereOnTheConnectionRefuses) {
 
 TEST_F(ListStableTest, EventsAlreadyExaminedAreNotCountedAgain) {
   server_.before_page = [](int listing, std::size_t page, MemoryPeer& peer) {
-    if (listing == 1 && page == 1) peer.Send(MakeNotification(kToolsListChanged));
+    if (listing == 1 && page == 1) peer.Send(MakeNotification(std::string(kToolsListChangedNotification)));
   };
   ASSERT_TRUE(List().ok());
   server_.before_page = nullptr;
@@ -127,4 +130,4 @@ TEST_F(ListStableTest, EventsAlreadyExaminedAreNotCountedAgain) {
 }
 
 }  // namespace
-}  // namespace udon::mcp
+}  // namespace udon::catalog

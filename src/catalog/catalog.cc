@@ -1,9 +1,15 @@
-#include "mcp/catalog.h"
+#include "catalog/catalog.h"
 
 #include <utility>
 
-namespace udon::mcp {
+#include "mcp/protocol.h"
+
+namespace udon::catalog {
 namespace {
+
+using mcp::Client;
+using mcp::Event;
+using mcp::EventKind;
 
 Error ListingFailed(Error cause) {
   Error error = udon::MakeError("server.connect_failed", "the live tools/list failed");
@@ -32,7 +38,7 @@ Result<Verdict> Examine(Client& client, const ListingRules& rules, std::uint64_t
       error.details["reason"] = "subscription_lost";
       return error;
     }
-    if (event.kind != EventKind::kNotification || event.method != kToolsListChanged) continue;
+    if (!IsListChanged(event)) continue;
     if (rules.bound || rules.strict_list_changed) {
       Error error = rules.bound
                         ? udon::MakeError("binding.invalidated", "list_changed arrived on this connection after its binding began")
@@ -49,6 +55,24 @@ Result<Verdict> Examine(Client& client, const ListingRules& rules, std::uint64_t
 }
 
 }  // namespace
+
+mcp::ClientOptions ClientOptionsFor(const manifest::Policy& policy, std::chrono::milliseconds request_timeout) {
+  mcp::ClientOptions options;
+  options.request_timeout = request_timeout;
+  options.max_message_bytes = policy.max_message_bytes;
+  return options;
+}
+
+ListingRules ListingRulesFor(const manifest::Policy& policy, bool for_gate) {
+  ListingRules rules;
+  rules.max_pages = policy.max_pages;
+  rules.strict_list_changed = for_gate && policy.strict_list_changed;
+  return rules;
+}
+
+bool IsListChanged(const mcp::Event& event) {
+  return event.kind == mcp::EventKind::kNotification && event.method == mcp::kToolsListChangedNotification;
+}
 
 bool EndsSubscription(const Event& event, const Client& client) {
   return event.kind == EventKind::kStreamEnded && client.subscription_id() &&
@@ -80,4 +104,4 @@ Result<std::vector<json::Value>> ListStable(Client& client, const ListingRules& 
   }
 }
 
-}  // namespace udon::mcp
+}  // namespace udon::catalog

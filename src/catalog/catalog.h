@@ -1,5 +1,6 @@
-// The stable listing: the one loop that capture and the gate both use to read a server's
-// complete tool catalog, with the proposal's rules for what may happen on the connection
+// The catalog: what capture and the gate share to read a server's complete tool catalog.
+// The client options and listing rules the local policy implies, and the stable listing:
+// the one loop both use, with the proposal's rules for what may happen on the connection
 // while it is read.
 //
 //   - Every tools/list page is read (Client::ListAllTools: cursors, page limit).
@@ -13,6 +14,7 @@
 //     seen, so nothing read from here on is trusted.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -20,18 +22,17 @@
 
 #include "json/json.h"
 #include "json/result.h"
+#include "manifest/policy.h"
 #include "mcp/client.h"
 
-namespace udon::mcp {
-
-inline constexpr const char* kToolsListChanged = "notifications/tools/list_changed";
+namespace udon::catalog {
 
 struct ListingRules {
   std::size_t max_pages = 1000;
   int max_disturbed = 3;             // disturbed listings in a row before catalog.unstable
   bool strict_list_changed = false;  // policy strictListChanged: any notice invalidates
   bool bound = false;                // the binding on this connection has begun
-  Client::PageProgress on_page;      // progress: pages and tools so far in this listing
+  mcp::Client::PageProgress on_page;      // progress: pages and tools so far in this listing
 };
 
 // What the listing saw, filled in as it goes (also when it fails), for evidence.
@@ -43,8 +44,20 @@ struct ListingFacts {
   std::vector<std::string> server_requests;  // methods, never params
 };
 
+// The options of every connection capture and the gate open: requests bounded by
+// `request_timeout` (the policy's callTimeoutSeconds, or what overrides it for a server)
+// and messages by the policy's maxMessageBytes.
+mcp::ClientOptions ClientOptionsFor(const manifest::Policy& policy, std::chrono::milliseconds request_timeout);
+
+// The listing rules of the policy: its page limit, and for a gated call (`for_gate`) its
+// strictListChanged (contract 7.6; a capture has no binding that a notice could end).
+ListingRules ListingRulesFor(const manifest::Policy& policy, bool for_gate);
+
+// Whether an event is notifications/tools/list_changed.
+bool IsListChanged(const mcp::Event& event);
+
 // Whether an event ends the modern era's tool-list subscription of this client.
-bool EndsSubscription(const Event& event, const Client& client);
+bool EndsSubscription(const mcp::Event& event, const mcp::Client& client);
 
 // Reads the complete catalog once it is stable and returns its page results intact.
 // Errors:
@@ -55,7 +68,7 @@ bool EndsSubscription(const Event& event, const Client& client);
 //   binding.invalidated        list_changed on a bound connection, or any under strict
 //                              rules (details.reason "list_changed_after_binding" |
 //                              "strict_notification"): the caller records it durably
-Result<std::vector<json::Value>> ListStable(Client& client, const ListingRules& rules,
+Result<std::vector<json::Value>> ListStable(mcp::Client& client, const ListingRules& rules,
                                             ListingFacts& facts);
 
-}  // namespace udon::mcp
+}  // namespace udon::catalog
