@@ -95,6 +95,17 @@ TEST(StdioTransportTest, ServerIgnoringStdinCloseAndSigtermIsKilled) {
   EXPECT_TRUE(udon::testing::Descendants(getpid()).empty());
 }
 
+TEST(StdioTransportTest, AServerThatExitsOnStdinCloseIsReapedWithoutWaitingTheGrace) {
+  StdioOptions options;
+  // A close that waited the grace would stall the suite for ten minutes.
+  options.shutdown_grace = std::chrono::minutes(10);
+  StdioHarness h(Shell("cat >/dev/null"), options);
+  ASSERT_TRUE(h.connection->Start().ok());
+  EXPECT_FALSE(udon::testing::Descendants(getpid()).empty());
+  h.connection->Close();
+  EXPECT_TRUE(udon::testing::Descendants(getpid()).empty());
+}
+
 TEST(StdioTransportTest, GrandchildrenInTheGroupDieToo) {
   StdioHarness h(Shell("sleep 1000 & sleep 1000 & wait"), ShortGrace());
   ASSERT_TRUE(h.connection->Start().ok());
