@@ -226,6 +226,52 @@ class TestHooks : public ServerHooks {
   }
 };
 
+// A hook that changes nothing and says so: one tool is looked up without the catalog.
+class QuietHooks : public ServerHooks {
+ public:
+  void TransformTools(std::vector<Value>& tools) override { tools.clear(); }  // never consulted
+  bool TransformsTools() const override { return false; }
+};
+
+// Renames "b" to "z" in what tools/list shows.
+class RenamingHooks : public ServerHooks {
+ public:
+  void TransformTools(std::vector<Value>& tools) override {
+    for (Value& tool : tools) {
+      if (tool["name"] == "b") tool["name"] = "z";
+    }
+  }
+};
+
+TEST(ServerListedToolTest, OneToolIsTheFirstOfItsNameAsToolsListShowsIt) {
+  Server server(ServerOptions{});
+  for (const char* name : {"a", "b", "c"}) server.AddTool(Tool(name), Echo);
+  Value again = Tool("b");
+  again["description"] = "second";
+  server.AddTool(again, Echo);
+  // Without hooks and with hooks that transform nothing: the index, same answers as the list.
+  QuietHooks quiet;
+  for (ServerHooks* hooks : {static_cast<ServerHooks*>(nullptr), static_cast<ServerHooks*>(&quiet)}) {
+    server.SetHooks(hooks);
+    for (const char* name : {"a", "b", "c"}) {
+      auto tool = server.ListedTool(name);
+      ASSERT_TRUE(tool.has_value()) << name;
+      EXPECT_EQ(*tool, Tool(name)) << name;  // "b": the first listing, not the repeat
+    }
+    EXPECT_FALSE(server.ListedTool("z").has_value());
+  }
+  // A transforming hook: the transformed catalog answers.
+  RenamingHooks renaming;
+  server.SetHooks(&renaming);
+  auto renamed = server.ListedTool("z");
+  ASSERT_TRUE(renamed.has_value());
+  EXPECT_EQ((*renamed)["inputSchema"], Tool("b")["inputSchema"]);
+  EXPECT_EQ((*renamed)["name"], "z");
+  auto repeat = server.ListedTool("b");  // both listings of "b" were renamed
+  EXPECT_FALSE(repeat.has_value());
+  server.SetHooks(nullptr);
+}
+
 TEST(ServerHooksTest, HooksSeeEveryStage) {
   Server server(ServerOptions{});
   server.AddTool(Tool("x"), Echo);
