@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/run.sh close: Client::Close() of a stdio connection to the demo server, after
-# initialize + list + call, with and without a subscriptions/listen stream open (the gate
-# opens one), CLOSE_BENCH_CLOSES times each (default 200); medians and tails in ms.
+# list + call, in the legacy era (initialize, no stream) and in the modern era with the
+# subscriptions/listen stream the gate opens, CLOSE_BENCH_CLOSES times each (default 200).
 set -euo pipefail
 server=$(dirname "$BENCH_BIN")/../../src/demo_server/udon-mcp-demo-server
 ninja -C "$(dirname "$BENCH_BIN")/../.." udon-mcp-demo-server >/dev/null

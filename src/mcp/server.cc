@@ -205,6 +205,25 @@ std::vector<json::Value> Server::ListedTools() const {
   return tools;
 }
 
+std::optional<Server::ListedPage> Server::ListedTools(std::size_t offset, std::size_t count) const {
+  ListedPage page;
+  auto take = [&](const std::vector<json::Value>& tools) -> bool {
+    if (offset > tools.size()) return false;
+    const std::size_t end = count == 0 ? tools.size() : std::min(tools.size(), offset + count);
+    page.tools.assign(tools.begin() + static_cast<std::ptrdiff_t>(offset),
+                      tools.begin() + static_cast<std::ptrdiff_t>(end));
+    page.total = tools.size();
+    return true;
+  };
+  if (hooks_ != nullptr && hooks_->TransformsTools()) {
+    if (!take(ListedTools())) return std::nullopt;
+    return page;
+  }
+  std::lock_guard lock(catalog_mutex_);
+  if (!take(tools_)) return std::nullopt;
+  return page;
+}
+
 std::optional<json::Value> Server::ListedTool(const std::string& name) const {
   if (hooks_ != nullptr && hooks_->TransformsTools()) {
     // A hook may rename, remove or duplicate tools: only the transformed catalog knows.
@@ -569,15 +588,13 @@ Message ServerSession::ListTools(const Message& request, Era era) {
     if (!decoded) return InvalidParams(request.id, "invalid cursor");
     offset = *decoded;
   }
-  const std::vector<json::Value> tools = server_.ListedTools();
-  if (offset > tools.size()) return InvalidParams(request.id, "invalid cursor");
-  const std::size_t page_size =
-      server_.options_.page_size == 0 ? tools.size() : server_.options_.page_size;
-  const std::size_t end = std::min(tools.size(), offset + page_size);
+  std::optional<Server::ListedPage> listed = server_.ListedTools(offset, server_.options_.page_size);
+  if (!listed) return InvalidParams(request.id, "invalid cursor");
+  const std::size_t end = offset + listed->tools.size();
   json::Value page = json::Value::array();
-  for (std::size_t i = offset; i < end; ++i) page.push_back(tools[i]);
+  for (json::Value& tool : listed->tools) page.push_back(std::move(tool));
   json::Value result = {{"tools", std::move(page)}};
-  if (end < tools.size()) result["nextCursor"] = Server::EncodeCursor(end);
+  if (end < listed->total) result["nextCursor"] = Server::EncodeCursor(end);
   if (era == Era::kModern) {
     result["ttlMs"] = server_.options_.ttl_ms;
     result["cacheScope"] = CacheScopeName(server_.options_.cache_scope);

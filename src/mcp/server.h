@@ -202,6 +202,14 @@ class Server {
   // The first tool named `name` as tools/list shows it, if listed. Without a transforming
   // hook: an index lookup and one tool's copy, whatever the catalog's size.
   std::optional<json::Value> ListedTool(const std::string& name) const;
+  // tools/list's page: at most `count` tools (0: all) from `offset`, and how many tools
+  // are listed in all; nullopt when `offset` is past the end. Without a transforming hook
+  // only the page's tools are copied, not the catalog.
+  struct ListedPage {
+    std::vector<json::Value> tools;
+    std::size_t total = 0;
+  };
+  std::optional<ListedPage> ListedTools(std::size_t offset, std::size_t count) const;
 
   // Sends notifications/tools/list_changed to every open subscriptions/listen stream that
   // acknowledged toolsListChanged (and to nobody else).

@@ -243,7 +243,7 @@ class RenamingHooks : public ServerHooks {
   }
 };
 
-TEST(ServerListedToolTest, OneToolIsTheFirstOfItsNameAsToolsListShowsIt) {
+TEST(ServerListedToolTest, OneToolAndOnePageAreWhatToolsListShows) {
   Server server(ServerOptions{});
   for (const char* name : {"a", "b", "c"}) server.AddTool(Tool(name), Echo);
   Value again = Tool("b");
@@ -259,6 +259,16 @@ TEST(ServerListedToolTest, OneToolIsTheFirstOfItsNameAsToolsListShowsIt) {
       EXPECT_EQ(*tool, Tool(name)) << name;  // "b": the first listing, not the repeat
     }
     EXPECT_FALSE(server.ListedTool("z").has_value());
+    // A page copies its tools only, and knows the listed total.
+    auto page = server.ListedTools(1, 2);
+    ASSERT_TRUE(page.has_value());
+    EXPECT_EQ(page->total, 4u);
+    ASSERT_EQ(page->tools.size(), 2u);
+    EXPECT_EQ(page->tools[0], Tool("b"));
+    EXPECT_EQ(page->tools[1], Tool("c"));
+    EXPECT_EQ(server.ListedTools(0, 0)->tools.size(), 4u);  // 0: all
+    EXPECT_TRUE(server.ListedTools(4, 2)->tools.empty());
+    EXPECT_FALSE(server.ListedTools(5, 2).has_value());
   }
   // A transforming hook: the transformed catalog answers.
   RenamingHooks renaming;
@@ -269,6 +279,10 @@ TEST(ServerListedToolTest, OneToolIsTheFirstOfItsNameAsToolsListShowsIt) {
   EXPECT_EQ((*renamed)["name"], "z");
   auto repeat = server.ListedTool("b");  // both listings of "b" were renamed
   EXPECT_FALSE(repeat.has_value());
+  auto page = server.ListedTools(1, 1);
+  ASSERT_TRUE(page.has_value());
+  ASSERT_EQ(page->tools.size(), 1u);
+  EXPECT_EQ(page->tools[0]["name"], "z");
   server.SetHooks(nullptr);
 }
 
