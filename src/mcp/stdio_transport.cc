@@ -250,9 +250,17 @@ void StdioTransport::ReadStdout() {
 
 void StdioTransport::ReadStderr() {
   char buffer[16 * 1024];
-  while (!stopping_) {
+  // Close stops the reader the moment the server is reaped, maybe before the server's last
+  // bytes were read: those are all in the pipe by then, so they are drained without
+  // waiting, and boundedly (a grandchild outside the group may hold the pipe and write on).
+  constexpr int kDrainReads = 64;
+  int drain_reads = 0;
+  while (true) {
+    const bool draining = stopping_;
+    if (draining && ++drain_reads > kDrainReads) return;
     pollfd pfd{stderr_fd_, POLLIN, 0};
-    int ready = poll(&pfd, 1, kPollSliceMs);
+    int ready = poll(&pfd, 1, draining ? 0 : kPollSliceMs);
+    if (ready == 0 && draining) return;
     if (ready == 0 || (ready < 0 && errno == EINTR)) continue;
     ssize_t n = read(stderr_fd_, buffer, sizeof buffer);
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;

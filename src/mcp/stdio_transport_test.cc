@@ -198,6 +198,20 @@ TEST(StdioTransportTest, StderrIsDrainedIntoABoundedBuffer) {
   EXPECT_TRUE(udon::testing::Descendants(getpid()).empty());
 }
 
+TEST(StdioTransportTest, WhatTheServerWroteToStderrAsItExitedIsKeptAfterClose) {
+  StdioOptions options;
+  options.stderr_buffer_bytes = 1000;
+  // Written after stdin closes, right before the exit Close waits for: still in the pipe
+  // when the server is reaped.
+  StdioHarness h(Shell("cat >/dev/null; head -c 60000 /dev/zero | tr '\\0' e >&2; echo END >&2"), options);
+  ASSERT_TRUE(h.connection->Start().ok());
+  h.connection->Close();
+  const std::string tail = h.transport->stderr_tail();
+  ASSERT_GE(tail.size(), 4u);
+  EXPECT_EQ(tail.substr(tail.size() - 4), "END\n");
+  EXPECT_TRUE(udon::testing::Descendants(getpid()).empty());
+}
+
 TEST(StdioTransportTest, CloseIsIdempotentAndSendAfterCloseFails) {
   StdioHarness h(Shell(kAnswerOne));
   ASSERT_TRUE(h.connection->Start().ok());
