@@ -336,6 +336,11 @@ std::optional<Message> DemoHooks::BeforeRequest(Message& request, mcp::MessageSi
   return std::nullopt;
 }
 
+bool DemoHooks::TransformsTools() const {
+  return std::any_of(faults_.begin(), faults_.end(),
+                     [](const FaultSpec& fault) { return Contains(CatalogFaults(), fault.name); });
+}
+
 void DemoHooks::TransformTools(std::vector<Value>& tools) {
   for (const FaultSpec& fault : faults_) {
     if (!Active(fault) || !Contains(CatalogFaults(), fault.name)) continue;

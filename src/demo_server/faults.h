@@ -52,6 +52,8 @@ class DemoHooks : public mcp::ServerHooks {
   std::optional<mcp::Message> BeforeRequest(mcp::Message& request,
                                             mcp::MessageSink& related) override;
   void TransformTools(std::vector<json::Value>& tools) override;
+  // True only when a catalog fault was asked for (active or not yet).
+  bool TransformsTools() const override;
   void AfterRequest(const mcp::Message& request, mcp::Message& response,
                     mcp::MessageSink& related) override;
   void AfterResponse(const mcp::Message& request, mcp::ServerSession& session) override;

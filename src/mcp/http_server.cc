@@ -459,11 +459,9 @@ bool HttpServer::Impl::CheckModernHeaders(const httplib::Request& request, const
 // as a client refuses to call it.
 bool HttpServer::Impl::CheckParamHeaders(const httplib::Request& request, const Message& message,
                                          const std::string& tool_name, httplib::Response& response) {
-  const std::vector<json::Value> tools = server.ListedTools();
-  auto tool = std::find_if(tools.begin(), tools.end(), [&](const json::Value& listed) {
-    return listed.value("name", "") == tool_name && listed.contains("inputSchema");
-  });
-  if (tool == tools.end()) return true;  // the core answers for an unknown tool
+  // One tool's lookup, not a copy of the catalog: a call costs the same at 10 tools or 10,000.
+  const std::optional<json::Value> tool = server.ListedTool(tool_name);
+  if (!tool || !tool->contains("inputSchema")) return true;  // the core answers for an unknown tool
   auto params = ParamHeadersOf(*tool);
   if (!params.ok()) {
     SetModernError(response, message.id, kInternalError, "the tool's x-mcp-header annotations are invalid");

@@ -114,7 +114,16 @@ bool ToolContext::cancelled() const {
 
 bool ToolContext::SleepFor(std::chrono::milliseconds duration) const {
   std::unique_lock lock(mutex_);
-  return !cancelled_cv_.wait_for(lock, duration, [this] { return cancelled_; });
+  cancelled_cv_.wait_for(lock, duration, [this] { return cancelled_ || woken_; });
+  return !cancelled_;
+}
+
+void ToolContext::Wake() {
+  {
+    std::lock_guard lock(mutex_);
+    woken_ = true;
+  }
+  cancelled_cv_.notify_all();
 }
 
 void ToolContext::Cancel() {
@@ -169,6 +178,7 @@ Server::~Server() = default;
 void Server::AddTool(json::Value tool, ToolHandler handler) {
   std::string name = tool.at("name").get<std::string>();
   std::lock_guard lock(catalog_mutex_);
+  first_listed_.emplace(name, tools_.size());  // a repeated name keeps its first listing
   tools_.push_back(std::move(tool));
   handlers_[std::move(name)] = std::move(handler);
 }
@@ -193,6 +203,40 @@ std::vector<json::Value> Server::ListedTools() const {
   }
   if (hooks_ != nullptr) hooks_->TransformTools(tools);
   return tools;
+}
+
+std::optional<Server::ListedPage> Server::ListedTools(std::size_t offset, std::size_t count) const {
+  ListedPage page;
+  auto take = [&](const std::vector<json::Value>& tools) -> bool {
+    if (offset > tools.size()) return false;
+    const std::size_t end = count == 0 ? tools.size() : std::min(tools.size(), offset + count);
+    page.tools.assign(tools.begin() + static_cast<std::ptrdiff_t>(offset),
+                      tools.begin() + static_cast<std::ptrdiff_t>(end));
+    page.total = tools.size();
+    return true;
+  };
+  if (hooks_ != nullptr && hooks_->TransformsTools()) {
+    if (!take(ListedTools())) return std::nullopt;
+    return page;
+  }
+  std::lock_guard lock(catalog_mutex_);
+  if (!take(tools_)) return std::nullopt;
+  return page;
+}
+
+std::optional<json::Value> Server::ListedTool(const std::string& name) const {
+  if (hooks_ != nullptr && hooks_->TransformsTools()) {
+    // A hook may rename, remove or duplicate tools: only the transformed catalog knows.
+    const std::vector<json::Value> tools = ListedTools();
+    auto it = std::find_if(tools.begin(), tools.end(),
+                           [&](const json::Value& tool) { return tool.value("name", "") == name; });
+    if (it == tools.end()) return std::nullopt;
+    return *it;
+  }
+  std::lock_guard lock(catalog_mutex_);
+  auto it = first_listed_.find(name);
+  if (it == first_listed_.end()) return std::nullopt;
+  return tools_[it->second];
 }
 
 bool Server::ServesModern() const {
@@ -285,6 +329,9 @@ bool Server::closing() const {
 void Server::CloseSubscriptions() {
   std::unique_lock lock(subscriptions_mutex_);
   closing_ = true;
+  // Each listen stream ends at once with its closure response, not at its next poll: a
+  // stdio server exits on end of input only after this returns.
+  for (const auto& subscription : subscriptions_) subscription->context->Wake();
   subscriptions_cv_.wait_for(lock, kCloseWait, [this] { return subscriptions_.empty(); });
 }
 
@@ -541,15 +588,13 @@ Message ServerSession::ListTools(const Message& request, Era era) {
     if (!decoded) return InvalidParams(request.id, "invalid cursor");
     offset = *decoded;
   }
-  const std::vector<json::Value> tools = server_.ListedTools();
-  if (offset > tools.size()) return InvalidParams(request.id, "invalid cursor");
-  const std::size_t page_size =
-      server_.options_.page_size == 0 ? tools.size() : server_.options_.page_size;
-  const std::size_t end = std::min(tools.size(), offset + page_size);
+  std::optional<Server::ListedPage> listed = server_.ListedTools(offset, server_.options_.page_size);
+  if (!listed) return InvalidParams(request.id, "invalid cursor");
+  const std::size_t end = offset + listed->tools.size();
   json::Value page = json::Value::array();
-  for (std::size_t i = offset; i < end; ++i) page.push_back(tools[i]);
+  for (json::Value& tool : listed->tools) page.push_back(std::move(tool));
   json::Value result = {{"tools", std::move(page)}};
-  if (end < tools.size()) result["nextCursor"] = Server::EncodeCursor(end);
+  if (end < listed->total) result["nextCursor"] = Server::EncodeCursor(end);
   if (era == Era::kModern) {
     result["ttlMs"] = server_.options_.ttl_ms;
     result["cacheScope"] = CacheScopeName(server_.options_.cache_scope);

@@ -72,6 +72,10 @@ class ToolContext {
 
  private:
   friend class ServerSession;
+  friend class Server;
+  // Ends a SleepFor early without cancelling: a listen stream then sees the server closing.
+  void Wake();
+
   std::shared_ptr<MessageSink> related_;
   json::Value progress_token_;
   Era era_ = Era::kLegacy;
@@ -83,6 +87,7 @@ class ToolContext {
   mutable std::mutex mutex_;
   mutable std::condition_variable cancelled_cv_;
   bool cancelled_ = false;
+  bool woken_ = false;  // Wake() was called: every later SleepFor returns at once
 };
 
 struct RpcError {
@@ -126,6 +131,9 @@ class ServerHooks {
   }
   // The catalog as tools/list presents it (a copy the hook may change).
   virtual void TransformTools(std::vector<json::Value>& tools) { (void)tools; }
+  // Whether TransformTools may change anything. While false, the server looks one tool up
+  // without copying the whole catalog (a tools/call's cost stays independent of its size).
+  virtual bool TransformsTools() const { return true; }
   // Before a response is sent.
   virtual void AfterRequest(const Message& request, Message& response, MessageSink& related) {
     (void)request;
@@ -191,6 +199,17 @@ class Server {
   bool ServesModernMethod(std::string_view method) const;
   // The catalog as tools/list shows it (after the hooks' transformation).
   std::vector<json::Value> ListedTools() const;
+  // The first tool named `name` as tools/list shows it, if listed. Without a transforming
+  // hook: an index lookup and one tool's copy, whatever the catalog's size.
+  std::optional<json::Value> ListedTool(const std::string& name) const;
+  // tools/list's page: at most `count` tools (0: all) from `offset`, and how many tools
+  // are listed in all; nullopt when `offset` is past the end. Without a transforming hook
+  // only the page's tools are copied, not the catalog.
+  struct ListedPage {
+    std::vector<json::Value> tools;
+    std::size_t total = 0;
+  };
+  std::optional<ListedPage> ListedTools(std::size_t offset, std::size_t count) const;
 
   // Sends notifications/tools/list_changed to every open subscriptions/listen stream that
   // acknowledged toolsListChanged (and to nobody else).
@@ -219,6 +238,7 @@ class Server {
   mutable std::mutex catalog_mutex_;
   std::vector<json::Value> tools_;
   std::map<std::string, ToolHandler, std::less<>> handlers_;
+  std::map<std::string, std::size_t, std::less<>> first_listed_;  // name -> index in tools_
   ServerHooks* hooks_ = nullptr;
   mutable std::mutex subscriptions_mutex_;
   std::condition_variable subscriptions_cv_;

@@ -226,6 +226,66 @@ class TestHooks : public ServerHooks {
   }
 };
 
+// A hook that changes nothing and says so: one tool is looked up without the catalog.
+class QuietHooks : public ServerHooks {
+ public:
+  void TransformTools(std::vector<Value>& tools) override { tools.clear(); }  // never consulted
+  bool TransformsTools() const override { return false; }
+};
+
+// Renames "b" to "z" in what tools/list shows.
+class RenamingHooks : public ServerHooks {
+ public:
+  void TransformTools(std::vector<Value>& tools) override {
+    for (Value& tool : tools) {
+      if (tool["name"] == "b") tool["name"] = "z";
+    }
+  }
+};
+
+TEST(ServerListedToolTest, OneToolAndOnePageAreWhatToolsListShows) {
+  Server server(ServerOptions{});
+  for (const char* name : {"a", "b", "c"}) server.AddTool(Tool(name), Echo);
+  Value again = Tool("b");
+  again["description"] = "second";
+  server.AddTool(again, Echo);
+  // Without hooks and with hooks that transform nothing: the index, same answers as the list.
+  QuietHooks quiet;
+  for (ServerHooks* hooks : {static_cast<ServerHooks*>(nullptr), static_cast<ServerHooks*>(&quiet)}) {
+    server.SetHooks(hooks);
+    for (const char* name : {"a", "b", "c"}) {
+      auto tool = server.ListedTool(name);
+      ASSERT_TRUE(tool.has_value()) << name;
+      EXPECT_EQ(*tool, Tool(name)) << name;  // "b": the first listing, not the repeat
+    }
+    EXPECT_FALSE(server.ListedTool("z").has_value());
+    // A page copies its tools only, and knows the listed total.
+    auto page = server.ListedTools(1, 2);
+    ASSERT_TRUE(page.has_value());
+    EXPECT_EQ(page->total, 4u);
+    ASSERT_EQ(page->tools.size(), 2u);
+    EXPECT_EQ(page->tools[0], Tool("b"));
+    EXPECT_EQ(page->tools[1], Tool("c"));
+    EXPECT_EQ(server.ListedTools(0, 0)->tools.size(), 4u);  // 0: all
+    EXPECT_TRUE(server.ListedTools(4, 2)->tools.empty());
+    EXPECT_FALSE(server.ListedTools(5, 2).has_value());
+  }
+  // A transforming hook: the transformed catalog answers.
+  RenamingHooks renaming;
+  server.SetHooks(&renaming);
+  auto renamed = server.ListedTool("z");
+  ASSERT_TRUE(renamed.has_value());
+  EXPECT_EQ((*renamed)["inputSchema"], Tool("b")["inputSchema"]);
+  EXPECT_EQ((*renamed)["name"], "z");
+  auto repeat = server.ListedTool("b");  // both listings of "b" were renamed
+  EXPECT_FALSE(repeat.has_value());
+  auto page = server.ListedTools(1, 1);
+  ASSERT_TRUE(page.has_value());
+  ASSERT_EQ(page->tools.size(), 1u);
+  EXPECT_EQ(page->tools[0]["name"], "z");
+  server.SetHooks(nullptr);
+}
+
 TEST(ServerHooksTest, HooksSeeEveryStage) {
   Server server(ServerOptions{});
   server.AddTool(Tool("x"), Echo);

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "mcp/child_exit.h"
 #include "mcp/least_privilege.h"
 
 extern char** environ;
@@ -163,6 +164,7 @@ Status StdioTransport::Start(TransportCallbacks callbacks) {
     error.details["command"] = server_.command;
     return error;
   }
+  exit_waiter_ = std::make_unique<ChildExitWaiter>(pid_);
   fcntl(stdin_fd_, F_SETFL, fcntl(stdin_fd_, F_GETFL) | O_NONBLOCK);
   stdout_reader_ = std::thread([this] { ReadStdout(); });
   stderr_reader_ = std::thread([this] { ReadStderr(); });
@@ -248,9 +250,17 @@ void StdioTransport::ReadStdout() {
 
 void StdioTransport::ReadStderr() {
   char buffer[16 * 1024];
-  while (!stopping_) {
+  // Close stops the reader the moment the server is reaped, maybe before the server's last
+  // bytes were read: those are all in the pipe by then, so they are drained without
+  // waiting, and boundedly (a grandchild outside the group may hold the pipe and write on).
+  constexpr int kDrainReads = 64;
+  int drain_reads = 0;
+  while (true) {
+    const bool draining = stopping_;
+    if (draining && ++drain_reads > kDrainReads) return;
     pollfd pfd{stderr_fd_, POLLIN, 0};
-    int ready = poll(&pfd, 1, kPollSliceMs);
+    int ready = poll(&pfd, 1, draining ? 0 : kPollSliceMs);
+    if (ready == 0 && draining) return;
     if (ready == 0 || (ready < 0 && errno == EINTR)) continue;
     ssize_t n = read(stderr_fd_, buffer, sizeof buffer);
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
@@ -273,14 +283,10 @@ void StdioTransport::Fail(Error error) {
 
 std::string StdioTransport::ObserveExit() {
   // A server that closes its output is usually exiting; one that keeps running without
-  // output is not waited for long.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
-  while (!closing_) {
-    if (std::string ended = ExitedNow(); !ended.empty()) return ended;
-    if (std::chrono::steady_clock::now() >= deadline) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return {};
+  // output is not waited for long. A Close meanwhile ends the wait too: it kills the group.
+  if (closing_) return {};
+  exit_waiter_->WaitFor(std::chrono::milliseconds(500));
+  return ExitedNow();
 }
 
 std::string StdioTransport::ExitedNow() {
@@ -320,18 +326,9 @@ std::string StdioTransport::stderr_tail() const {
 }
 
 bool StdioTransport::WaitExit(std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (true) {
-    siginfo_t info{};
-    // WNOWAIT: the leader stays a zombie, so its group id cannot be reused before the
-    // final group kill.
-    if (waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-        info.si_pid == pid_) {
-      return true;
-    }
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  // Ends the moment the leader exits; it stays a zombie (the waiter never reaps), so its
+  // group id cannot be reused before the final group kill.
+  return exit_waiter_->WaitFor(timeout);
 }
 
 void StdioTransport::Terminate() {
@@ -358,6 +355,7 @@ void StdioTransport::Close() {
   stopping_ = true;
   if (stdout_reader_.joinable()) stdout_reader_.join();
   if (stderr_reader_.joinable()) stderr_reader_.join();
+  exit_waiter_.reset();  // the child is reaped; its pidfd (or watcher thread) goes too
   std::lock_guard write_lock(write_mutex_);
   CloseFd(stdin_fd_);
   CloseFd(stdout_fd_);

@@ -19,7 +19,8 @@
 // - A command that cannot be executed fails with mcp.spawn_failed naming the command and
 //   the OS error (details.errno, details.command).
 // - Close(): close stdin, wait the grace period for exit, SIGTERM the group, wait again,
-//   SIGKILL the group, reap. The group is killed before the leader is reaped, so no
+//   SIGKILL the group, reap. Each wait ends the moment the leader exits (a pidfd, or a
+//   watcher thread where the kernel lacks pidfd_open: mcp/child_exit.h), never a poll. The group is killed before the leader is reaped, so no
 //   grandchild survives either.
 // - A write to a server that stops reading its stdin fails the connection with
 //   mcp.send_failed once it made no progress for write_stall_limit.
@@ -32,10 +33,12 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 
+#include "mcp/child_exit.h"
 #include "mcp/config.h"
 #include "mcp/transport.h"
 
@@ -93,6 +96,8 @@ class StdioTransport : public Transport {
   std::atomic<bool> stopping_{false};  // the readers stop
   std::atomic<bool> failed_{false};
   bool reaped_ = false;
+  // Watches the leader's exit from Start until Close has reaped it.
+  std::unique_ptr<ChildExitWaiter> exit_waiter_;
   std::thread stdout_reader_;
   std::thread stderr_reader_;
   mutable std::mutex stderr_mutex_;

@@ -95,6 +95,17 @@ TEST(StdioTransportTest, ServerIgnoringStdinCloseAndSigtermIsKilled) {
   EXPECT_TRUE(udon::testing::Descendants(getpid()).empty());
 }
 
+TEST(StdioTransportTest, AServerThatExitsOnStdinCloseIsReapedWithoutWaitingTheGrace) {
+  StdioOptions options;
+  // A close that waited the grace would stall the suite for ten minutes.
+  options.shutdown_grace = std::chrono::minutes(10);
+  StdioHarness h(Shell("cat >/dev/null"), options);
+  ASSERT_TRUE(h.connection->Start().ok());
+  EXPECT_FALSE(udon::testing::Descendants(getpid()).empty());
+  h.connection->Close();
+  EXPECT_TRUE(udon::testing::Descendants(getpid()).empty());
+}
+
 TEST(StdioTransportTest, GrandchildrenInTheGroupDieToo) {
   StdioHarness h(Shell("sleep 1000 & sleep 1000 & wait"), ShortGrace());
   ASSERT_TRUE(h.connection->Start().ok());
@@ -183,6 +194,20 @@ TEST(StdioTransportTest, StderrIsDrainedIntoABoundedBuffer) {
   h.connection->Close();
   const std::string tail = h.transport->stderr_tail();
   EXPECT_LE(tail.size(), 1000u);
+  EXPECT_EQ(tail.substr(tail.size() - 4), "END\n");
+  EXPECT_TRUE(udon::testing::Descendants(getpid()).empty());
+}
+
+TEST(StdioTransportTest, WhatTheServerWroteToStderrAsItExitedIsKeptAfterClose) {
+  StdioOptions options;
+  options.stderr_buffer_bytes = 1000;
+  // Written after stdin closes, right before the exit Close waits for: still in the pipe
+  // when the server is reaped.
+  StdioHarness h(Shell("cat >/dev/null; head -c 60000 /dev/zero | tr '\\0' e >&2; echo END >&2"), options);
+  ASSERT_TRUE(h.connection->Start().ok());
+  h.connection->Close();
+  const std::string tail = h.transport->stderr_tail();
+  ASSERT_GE(tail.size(), 4u);
   EXPECT_EQ(tail.substr(tail.size() - 4), "END\n");
   EXPECT_TRUE(udon::testing::Descendants(getpid()).empty());
 }
