@@ -171,6 +171,11 @@ Result<schema::CompiledSchema> CompileToolSchema(const json::Value& tool, const 
 
 }  // namespace
 
+struct Gate::CompiledTool {
+  schema::CompiledSchema input;
+  std::optional<schema::CompiledSchema> output;
+};
+
 // What the manifest recorded for the bound server: a connection must speak exactly this.
 struct Gate::RecordedServer {
   std::string protocol_version;
@@ -216,6 +221,30 @@ struct Gate::Run {
   std::string tool_error_text;  // --diagnostics only: the failed call's own text
   double call_milliseconds = 0;
 };
+
+// Errors: input.schema_invalid, input.unsupported_dialect (pointers into the Tool). A schema
+// that does not compile is never cached: the refusal repeats on every call.
+Result<std::shared_ptr<const Gate::CompiledTool>> Gate::CompiledSchemas(Run& run) {
+  // Bounded: a gate that outlives many re-pinned manifests starts the cache over.
+  constexpr std::size_t kMaxCompiledTools = 4096;
+  const std::string key = run.manifest->sha256() + "\n" + run.binding.server + "\n" + run.binding.tool;
+  {
+    std::lock_guard<std::mutex> guard(schemas_mutex_);
+    if (auto it = schemas_.find(key); it != schemas_.end()) return it->second;
+  }
+  const json::Value& tool = *run.location.tool;
+  if (env_.on_schema_compile) env_.on_schema_compile(run.binding.tool);
+  UDON_ASSIGN_OR_RETURN(schema::CompiledSchema input, CompileToolSchema(tool, "inputSchema"));
+  std::optional<schema::CompiledSchema> output;
+  if (tool.contains("outputSchema")) {
+    UDON_ASSIGN_OR_RETURN(output, CompileToolSchema(tool, "outputSchema"));
+  }
+  auto compiled = std::make_shared<const CompiledTool>(CompiledTool{std::move(input), std::move(output)});
+  std::lock_guard<std::mutex> guard(schemas_mutex_);
+  if (schemas_.size() >= kMaxCompiledTools) schemas_.clear();
+  schemas_.emplace(key, compiled);
+  return compiled;
+}
 
 Gate::Gate(GateEnvironment environment) : env_(std::move(environment)) {
   if (!env_.manifests) env_.manifests = std::make_shared<manifest::ManifestCache>();
@@ -347,12 +376,9 @@ Status Gate::StepStatic(Run& run) {
   if (!tool.contains("inputSchema") || !tool["inputSchema"].is_object()) {
     return Refuse("input.schema_invalid", "the reviewed Tool has no inputSchema object", "/inputSchema");
   }
-  UDON_ASSIGN_OR_RETURN(auto input_schema, CompileToolSchema(tool, "inputSchema"));
-  run.input_schema.emplace(std::move(input_schema));
-  if (has_output_schema) {
-    UDON_ASSIGN_OR_RETURN(auto output_schema, CompileToolSchema(tool, "outputSchema"));
-    run.output_schema.emplace(std::move(output_schema));
-  }
+  UDON_ASSIGN_OR_RETURN(std::shared_ptr<const CompiledTool> compiled, CompiledSchemas(run));
+  run.input_schema = compiled->input;
+  run.output_schema = compiled->output;
   UDON_RETURN_IF_ERROR(CheckParamHeaders(run));
   // The reviewed inputSchema is in the manifest: invalid arguments are refused here,
   // before any server is started or contacted.

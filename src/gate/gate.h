@@ -65,6 +65,9 @@ struct GateEnvironment {
   // Test seam: runs after each successful step, so a test can place an event exactly
   // between two steps (e.g. list_changed after "compare", before dispatch).
   std::function<void(const std::string& step, mcp::Connection& connection)> after_step;
+  // Test seam: runs when the gate compiles a reviewed Tool's schemas (not when it reuses
+  // them), with the tool's name.
+  std::function<void(const std::string& tool)> on_schema_compile;
   // Where warnings go (a fixed text, never a value); default: stderr.
   std::function<void(const std::string&)> warn;
   // --diagnostics. Set: a failed run collects what explains it (the tool's error text,
@@ -151,6 +154,13 @@ class Gate {
   void Finish(Run& run, GateResult& result);
 
   GateEnvironment env_;
+  // The reviewed Tool's compiled inputSchema and outputSchema, by manifest digest, server
+  // and tool: the manifest's digest fixes the Tool's bytes, so a later call of the same
+  // pinned tool validates with what an earlier one compiled.
+  struct CompiledTool;
+  Result<std::shared_ptr<const CompiledTool>> CompiledSchemas(Run& run);
+  std::mutex schemas_mutex_;
+  std::map<std::string, std::shared_ptr<const CompiledTool>> schemas_;
   std::mutex key_mutex_;
   bool key_loaded_ = false;
   std::optional<EvidenceKey> key_;

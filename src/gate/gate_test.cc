@@ -442,6 +442,32 @@ TEST_F(GateTest, EveryCallReadsTheManifestAgainAndReusesTheRunsParse) {
   EXPECT_EQ(manifests->Get(binding_.manifest_path)->get(), checked->get()) << "unchanged bytes, one parse";
 }
 
+// Issue "Per-call cost": a later call of the same pinned tool validates with the schemas an
+// earlier call compiled; a re-pinned manifest (other bytes, other digest) compiles again.
+TEST_F(GateTest, APinnedToolsSchemasAreCompiledOncePerManifest) {
+  int compiled = 0;
+  GateEnvironment env = ReusingEnv();
+  env.on_schema_compile = [&compiled](const std::string&) { ++compiled; };
+  Gate gate(std::move(env));
+  for (int call = 1; call <= 3; ++call) {
+    GateResult result = gate.Call(binding_, Args(), ExpectOutput());
+    ASSERT_TRUE(result.ok()) << result.error->Describe();
+  }
+  EXPECT_EQ(compiled, 1);
+  // Invalid arguments are still refused by the cached inputSchema, with their locations.
+  GateResult refused = gate.Call(binding_, json::Value{{"unexpected", true}}, ExpectOutput());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error->code, "input.schema_violation");
+  EXPECT_EQ(compiled, 1);
+
+  json::Value edited = Reviewed(false, {});
+  edited["x-note"] = "re-pinned";
+  WriteManifest(edited);  // and pins it in binding_
+  GateResult again = gate.Call(binding_, Args(), ExpectOutput());
+  ASSERT_TRUE(again.ok()) << again.error->Describe();
+  EXPECT_EQ(compiled, 2);
+}
+
 // Issue "Gate correctness II", 1: a reused connection's binding began at its first
 // comparison (here at event sequence 0, which the gate once took for "not bound"), so a
 // list_changed during a later call's listing is a change of the bound catalog, not a
