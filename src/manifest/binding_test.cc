@@ -43,14 +43,14 @@ json::Value Block() {
 TEST(BindingTest, ParsesTheFourFieldsAndResolvesTheManifestBesideTheDocument) {
   json::Value block = Block();
   block["x-note"] = "extensions are allowed";
-  auto binding = ParseBinding(block, "/work/flows");
+  auto binding = ParseBinding(block, "/srv/flows");
   ASSERT_TRUE(binding.ok()) << binding.error().Describe();
-  EXPECT_EQ(binding->manifest_path, "/work/flows/tools.json");
+  EXPECT_EQ(binding->manifest_path, "/srv/flows/tools.json");
   EXPECT_EQ(binding->manifest_sha256, std::string(64, 'a'));
   EXPECT_EQ(binding->server, "blender_farm");
   EXPECT_EQ(binding->tool, "render_turntable");
   block["manifest"] = "file:///srv/tools.json";
-  EXPECT_EQ(ParseBinding(block, "/work/flows")->manifest_path, "/srv/tools.json");
+  EXPECT_EQ(ParseBinding(block, "/srv/flows")->manifest_path, "/srv/tools.json");
 }
 
 TEST(BindingTest, EveryShapeProblemIsReportedWithItsPointer) {
