@@ -3,7 +3,15 @@
 namespace udon::state_pg {
 namespace {
 
-// "password=SECRET" parameters of the query string, whatever their position.
+// Whether a query parameter's name names a secret: libpq's password and sslpassword (the
+// client key's passphrase).
+bool IsSecretParameter(std::string_view name) {
+  constexpr std::string_view kSuffix = "password";
+  return name.size() >= kSuffix.size() && name.substr(name.size() - kSuffix.size()) == kSuffix;
+}
+
+// "password=SECRET" and "sslpassword=SECRET" parameters of the query string, whatever
+// their position.
 std::string RedactQuery(std::string_view query) {
   std::string out;
   std::size_t start = 0;
@@ -12,8 +20,9 @@ std::string RedactQuery(std::string_view query) {
     if (end == std::string_view::npos) end = query.size();
     std::string_view parameter = query.substr(start, end - start);
     if (!out.empty()) out += '&';
-    if (parameter.rfind("password=", 0) == 0) {
-      out += "password=***";
+    const std::size_t equals = parameter.find('=');
+    if (equals != std::string_view::npos && IsSecretParameter(parameter.substr(0, equals))) {
+      out += std::string(parameter.substr(0, equals)) + "=***";
     } else {
       out += parameter;
     }

@@ -12,6 +12,9 @@ TEST(RedactUriTest, PasswordsNeverSurvive) {
             "postgres://udon:***@db/state?sslmode=require");
   EXPECT_EQ(RedactUri("postgresql:///state?host=/run/pg&password=s3cret&user=udon"),
             "postgresql:///state?host=/run/pg&password=***&user=udon");
+  // The client key's passphrase is a secret too.
+  EXPECT_EQ(RedactUri("postgres://db/state?sslmode=require&sslpassword=k3y"),
+            "postgres://db/state?sslmode=require&sslpassword=***");
 }
 
 TEST(RedactUriTest, UrisWithoutPasswordsStayAsTheyAre) {
