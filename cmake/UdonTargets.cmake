@@ -80,8 +80,8 @@ endfunction()
 
 # udon_check_layers(): fails the configure when a component's closure reaches what its
 # layer must not, so that one wrong DEPS line cannot undo the seams (docs/architecture.md):
-# - only cli reaches mcp_server: the server framework is for front ends (the demo server,
-#   a `serve` command), never for the libraries below them;
+# - only cli and the gateway (`serve`) reach mcp_server, and only cli reaches the gateway:
+#   the server framework is for front ends, never for the libraries below them;
 # - the server side (mcp_protocol, mcp_server) reaches no mcp_client: a server links no
 #   libcurl;
 # - the static layers (json, schema, manifest) reach no MCP or network code;
@@ -93,8 +93,11 @@ function(udon_check_layers)
     udon_closure(closure ${name})
     list(REMOVE_ITEM closure udon_${name})
     set(forbidden ${test_components})
-    if(NOT name STREQUAL "cli")
+    if(NOT name MATCHES "^(cli|gateway)$")
       list(APPEND forbidden mcp_server)
+    endif()
+    if(NOT name STREQUAL "cli")
+      list(APPEND forbidden gateway)
     endif()
     if(name MATCHES "^(mcp_protocol|mcp_server)$")
       list(APPEND forbidden mcp_client)

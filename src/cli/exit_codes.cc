@@ -14,6 +14,7 @@ int ExitCodeFor(std::string_view code) {
       {"state.unavailable", 2},     {"state.lock_timeout", 3},    {"content_trust.blocked", 3},
       {"probe.side_effects_refused", 3}, {"uws.criteria_unsatisfied", 4},
       {"call.indeterminate", 5},    {"uws.timeout", 5},
+      {"serve.name_collision", 2},  {"serve.tool_withdrawn", 3},
   };
   if (auto it = kExplicit.find(code); it != kExplicit.end()) return it->second;
   // Unreadable or malformed input of any kind.

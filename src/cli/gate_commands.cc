@@ -19,32 +19,6 @@ struct GateCommandOptions {
   CommonOptions common;
 };
 
-struct PreparedGate {
-  mcp::RuntimeConfig config;
-  std::unique_ptr<gate::EvidenceWriter> evidence;
-  gate::GateEnvironment env;
-};
-
-// Loads everything a gate needs before any step runs; a usage or configuration problem
-// is exit 2. The configuration is optional here: a digest mismatch must be reported
-// without touching it, so an unknown server surfaces at the connect step.
-Result<std::unique_ptr<PreparedGate>> Prepare(const GateCommandOptions& o, const char* command) {
-  auto prepared = std::make_unique<PreparedGate>();
-  UDON_ASSIGN_OR_RETURN(prepared->env.policy, LoadPolicy(o.common));
-  auto config = LoadConfig(o.common);
-  if (!config.ok() && config.error().code != "config.unreadable") return std::move(config).error();
-  if (config.ok()) prepared->config = std::move(config).value();
-  UDON_ASSIGN_OR_RETURN(prepared->env.state_dir, gate::ResolveStateDir(o.common.state_dir));
-  UDON_RETURN_IF_ERROR(OpenState(o.common, prepared->env));
-  UDON_ASSIGN_OR_RETURN(prepared->evidence, OpenEvidence(o.common));
-  prepared->env.config = &prepared->config;
-  prepared->env.evidence = prepared->evidence.get();
-  prepared->env.command = command;
-  if (o.diagnostics) prepared->env.diagnostics = [](const std::vector<mcp::Diagnostic>& d) { PrintDiagnostics(d); };
-  prepared->env.call_timeout = TimeoutOption(o.common);
-  return prepared;
-}
-
 int Report(const gate::GateResult& result, const GateCommandOptions& o, bool call) {
   if (!result.ok()) {
     json::Value details = result.error->details;
@@ -77,7 +51,7 @@ int Report(const gate::GateResult& result, const GateCommandOptions& o, bool cal
 
 int RunGate(const GateCommandOptions& o, bool call) {
   const bool json = o.common.json;
-  auto prepared = Prepare(o, call ? "call" : "verify");
+  auto prepared = PrepareGate(o.common, call ? "call" : "verify", o.diagnostics);
   if (!prepared.ok()) return ReportError(prepared.error(), json, ExitCodeFor(prepared.error()));
   const manifest::Binding binding = o.bound.binding();
   gate::Gate gate((*prepared)->env);

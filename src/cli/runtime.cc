@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "cli/output.h"
+#include "gate/state.h"
 #include "json/file.h"
 #include "mcp/protocol.h"
 #include "state_pg/open.h"
@@ -102,6 +104,23 @@ Status OpenState(const CommonOptions& options, gate::GateEnvironment& env) {
 Result<std::unique_ptr<gate::EvidenceWriter>> OpenEvidence(const CommonOptions& options) {
   if (!options.evidence) return std::unique_ptr<gate::EvidenceWriter>();
   return state_pg::OpenEvidenceWriter(*options.evidence);
+}
+
+Result<std::unique_ptr<PreparedGate>> PrepareGate(const CommonOptions& o, const char* command, bool diagnostics) {
+  auto prepared = std::make_unique<PreparedGate>();
+  UDON_ASSIGN_OR_RETURN(prepared->env.policy, LoadPolicy(o));
+  auto config = LoadConfig(o);
+  if (!config.ok() && config.error().code != "config.unreadable") return std::move(config).error();
+  if (config.ok()) prepared->config = std::move(config).value();
+  UDON_ASSIGN_OR_RETURN(prepared->env.state_dir, gate::ResolveStateDir(o.state_dir));
+  UDON_RETURN_IF_ERROR(OpenState(o, prepared->env));
+  UDON_ASSIGN_OR_RETURN(prepared->evidence, OpenEvidence(o));
+  prepared->env.config = &prepared->config;
+  prepared->env.evidence = prepared->evidence.get();
+  prepared->env.command = command;
+  if (diagnostics) prepared->env.diagnostics = [](const std::vector<mcp::Diagnostic>& d) { PrintDiagnostics(d); };
+  prepared->env.call_timeout = TimeoutOption(o);
+  return prepared;
 }
 
 }  // namespace udon::cli

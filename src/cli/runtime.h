@@ -67,6 +67,22 @@ std::string StateLocation(const CommonOptions& options, const manifest::Policy& 
 // the file store in env.state_dir. A database is contacted only by the gate itself, so an
 // unreachable one refuses the call (state.unavailable, exit 3). Errors: usage.invalid.
 Status OpenState(const CommonOptions& options, gate::GateEnvironment& env);
+// What a gate needs, loaded before any step runs.
+struct PreparedGate {
+  mcp::RuntimeConfig config;
+  std::unique_ptr<gate::EvidenceWriter> evidence;
+  gate::GateEnvironment env;  // points at config and evidence: keep PreparedGate alive
+};
+
+// The gate's environment from the common options: policy, configuration, state directory
+// and store, evidence, timeout; `command` is what evidence records. A usage or
+// configuration problem is an error (exit 2). The configuration is optional here: a digest
+// mismatch must be reported without touching it, so an unknown server surfaces at the
+// connect step. `diagnostics`: --diagnostics (stderr only). Errors: policy.invalid,
+// io.unreadable, config.invalid, usage.invalid, state.unavailable.
+Result<std::unique_ptr<PreparedGate>> PrepareGate(const CommonOptions& options, const char* command,
+                                                  bool diagnostics);
+
 // The evidence writer when --evidence was given (a file, or a postgres:// URI: the
 // database's evidence table), else nullptr.
 Result<std::unique_ptr<gate::EvidenceWriter>> OpenEvidence(const CommonOptions& options);

@@ -5,27 +5,36 @@
 #include "catalog/catalog.h"
 
 namespace udon::gate {
+ConnectionPool::ConnectionPool(std::size_t max_idle_per_server)
+    : max_idle_per_server_(max_idle_per_server == 0 ? 1 : max_idle_per_server) {}
+
 std::unique_ptr<PooledConnection> ConnectionPool::Take(const std::string& server) {
   std::lock_guard<std::mutex> guard(mutex_);
   auto it = idle_.find(server);
-  if (it == idle_.end()) return nullptr;
-  std::unique_ptr<PooledConnection> taken = std::move(it->second);
-  idle_.erase(it);
+  if (it == idle_.end() || it->second.empty()) return nullptr;
+  std::unique_ptr<PooledConnection> taken = std::move(it->second.back());
+  it->second.pop_back();
+  if (it->second.empty()) idle_.erase(it);
   return taken;
 }
 
 std::unique_ptr<PooledConnection> ConnectionPool::Keep(const std::string& server,
                                                        std::unique_ptr<PooledConnection> connection) {
   std::lock_guard<std::mutex> guard(mutex_);
-  auto& slot = idle_[server];
-  if (slot) return connection;
-  slot = std::move(connection);
+  auto& slots = idle_[server];
+  if (slots.size() >= max_idle_per_server_) return connection;
+  slots.push_back(std::move(connection));
   return nullptr;
 }
 
-std::map<std::string, std::unique_ptr<PooledConnection>> ConnectionPool::TakeAll() {
+std::vector<std::pair<std::string, std::unique_ptr<PooledConnection>>> ConnectionPool::TakeAll() {
   std::lock_guard<std::mutex> guard(mutex_);
-  return std::exchange(idle_, {});
+  std::vector<std::pair<std::string, std::unique_ptr<PooledConnection>>> all;
+  for (auto& [server, slots] : idle_) {
+    for (auto& connection : slots) all.emplace_back(server, std::move(connection));
+  }
+  idle_.clear();
+  return all;
 }
 
 bool ListChangedSinceBinding(const PooledConnection& pooled) {

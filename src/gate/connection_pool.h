@@ -10,6 +10,8 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "mcp/client.h"
 #include "mcp/connection.h"
@@ -25,22 +27,28 @@ struct PooledConnection {
   // events after this sequence number happened to a bound connection.
   std::optional<std::uint64_t> bound_since;
   std::string manifest_sha256;  // what it was bound for
+  // While idle in the pool: the connection's observer that watches for list_changed.
+  std::optional<std::uint64_t> idle_watch;
 };
 
-// At most one idle connection per server; safe to use from concurrent calls (probe).
+// At most `max_idle_per_server` idle connections per server (one, unless concurrent callers
+// such as the gateway ask for more); safe to use from concurrent calls.
 class ConnectionPool {
  public:
-  // The server's idle connection, out of the pool; null when there is none.
+  explicit ConnectionPool(std::size_t max_idle_per_server = 1);
+  // One of the server's idle connections (the most recently kept), out of the pool; null
+  // when there is none.
   std::unique_ptr<PooledConnection> Take(const std::string& server);
-  // Keeps the connection when the server has none idle yet (null returned); otherwise
-  // hands it back, for the caller to close.
+  // Keeps the connection while the server has fewer idle than the bound (null returned);
+  // otherwise hands it back, for the caller to close.
   std::unique_ptr<PooledConnection> Keep(const std::string& server, std::unique_ptr<PooledConnection> connection);
-  // Every idle connection, out of the pool (the gate closes them when it ends).
-  std::map<std::string, std::unique_ptr<PooledConnection>> TakeAll();
+  // Every idle connection with its server, out of the pool (the gate closes them when it ends).
+  std::vector<std::pair<std::string, std::unique_ptr<PooledConnection>>> TakeAll();
 
  private:
+  std::size_t max_idle_per_server_;
   std::mutex mutex_;
-  std::map<std::string, std::unique_ptr<PooledConnection>> idle_;
+  std::map<std::string, std::vector<std::unique_ptr<PooledConnection>>> idle_;
 };
 
 // Whether a list_changed reached the connection after its binding began (false while

@@ -46,13 +46,25 @@ TEST(ConnectionPoolTest, KeepsOnePerServerAndHandsBackTheSecond) {
   EXPECT_EQ(pool.Take("a")->manifest_sha256, "first");
 }
 
+TEST(ConnectionPoolTest, KeepsUpToItsBoundPerServerAndHandsTheMostRecentOutFirst) {
+  ConnectionPool pool(2);
+  EXPECT_EQ(pool.Keep("a", Unopened("first")), nullptr);
+  EXPECT_EQ(pool.Keep("a", Unopened("second")), nullptr);
+  auto third = pool.Keep("a", Unopened("third"));
+  ASSERT_NE(third, nullptr) << "a third idle connection is over the bound";
+  EXPECT_EQ(pool.Take("a")->manifest_sha256, "second");
+  EXPECT_EQ(pool.Take("a")->manifest_sha256, "first");
+  EXPECT_EQ(pool.Take("a"), nullptr);
+}
+
 TEST(ConnectionPoolTest, TakeAllEmptiesThePool) {
   ConnectionPool pool;
   (void)pool.Keep("a", Unopened("m"));
   (void)pool.Keep("b", Unopened("m"));
   auto all = pool.TakeAll();
-  EXPECT_EQ(all.size(), 2u);
-  EXPECT_TRUE(all.count("a") == 1 && all.count("b") == 1);
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].first, "a");
+  EXPECT_EQ(all[1].first, "b");
   EXPECT_TRUE(pool.TakeAll().empty());
   EXPECT_EQ(pool.Take("a"), nullptr);
 }

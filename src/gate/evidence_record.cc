@@ -108,6 +108,7 @@ void ForEachMember(Record& r, Visit&& visit) {
   visit("pinnedSha256", r.pinned_sha256);
   visit("server", r.server);
   visit("tool", r.tool);
+  visit("client", r.client);
   visit("steps", r.steps);
   visit("code", r.code);
   visit("exit", r.exit);

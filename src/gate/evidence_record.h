@@ -43,6 +43,8 @@ struct EvidenceRecord {
   std::optional<std::string> pinned_sha256;
   std::optional<std::string> server;
   std::optional<std::string> tool;
+  // serve: which of the gateway's clients asked (a label, never a secret).
+  std::optional<std::string> client;
   std::optional<std::vector<EvidenceStep>> steps;
   std::optional<std::string> code;  // "ok" or the refusal
   std::optional<int> exit;          // DecisionExit

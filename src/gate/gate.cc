@@ -188,6 +188,7 @@ struct Gate::Run {
   const json::Value* arguments = nullptr;
   CallOptions options;
   GateResult* result = nullptr;
+  Reach reach = Reach::kCall;
 
   std::shared_ptr<const manifest::Manifest> manifest;
   manifest::ToolLocation location;
@@ -246,7 +247,8 @@ Result<std::shared_ptr<const Gate::CompiledTool>> Gate::CompiledSchemas(Run& run
   return compiled;
 }
 
-Gate::Gate(GateEnvironment environment) : env_(std::move(environment)) {
+Gate::Gate(GateEnvironment environment)
+    : env_(std::move(environment)), pool_(env_.max_idle_per_server) {
   if (!env_.manifests) env_.manifests = std::make_shared<manifest::ManifestCache>();
   if (!env_.connect) {
     env_.connect = [](const mcp::ServerConfig& server, const mcp::ClientOptions& options) {
@@ -269,8 +271,10 @@ Gate::~Gate() {
 // refuses too. Errors: state.write_failed.
 Status Gate::ClosePooled(const std::string& server, PooledConnection& pooled, const char* reason) {
   Status recorded = OkStatus();
+  if (pooled.idle_watch) pooled.client->connection().RemoveEventObserver(*pooled.idle_watch);
   if (ListChangedSinceBinding(pooled)) {
     recorded = env_.state->Record(pooled.manifest_sha256, server, reason, env_.clock());
+    if (env_.on_invalidated) env_.on_invalidated(server, reason);
   }
   pooled.client->Close();
   return recorded;
@@ -290,6 +294,44 @@ void Gate::Warn(const std::string& text) const {
 void Gate::RecordInvalidation(Run& run, const char* reason) {
   run.invalidation = reason;
   NoteUnrecorded(run, env_.state->Record(run.manifest->sha256(), run.binding.server, reason, env_.clock()));
+  if (env_.on_invalidated) env_.on_invalidated(run.binding.server, reason);
+}
+
+void Gate::WatchWhileIdle(const std::string& server, PooledConnection& pooled) {
+  if (!pooled.bound_since) return;
+  struct Watch {
+    std::shared_ptr<StateStore> state;
+    std::function<manifest::Seconds()> clock;
+    std::function<void(const std::string&, const std::string&)> on_invalidated;
+    std::function<void(const std::string&)> warn;
+    std::string manifest_sha256;
+    std::string server;
+    std::once_flag once;
+  };
+  auto watch = std::make_shared<Watch>();
+  watch->state = env_.state;
+  watch->clock = env_.clock;
+  watch->on_invalidated = env_.on_invalidated;
+  watch->warn = [warn = env_.warn](const std::string& text) {
+    if (warn) {
+      warn(text);
+    } else {
+      std::fprintf(stderr, "udon-mcp: warning: %s\n", text.c_str());
+    }
+  };
+  watch->manifest_sha256 = pooled.manifest_sha256;
+  watch->server = server;
+  // Captures only shared state: the observer may outlive this gate by a moment.
+  pooled.idle_watch = pooled.client->connection().AddEventObserver([watch](const mcp::Event& event) {
+    if (!catalog::IsListChanged(event)) return;
+    std::call_once(watch->once, [&watch] {
+      const char* reason = "list_changed_while_idle";
+      if (!watch->state->Record(watch->manifest_sha256, watch->server, reason, watch->clock()).ok()) {
+        watch->warn("the invalidation seen on an idle connection could not be recorded");
+      }
+      if (watch->on_invalidated) watch->on_invalidated(watch->server, reason);
+    });
+  });
 }
 
 void Gate::NoteUnrecorded(Run& run, const Status& recorded) {
@@ -298,28 +340,39 @@ void Gate::NoteUnrecorded(Run& run, const Status& recorded) {
   Warn("the invalidation could not be recorded in the state directory; later processes will not know of it");
 }
 
-GateResult Gate::Verify(const manifest::Binding& binding) { return Execute(binding, nullptr, CallOptions{}); }
+GateResult Gate::CheckStatic(const manifest::Binding& binding) {
+  return Execute(binding, nullptr, CallOptions{}, Reach::kStatic);
+}
+
+GateResult Gate::Verify(const manifest::Binding& binding) {
+  return Execute(binding, nullptr, CallOptions{}, Reach::kVerify);
+}
 
 GateResult Gate::Call(const manifest::Binding& binding, const json::Value& arguments,
                       const CallOptions& options) {
-  return Execute(binding, &arguments, options);
+  return Execute(binding, &arguments, options, Reach::kCall);
 }
 
 GateResult Gate::Execute(const manifest::Binding& binding, const json::Value* arguments,
-                         const CallOptions& options) {
+                         const CallOptions& options, Reach reach) {
   GateResult result;
   Run run;
   run.binding = binding;
   run.arguments = arguments;
   run.options = options;
   run.result = &result;
+  run.reach = reach;
 
   using StepFn = Status (Gate::*)(Run&);
   std::vector<std::pair<const char*, StepFn>> steps = {
-      {"digest", &Gate::StepDigest},   {"static", &Gate::StepStatic},
-      {"connect", &Gate::StepConnect}, {"list", &Gate::StepList},
-      {"compare", &Gate::StepCompare}, {"arguments", &Gate::StepArguments}};
-  if (arguments != nullptr) steps.emplace_back("dispatch", &Gate::Dispatch);
+      {"digest", &Gate::StepDigest}, {"static", &Gate::StepStatic}};
+  if (reach != Reach::kStatic) {
+    steps.insert(steps.end(), {{"connect", &Gate::StepConnect},
+                               {"list", &Gate::StepList},
+                               {"compare", &Gate::StepCompare},
+                               {"arguments", &Gate::StepArguments}});
+  }
+  if (reach == Reach::kCall) steps.emplace_back("dispatch", &Gate::Dispatch);
 
   for (const auto& [name, step] : steps) {
     const auto start = Clock::now();
@@ -425,6 +478,11 @@ Status Gate::CheckParamHeaders(Run& run) {
 Status Gate::ReuseFromPool(Run& run, const RecordedServer& recorded) {
   std::unique_ptr<PooledConnection> pooled = pool_.Take(run.binding.server);
   if (!pooled) return OkStatus();
+  if (pooled->idle_watch) {
+    // In use again: this run's own checks see every event from here on.
+    pooled->client->connection().RemoveEventObserver(*pooled->idle_watch);
+    pooled->idle_watch.reset();
+  }
   const ReuseVerdict verdict =
       JudgeReuse(*pooled, {recorded.protocol_version, recorded.server_info_sha256, run.manifest->sha256()});
   if (verdict.list_changed) {
@@ -695,7 +753,8 @@ Status Gate::Dispatch(Run& run) {
   mcp::Client& client = *run.connection->client;
   const auto start = Clock::now();
   run.result->dispatched = true;
-  auto outcome = client.CallTool(run.binding.tool, *run.arguments, CallTimeout(run.binding.server), run.location.tool);
+  auto outcome = client.CallTool(run.binding.tool, *run.arguments, CallTimeout(run.binding.server), run.location.tool,
+                                 run.options.on_progress);
   run.call_milliseconds = MillisecondsSince(start);
   // Anything after the last pre-dispatch examination counts as during the call.
   UDON_RETURN_IF_ERROR(CheckBindingEvents(run, run.checked_through, true));
@@ -735,6 +794,11 @@ Status Gate::Dispatch(Run& run) {
   const json::Value& result = *outcome->result;
   if (const char* problem = CallResultShapeProblem(result)) return Refuse("call.protocol_error", problem);
   run.result->content_blocks = result["content"].size();
+  if (run.options.keep_result) {
+    run.result->forwarded = result;
+    // Only validated structuredContent is ever handed on (set below, once validated).
+    if (run.result->forwarded.is_object()) run.result->forwarded.erase("structuredContent");
+  }
   if (auto is_error = result.find("isError"); is_error != result.end() && *is_error == true) {
     Error error = Refuse("call.tool_error", "the tool reported an error; its content is diagnostic only");
     error.details["contentBlocks"] = result["content"].size();
@@ -752,12 +816,14 @@ Status Gate::Dispatch(Run& run) {
   if (!run.output_schema) return OkStatus();  // nothing reviewed to validate it against: not exposed
   schema::ValidationResult validation = run.output_schema->Validate(*structured);
   if (!structured->is_object() || !validation.valid) {
+    run.result->forwarded = nullptr;
     Error error = Refuse("call.output_schema_violation",
                          "structuredContent does not validate against the reviewed outputSchema");
     error.details["errors"] = SchemaErrors(validation, Instance::kResult);
     return error;
   }
   run.result->output = *structured;
+  if (run.options.keep_result) run.result->forwarded["structuredContent"] = *structured;
   return OkStatus();
 }
 
@@ -781,8 +847,11 @@ void Gate::Release(Run& run, bool keep) {
   }
   if (keep && env_.reuse_connections && run.connection->client->connection().connected()) {
     // Null once kept; handed back when the server already has a connection kept.
+    WatchWhileIdle(run.binding.server, *run.connection);
+    PooledConnection* kept = run.connection.get();
     run.connection = pool_.Keep(run.binding.server, std::move(run.connection));
     if (!run.connection) return;
+    if (kept->idle_watch) run.connection->client->connection().RemoveEventObserver(*kept->idle_watch);
   }
   run.connection->client->Close();
   run.connection.reset();
@@ -827,6 +896,7 @@ EvidenceRecord Gate::MakeRecord(const Run& run, const GateResult& result, const 
   record.pinned_sha256 = run.binding.manifest_sha256;
   record.server = run.binding.server;
   record.tool = run.binding.tool;
+  if (!run.options.client.empty()) record.client = run.options.client;
   record.code = code;
   record.exit = DecisionExit(result.error);
   record.dispatched = result.dispatched;
@@ -883,7 +953,7 @@ void Gate::Finish(Run& run, GateResult& result) {
   Release(run, keep);
 
   result.evidence = MakeRecord(run, result, code);
-  if (env_.evidence != nullptr) {
+  if (env_.evidence != nullptr && (run.reach != Reach::kStatic || result.error)) {
     (void)env_.evidence->Append(result.evidence.ToJson());  // evidence loss never changes the outcome
   }
 }

@@ -55,6 +55,13 @@ struct GateEnvironment {
   // Contract 6: reuse a server's connection across calls in this process while it stays
   // eligible. Off: a fresh connection per call.
   bool reuse_connections = false;
+  // With reuse: how many idle connections a server may keep (concurrent callers, such as
+  // the gateway's clients, each need one).
+  std::size_t max_idle_per_server = 1;
+  // Hears of every durable invalidation this gate records (list_changed after a binding,
+  // during a call, or on an idle pooled connection the moment it arrives), with the
+  // server and the reason; from any thread, after the record was written (or failed to be).
+  std::function<void(const std::string& server, const std::string& reason)> on_invalidated;
   // 0: policy.callTimeoutSeconds.
   std::chrono::milliseconds call_timeout{0};
   // How a connection is made; default: mcp::Client::Connect with the server's config.
@@ -81,6 +88,13 @@ struct CallOptions {
   // Argument pointers bound from workflow expressions; each must be covered by a reviewed
   // channel (review.unclassified_channel).
   std::vector<std::string> bound_paths;
+  // Relays the server's progress for this call (its notifications/progress params) while
+  // the call runs; unset: no progress is asked for.
+  mcp::Client::ProgressFn on_progress;
+  // Keep the server's CallToolResult in GateResult::forwarded (the gateway hands it on).
+  bool keep_result = false;
+  // Who asked, for evidence (the gateway's client label; never a secret). Empty: absent.
+  std::string client;
 };
 
 struct StepRecord {
@@ -102,6 +116,10 @@ struct GateResult {
   // Not evidence either: public values a refusal's text shows and its details never carry
   // (server.server_info_mismatch: "serverInfo": [{pointer, change, reviewed?, live?}]).
   json::Value for_people = json::Value::object();
+  // CallOptions::keep_result: the server's CallToolResult as it arrived, when one arrived
+  // well-formed and no check after it failed except the tool's own isError (null else).
+  // Its structuredContent, if any, is the validated one or absent: never unvalidated.
+  json::Value forwarded;
 
   bool ok() const { return !error.has_value(); }
 };
@@ -113,6 +131,9 @@ class Gate {
   Gate(const Gate&) = delete;
   Gate& operator=(const Gate&) = delete;
 
+  // Steps 1 and 2 only (digest, static): what can be known without any server. Evidence
+  // is written only for a refusal.
+  GateResult CheckStatic(const manifest::Binding& binding);
   // Every step live; calls nothing.
   GateResult Verify(const manifest::Binding& binding);
   // Every step, then tools/call.
@@ -122,8 +143,11 @@ class Gate {
   struct Run;
   struct RecordedServer;
 
+  enum class Reach { kStatic, kVerify, kCall };
   GateResult Execute(const manifest::Binding& binding, const json::Value* arguments,
-                     const CallOptions& options);
+                     const CallOptions& options, Reach reach);
+  // A kept connection's watch: a list_changed while it sits idle is recorded at once.
+  void WatchWhileIdle(const std::string& server, PooledConnection& pooled);
   Status StepDigest(Run& run);
   Status StepStatic(Run& run);
   Status CheckParamHeaders(Run& run);

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -377,11 +378,41 @@ TEST_F(GateTest, ReusedConnectionsStillRelistEveryCall) {
   }
   EXPECT_EQ(server_.connects.load(), 1);
   EXPECT_EQ(server_.lists.load(), 6);
-  // A list_changed while the connection sits idle ends its binding for good.
+  // A list_changed while the connection sits idle ends its binding for good: recorded the
+  // moment it arrives, so the next call is refused before any connection is touched.
   server_.peer.load()->Send(mcp::MakeNotification("notifications/tools/list_changed"));
   std::this_thread::sleep_for(std::chrono::milliseconds(200));  // delivery to the idle connection
   server_.calls = 0;
-  ExpectRefused(gate.Call(binding_, Args(), options), "binding.invalidated", 3);
+  ExpectRefused(gate.Call(binding_, Args(), options), "manifest.invalidated", 3);
+  EXPECT_EQ(server_.connects.load(), 1);
+}
+
+TEST_F(GateTest, AListChangedOnAnIdleConnectionIsRecordedAtOnceAndHeard) {
+  GateEnvironment env = ReusingEnv();
+  std::mutex mutex;
+  std::vector<std::string> heard;
+  env.on_invalidated = [&](const std::string& server, const std::string& reason) {
+    std::lock_guard lock(mutex);
+    heard.push_back(server + ":" + reason);
+  };
+  Gate gate(env);
+  ASSERT_TRUE(gate.Call(binding_, Args(), ExpectOutput()).ok());
+  server_.peer.load()->Send(mcp::MakeNotification("notifications/tools/list_changed"));
+  for (int i = 0; i < 500; ++i) {
+    {
+      std::lock_guard lock(mutex);
+      if (!heard.empty()) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  {
+    std::lock_guard lock(mutex);
+    EXPECT_EQ(heard, std::vector<std::string>{"blender_farm:list_changed_while_idle"});
+  }
+  // Durable while this gate still lives: another process refuses the manifest already.
+  auto invalidated = FileStateStore(env.state_dir).IsInvalidated(binding_.manifest_sha256, "blender_farm", CapturedAt());
+  ASSERT_TRUE(invalidated.ok());
+  EXPECT_TRUE(*invalidated);
 }
 
 TEST_F(GateTest, SerializedToolNeverOverlapsAcrossCallers) {

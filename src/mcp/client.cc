@@ -17,6 +17,26 @@
 namespace udon::mcp {
 namespace {
 
+// Hands a call's notifications/progress to its caller while the call is in flight.
+class ProgressRelay {
+ public:
+  ProgressRelay(Connection& connection, std::string token, const Client::ProgressFn& on_progress)
+      : connection_(connection),
+        id_(connection.AddEventObserver([token = std::move(token), on_progress](const Event& event) {
+          if (event.kind != EventKind::kNotification || event.method != "notifications/progress") return;
+          const json::Value& params = event.params;
+          if (!params.is_object() || params.value("progressToken", json::Value()) != token) return;
+          on_progress(params);
+        })) {}
+  ~ProgressRelay() { connection_.RemoveEventObserver(id_); }
+  ProgressRelay(const ProgressRelay&) = delete;
+  ProgressRelay& operator=(const ProgressRelay&) = delete;
+
+ private:
+  Connection& connection_;
+  std::uint64_t id_;
+};
+
 Error Wrap(std::string code, std::string message, const Error& cause) {
   Error error = udon::MakeError(std::move(code), std::move(message));
   error.details["cause"] = cause.code;
@@ -450,7 +470,8 @@ Result<ToolPages> Client::ListAllTools(std::size_t max_pages, const PageProgress
 }
 
 Result<CallOutcome> Client::CallTool(const std::string& name, const json::Value& arguments,
-                                     std::chrono::milliseconds timeout, const json::Value* tool) {
+                                     std::chrono::milliseconds timeout, const json::Value* tool,
+                                     const ProgressFn& on_progress) {
   if (!initialized_) return udon::MakeError("mcp.not_initialized", "initialize first");
   if (timeout.count() <= 0) timeout = options_.request_timeout;
   RequestHeaders headers;
@@ -460,7 +481,14 @@ Result<CallOutcome> Client::CallTool(const std::string& name, const json::Value&
     headers = MirrorArguments(*params, arguments);
   }
   json::Value params = WithMeta({{"name", name}, {"arguments", arguments}}, initialized_->protocol_version);
+  std::optional<ProgressRelay> relay;
+  if (on_progress) {
+    const std::string token = "udon-progress-" + std::to_string(next_progress_token_++);
+    params["_meta"]["progressToken"] = token;
+    relay.emplace(connection_, token, on_progress);
+  }
   auto response = connection_.Request("tools/call", std::move(params), timeout, /*cancellable=*/true, headers);
+  relay.reset();
   if (!response.ok()) {
     const Error& cause = response.error();
     if (cause.code == "mcp.timeout" || cause.code == "mcp.disconnected") {

@@ -35,6 +35,7 @@
 //                                    acknowledged (details.reason)
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -133,9 +134,12 @@ class Client {
   Result<ToolPages> ListAllTools(std::size_t max_pages = 1000, const PageProgress& on_page = {});
   // `tool`, when given, is the Tool object the call is bound to: on HTTP in the modern era
   // its x-mcp-header parameters are mirrored into Mcp-Param-* headers.
+  // `on_progress`, when set, asks for progress (a progressToken of this call's own) and
+  // hears each notifications/progress params for it as it arrives, before the result.
+  using ProgressFn = std::function<void(const json::Value& params)>;
   Result<CallOutcome> CallTool(const std::string& name, const json::Value& arguments,
                                std::chrono::milliseconds timeout = std::chrono::milliseconds{0},
-                               const json::Value* tool = nullptr);
+                               const json::Value* tool = nullptr, const ProgressFn& on_progress = {});
   void Close();
   // stdio: how the server process ended ("exited with status 1", "was killed by signal 9
   // (SIGKILL)"); empty while it runs, when unknown, and for HTTP.
@@ -165,6 +169,7 @@ class Client {
   Subscription subscription_ = Subscription::kNone;
   std::optional<std::int64_t> subscription_id_;
   NotificationStream notification_stream_ = NotificationStream::kNone;
+  std::atomic<std::uint64_t> next_progress_token_{1};
 };
 
 const char* SubscriptionName(Client::Subscription subscription);

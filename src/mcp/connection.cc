@@ -149,6 +149,12 @@ Status Connection::Notify(const std::string& method, json::Value params) {
 }
 
 void Connection::OnMessage(Message message) {
+  std::optional<Message> reply = Record(std::move(message));
+  NotifyObservers();
+  if (reply) (void)transport_->Send(*reply);
+}
+
+std::optional<Message> Connection::Record(Message message) {
   std::optional<Message> reply;
   {
     std::lock_guard lock(mutex_);
@@ -161,7 +167,7 @@ void Connection::OnMessage(Message message) {
         event.params = message.kind == MessageKind::kError ? std::move(message.error)
                                                            : std::move(message.result);
         AppendEventLocked(std::move(event));
-        return;
+        return std::nullopt;
       }
       auto it = id ? pending_.find(*id) : pending_.end();
       if (it == pending_.end() || it->second->response || it->second->failure) {
@@ -170,12 +176,12 @@ void Connection::OnMessage(Message message) {
         event.kind = EventKind::kIgnoredResponse;
         event.id = message.id;
         AppendEventLocked(std::move(event));
-        return;
+        return std::nullopt;
       }
       it->second->sequence_at_response = last_sequence_;
       it->second->response = std::move(message);
       changed_.notify_all();
-      return;
+      return std::nullopt;
     }
     Event event;
     event.method = message.method;
@@ -196,34 +202,41 @@ void Connection::OnMessage(Message message) {
     }
     AppendEventLocked(std::move(event));
   }
-  if (reply) (void)transport_->Send(*reply);
+  return reply;
 }
 
 void Connection::OnRequestFailed(const json::Value& id, Error error) {
-  std::lock_guard lock(mutex_);
-  auto our = OurId(id);
-  Event event;
-  event.kind = our && streams_.erase(*our) > 0 ? EventKind::kStreamEnded : EventKind::kRequestFailed;
-  event.id = id;
-  event.error = error;
-  AppendEventLocked(std::move(event));
-  auto it = our ? pending_.find(*our) : pending_.end();
-  if (it == pending_.end() || it->second->response || it->second->failure) return;
-  it->second->failure = std::move(error);
-  changed_.notify_all();
+  {
+    std::lock_guard lock(mutex_);
+    auto our = OurId(id);
+    Event event;
+    event.kind = our && streams_.erase(*our) > 0 ? EventKind::kStreamEnded : EventKind::kRequestFailed;
+    event.id = id;
+    event.error = error;
+    AppendEventLocked(std::move(event));
+    auto it = our ? pending_.find(*our) : pending_.end();
+    if (it != pending_.end() && !it->second->response && !it->second->failure) {
+      it->second->failure = std::move(error);
+      changed_.notify_all();
+    }
+  }
+  NotifyObservers();
 }
 
 void Connection::OnClosed(Error error) {
-  std::lock_guard lock(mutex_);
-  if (closed_) return;
-  closed_ = error;
-  Event event;
-  event.kind = EventKind::kDisconnected;
-  event.error = error;
-  AppendEventLocked(std::move(event));
-  Error failure = udon::MakeError("mcp.disconnected", "the connection ended while waiting");
-  failure.details["cause"] = error.code;
-  FailAllLocked(failure);
+  {
+    std::lock_guard lock(mutex_);
+    if (closed_) return;
+    closed_ = error;
+    Event event;
+    event.kind = EventKind::kDisconnected;
+    event.error = error;
+    AppendEventLocked(std::move(event));
+    Error failure = udon::MakeError("mcp.disconnected", "the connection ended while waiting");
+    failure.details["cause"] = error.code;
+    FailAllLocked(failure);
+  }
+  NotifyObservers();
 }
 
 void Connection::FailAllLocked(const Error& error) {
@@ -235,9 +248,36 @@ void Connection::FailAllLocked(const Error& error) {
 
 void Connection::AppendEventLocked(Event event) {
   event.sequence = ++last_sequence_;
+  if (!observers_.empty()) unobserved_.push_back(event);
   events_.push_back(std::move(event));
   while (events_.size() > options_.max_events) events_.pop_front();
   changed_.notify_all();
+}
+
+std::uint64_t Connection::AddEventObserver(EventObserver observer) {
+  std::lock_guard lock(mutex_);
+  const std::uint64_t id = next_observer_++;
+  observers_.emplace(id, std::make_shared<const EventObserver>(std::move(observer)));
+  return id;
+}
+
+void Connection::RemoveEventObserver(std::uint64_t id) {
+  std::lock_guard lock(mutex_);
+  observers_.erase(id);
+}
+
+void Connection::NotifyObservers() {
+  std::vector<Event> events;
+  std::vector<std::shared_ptr<const EventObserver>> observers;
+  {
+    std::lock_guard lock(mutex_);
+    if (unobserved_.empty()) return;
+    events.swap(unobserved_);
+    for (const auto& [id, observer] : observers_) observers.push_back(observer);
+  }
+  for (const Event& event : events) {
+    for (const auto& observer : observers) (*observer)(event);
+  }
 }
 
 std::uint64_t Connection::LastSequence() const {

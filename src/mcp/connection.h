@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -100,6 +101,14 @@ class Connection {
   std::size_t ignored_responses() const;
   bool connected() const;
 
+  // Observers hear of every event as it is logged, in order, on the thread that received
+  // it and outside the connection's lock (they may call back into the connection). One may
+  // still be running for a moment after RemoveEventObserver returns: capture shared state,
+  // never a reference that may dangle.
+  using EventObserver = std::function<void(const Event&)>;
+  std::uint64_t AddEventObserver(EventObserver observer);
+  void RemoveEventObserver(std::uint64_t id);
+
   // Closes the transport; pending requests fail with mcp.closed. Idempotent.
   void Close();
 
@@ -113,9 +122,13 @@ class Connection {
   // A fresh request id, or mcp.disconnected once the connection is closed.
   Result<std::int64_t> NextIdLocked();
   void OnMessage(Message message);
+  // Logs a received message (or settles the request it answers); the reply it needs, if any.
+  std::optional<Message> Record(Message message);
   void OnRequestFailed(const json::Value& id, Error error);
   void OnClosed(Error error);
   void AppendEventLocked(Event event);
+  // Hands the events logged since the last call to the observers (never under the lock).
+  void NotifyObservers();
   void FailAllLocked(const Error& error);
 
   std::unique_ptr<Transport> transport_;
@@ -126,6 +139,9 @@ class Connection {
   std::map<std::int64_t, std::shared_ptr<Pending>> pending_;
   std::set<std::int64_t> streams_;  // open long-lived requests
   std::deque<Event> events_;
+  std::map<std::uint64_t, std::shared_ptr<const EventObserver>> observers_;
+  std::uint64_t next_observer_ = 1;
+  std::vector<Event> unobserved_;  // logged, not yet handed to the observers
   std::uint64_t last_sequence_ = 0;
   std::size_t ignored_responses_ = 0;
   std::optional<Error> closed_;

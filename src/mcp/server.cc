@@ -9,6 +9,18 @@
 namespace udon::mcp {
 namespace {
 
+// A record's name for a client: `prefix`, then the name it declared in clientInfo when it
+// gave one, kept to printable ASCII and 64 bytes (it is the client's own text).
+std::string ClientLabel(const std::string& prefix, const json::Value& client_info) {
+  if (!client_info.is_object() || !client_info.contains("name") || !client_info["name"].is_string()) return prefix;
+  std::string name;
+  for (char c : client_info["name"].get<std::string>()) {
+    if (name.size() == 64) break;
+    if (c >= 0x20 && c < 0x7f) name.push_back(c);
+  }
+  return name.empty() ? prefix : prefix + " " + name;
+}
+
 std::string IdKey(const json::Value& id) { return id.dump(); }
 
 Message InvalidParams(const json::Value& id, std::string message) {
@@ -183,6 +195,33 @@ void Server::AddTool(json::Value tool, ToolHandler handler) {
   handlers_[std::move(name)] = std::move(handler);
 }
 
+bool Server::UnlistTool(const std::string& name) {
+  std::lock_guard lock(catalog_mutex_);
+  if (first_listed_.count(name) == 0) return false;
+  tools_.erase(std::remove_if(tools_.begin(), tools_.end(),
+                              [&](const json::Value& tool) { return tool.value("name", "") == name; }),
+               tools_.end());
+  RebuildIndexLocked();
+  return true;
+}
+
+void Server::SetTools(std::vector<std::pair<json::Value, ToolHandler>> tools) {
+  std::lock_guard lock(catalog_mutex_);
+  tools_.clear();
+  handlers_.clear();
+  for (auto& [tool, handler] : tools) {
+    std::string name = tool.at("name").get<std::string>();
+    tools_.push_back(std::move(tool));
+    handlers_[std::move(name)] = std::move(handler);
+  }
+  RebuildIndexLocked();
+}
+
+void Server::RebuildIndexLocked() {
+  first_listed_.clear();
+  for (std::size_t i = 0; i < tools_.size(); ++i) first_listed_.emplace(tools_[i].at("name").get<std::string>(), i);
+}
+
 bool Server::HasTool(const std::string& name) const {
   std::lock_guard lock(catalog_mutex_);
   return handlers_.count(name) != 0;
@@ -304,6 +343,31 @@ void Server::NotifyToolsListChanged() {
   }
 }
 
+void Server::BroadcastToolsListChanged() {
+  NotifyToolsListChanged();
+  std::vector<std::shared_ptr<MessageSink>> sessions;
+  {
+    std::lock_guard lock(subscriptions_mutex_);
+    auto gone = [](const std::weak_ptr<MessageSink>& sink) { return sink.expired(); };
+    legacy_sessions_.erase(std::remove_if(legacy_sessions_.begin(), legacy_sessions_.end(), gone),
+                           legacy_sessions_.end());
+    for (const auto& weak : legacy_sessions_) {
+      if (auto sink = weak.lock()) sessions.push_back(std::move(sink));
+    }
+  }
+  for (const auto& sink : sessions) sink->Send(MakeNotification(std::string(kToolsListChangedNotification)));
+}
+
+void Server::AddLegacySession(const std::shared_ptr<MessageSink>& standalone) {
+  std::lock_guard lock(subscriptions_mutex_);
+  for (const auto& weak : legacy_sessions_) {
+    if (weak.lock() == standalone) return;  // initialize again on the same session
+  }
+  legacy_sessions_.push_back(standalone);
+}
+
+std::size_t Server::NextSessionNumber() { return ++sessions_opened_; }
+
 bool Server::Subscribe(const std::shared_ptr<Subscription>& subscription) {
   std::lock_guard lock(subscriptions_mutex_);
   if (closing_) return false;
@@ -341,7 +405,7 @@ std::size_t Server::open_subscriptions() const {
 }
 
 ServerSession::ServerSession(Server& server, std::shared_ptr<MessageSink> standalone)
-    : server_(server), standalone_(std::move(standalone)) {}
+    : server_(server), standalone_(std::move(standalone)), session_number_(server.NextSessionNumber()) {}
 
 std::string ServerSession::protocol_version() const {
   std::lock_guard lock(mutex_);
@@ -439,10 +503,13 @@ std::shared_ptr<ToolContext> ServerSession::NewContext(const Message& request, E
         level == meta->end() ? -1 : LogSeverity(level->get<std::string>());
     Server* server = &server_;
     context->tools_list_changed_ = [server] { server->NotifyToolsListChanged(); };
+    auto info = meta->find(meta::kClientInfo);
+    context->client_label_ = ClientLabel("stateless", info == meta->end() ? json::Value() : *info);
   } else {
     {
       std::lock_guard lock(mutex_);
       context->client_capabilities_ = client_capabilities_;
+      context->client_label_ = client_label_.empty() ? "session-" + std::to_string(session_number_) : client_label_;
     }
     context->tools_list_changed_ = [standalone = standalone_] {
       standalone->Send(MakeNotification(std::string(kToolsListChangedNotification)));
@@ -544,7 +611,9 @@ Message ServerSession::Initialize(const Message& request) {
     if (params.contains("capabilities") && params["capabilities"].is_object()) {
       client_capabilities_ = params["capabilities"];
     }
+    client_label_ = ClientLabel("session-" + std::to_string(session_number_), params["clientInfo"]);
   }
+  server_.AddLegacySession(standalone_);
   json::Value capabilities = {{"tools", {{"listChanged", true}}}};
   if (server_.options_.logging) capabilities["logging"] = json::Value::object();
   json::Value result = {{"protocolVersion", version},

@@ -9,6 +9,7 @@
 // Everything else is legacy: the initialize handshake and its session, exactly as before.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -19,6 +20,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "json/json.h"
@@ -56,6 +58,10 @@ class ToolContext {
   // empty when none came) and requestState, echoed from an earlier input_required result.
   const json::Value& input_responses() const { return input_responses_; }
   const std::optional<std::string>& request_state() const { return request_state_; }
+  // Who asked, for records: "session-N" (legacy: the Nth session this server opened) or
+  // "stateless" (modern), then the client's self-declared clientInfo name when it gave one
+  // (printable ASCII, cut at 64). Not a secret: never the session id.
+  const std::string& client_label() const { return client_label_; }
   // Tells the clients that asked for it that the tool list changed: in the modern era the
   // subscriptions/listen streams that opted in, in the legacy era this session's stream.
   void ToolsListChanged();
@@ -82,6 +88,7 @@ class ToolContext {
   json::Value client_capabilities_ = json::Value::object();
   json::Value input_responses_ = json::Value::object();
   std::optional<std::string> request_state_;
+  std::string client_label_;
   int min_log_severity_ = 0;  // modern: -1 means no logs were asked for
   std::function<void()> tools_list_changed_;
   mutable std::mutex mutex_;
@@ -185,6 +192,11 @@ class Server {
   // `tool` is the complete Tool object tools/list shows; its name must be unique. May be
   // called while serving (a handler may add tools; then call NotifyToolsListChanged).
   void AddTool(json::Value tool, ToolHandler handler);
+  // Takes a tool out of tools/list; tools/call still reaches its handler (which may then
+  // refuse in words a client can show). False when no listed tool had that name.
+  bool UnlistTool(const std::string& name);
+  // Replaces the whole catalog at once: no listing ever sees half of the old and the new.
+  void SetTools(std::vector<std::pair<json::Value, ToolHandler>> tools);
   void SetHooks(ServerHooks* hooks) { hooks_ = hooks; }
   bool HasTool(const std::string& name) const;
   const ServerOptions& options() const { return options_; }
@@ -214,6 +226,9 @@ class Server {
   // Sends notifications/tools/list_changed to every open subscriptions/listen stream that
   // acknowledged toolsListChanged (and to nobody else).
   void NotifyToolsListChanged();
+  // NotifyToolsListChanged, and the same notification to every initialized legacy session
+  // (on its stream for unsolicited messages): everyone who can hear of it does.
+  void BroadcastToolsListChanged();
   // Ends every open listen stream with its graceful closure response and waits (bounded)
   // until they have been sent. New listen requests are then answered at once the same way.
   void CloseSubscriptions();
@@ -231,6 +246,10 @@ class Server {
   struct Subscription;
   std::optional<ToolHandler> FindHandler(const std::string& name) const;
   bool Subscribe(const std::shared_ptr<Subscription>& subscription);
+  void RebuildIndexLocked();
+  // A legacy session that finished initialize: hears BroadcastToolsListChanged.
+  void AddLegacySession(const std::shared_ptr<MessageSink>& standalone);
+  std::size_t NextSessionNumber();
   void Unsubscribe(const std::shared_ptr<Subscription>& subscription);
   bool closing() const;
 
@@ -243,7 +262,9 @@ class Server {
   mutable std::mutex subscriptions_mutex_;
   std::condition_variable subscriptions_cv_;
   std::vector<std::shared_ptr<Subscription>> subscriptions_;
+  std::vector<std::weak_ptr<MessageSink>> legacy_sessions_;  // under subscriptions_mutex_
   bool closing_ = false;
+  std::atomic<std::size_t> sessions_opened_{0};
 };
 
 // Runs deferred work (a tools/call) somewhere; inline when not set.
@@ -293,9 +314,11 @@ class ServerSession {
 
   Server& server_;
   std::shared_ptr<MessageSink> standalone_;
+  std::size_t session_number_;
   mutable std::mutex mutex_;
   std::string protocol_version_;
   json::Value client_capabilities_ = json::Value::object();  // from initialize
+  std::string client_label_;                                 // from initialize
   std::map<std::string, std::shared_ptr<ToolContext>> in_flight_;  // by serialized id
 };
 

@@ -1,5 +1,6 @@
 #include "mcp/stdio_server.h"
 
+#include <poll.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -88,6 +89,14 @@ void RunStdioServer(Server& server, const StdioServerOptions& options) {
   bool oversized = false;  // dropping the rest of a line that broke the limit
   char buffer[65536];
   for (;;) {
+    if (options.stop_fd >= 0) {
+      pollfd fds[2] = {{options.in_fd, POLLIN, 0}, {options.stop_fd, POLLIN, 0}};
+      if (poll(fds, 2, -1) < 0) {
+        if (errno == EINTR) continue;
+        break;
+      }
+      if (fds[1].revents != 0) break;  // asked to stop: as if the input had ended
+    }
     const ssize_t n = read(options.in_fd, buffer, sizeof buffer);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;

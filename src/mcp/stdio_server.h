@@ -11,9 +11,12 @@ struct StdioServerOptions {
   int in_fd = 0;
   int out_fd = 1;
   MessageLimits limits;
+  // When set: the server stops reading once this descriptor turns readable (or hangs up),
+  // exactly as at the end of input (a signal handler writes to a pipe).
+  int stop_fd = -1;
 };
 
-// Serves one session until the input ends, then closes open subscriptions/listen streams
+// Serves one session until the input ends (or stop_fd turns readable), then closes open subscriptions/listen streams
 // (each gets its graceful closure response) and waits for calls still running. Tool calls
 // and listen streams run on their own threads so that other requests and cancellations
 // keep flowing meanwhile; both eras share the one channel. Frames that are not valid

@@ -8,9 +8,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <mutex>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -84,6 +87,51 @@ std::vector<char*> Pointers(std::vector<std::string>& strings) {
   _exit(127);
 }
 
+// PR_SET_PDEATHSIG fires when the thread that forked the child ends, not the process. Every
+// fork runs on this one thread, which lives as long as the process, so a server started
+// for a call made on a short-lived thread (a gateway's request) outlives that thread and
+// still dies with udon-mcp.
+class ForkThread {
+ public:
+  static pid_t Fork(const std::function<void()>& in_child) {
+    static ForkThread* const instance = new ForkThread();  // never destroyed: outlives every caller
+    return instance->Run(in_child);
+  }
+
+ private:
+  ForkThread() { std::thread([this] { Loop(); }).detach(); }
+
+  pid_t Run(const std::function<void()>& in_child) {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [this] { return job_ == nullptr; });
+    job_ = &in_child;
+    done_ = false;
+    changed_.notify_all();
+    changed_.wait(lock, [this] { return done_; });
+    job_ = nullptr;
+    changed_.notify_all();
+    return pid_;
+  }
+
+  void Loop() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      changed_.wait(lock, [this] { return job_ != nullptr && !done_; });
+      const pid_t pid = fork();
+      if (pid == 0) (*job_)();  // never returns: execs or _exits
+      pid_ = pid;
+      done_ = true;
+      changed_.notify_all();
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  const std::function<void()>* job_ = nullptr;
+  bool done_ = false;
+  pid_t pid_ = -1;
+};
+
 }  // namespace
 
 StdioTransport::StdioTransport(ServerConfig server, StdioOptions options)
@@ -121,11 +169,9 @@ Status StdioTransport::Start(TransportCallbacks callbacks) {
     return udon::MakeError("mcp.spawn_failed", "could not create pipes");
   }
   const pid_t parent = getpid();
-  const pid_t pid = fork();
-  if (pid == 0) {
-    ExecChild(parent, in.read, out.write, err.write, status.write, cwd, argv.data(),
-              envp.data());
-  }
+  const pid_t pid = ForkThread::Fork([&] {
+    ExecChild(parent, in.read, out.write, err.write, status.write, cwd, argv.data(), envp.data());
+  });
   CloseFd(in.read);
   CloseFd(out.write);
   CloseFd(err.write);

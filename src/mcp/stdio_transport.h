@@ -1,8 +1,9 @@
 // stdio transport: spawns the server in its own process group and speaks newline-
 // delimited JSON-RPC over its stdin/stdout.
 //
-// - The child gets PR_SET_PDEATHSIG(SIGKILL), so it dies with the thread that spawned it
-//   (spawn from a long-lived thread: Linux ties the signal to the forking thread).
+// - The child gets PR_SET_PDEATHSIG(SIGKILL), so it dies with udon-mcp. Linux ties that
+//   signal to the forking thread, so every fork runs on one thread that lives as long as the
+//   process: a server started for a call on a short-lived thread outlives that thread.
 // - Least privilege (mcp/least_privilege.h): the child gets the default environment plus
 //   what its entry grants, never udon-mcp's own variables; every descriptor but its three
 //   pipes is closed before exec; a sandboxed entry runs under bubblewrap, and one whose

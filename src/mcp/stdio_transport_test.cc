@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "mcp/connection.h"
 #include "mcp/least_privilege.h"
@@ -49,6 +50,22 @@ StdioOptions ShortGrace() {
 TEST(StdioTransportTest, ExchangesNewlineDelimitedMessages) {
   StdioHarness h(Shell(kAnswerOne));
   ASSERT_TRUE(h.connection->Start().ok());
+  auto response = h.connection->Request("x", nullptr, milliseconds(30'000));
+  ASSERT_TRUE(response.ok()) << response.error().Describe();
+  EXPECT_EQ(response->message.result["ok"], true);
+  h.connection->Close();
+  EXPECT_TRUE(udon::testing::Descendants(getpid()).empty());
+}
+
+// A gateway starts servers on the thread of the request that needs one; that thread ends
+// and the pooled connection serves the next request. PR_SET_PDEATHSIG is tied to the forking
+// thread, so a fork on the caller's thread would have the server killed right then.
+TEST(StdioTransportTest, AServerStartedOnAThreadThatEndsKeepsServing) {
+  StdioHarness h(Shell(kAnswerOne));
+  Status started = OkStatus();
+  std::thread([&] { started = h.connection->Start(); }).join();
+  ASSERT_TRUE(started.ok()) << started.error().Describe();
+  std::this_thread::sleep_for(milliseconds(100));  // a kill on thread exit would have landed
   auto response = h.connection->Request("x", nullptr, milliseconds(30'000));
   ASSERT_TRUE(response.ok()) << response.error().Describe();
   EXPECT_EQ(response->message.result["ok"], true);

@@ -1,0 +1,214 @@
+// serve: the gateway. An MCP server over stdio or Streamable HTTP offering the reviewed
+// tools of a pinned manifest, each call through the whole gate (src/gateway/gateway.h).
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "cli/output.h"
+#include "cli/runtime.h"
+#include "gateway/gateway.h"
+#include "json/file.h"
+#include "mcp/client.h"
+#include "mcp/http_server.h"
+#include "mcp/protocol.h"
+#include "mcp/stdio_server.h"
+
+namespace udon::cli {
+namespace {
+
+constexpr std::size_t kPageSize = 100;  // tools per tools/list page
+constexpr std::size_t kMaxTokenFileBytes = 4096;
+
+struct ServeOptions {
+  std::string manifest;
+  std::string sha256;
+  std::string pin_file;
+  std::vector<std::string> servers;
+  std::string transport = "stdio";
+  std::string listen = "127.0.0.1:0";
+  std::string token_file;
+  CommonOptions common;
+};
+
+struct ListenAddress {
+  std::string host;
+  int port = 0;
+};
+
+bool IsLoopbackHost(const std::string& host) {
+  return host == "127.0.0.1" || host == "localhost" || host == "::1" || host == "[::1]";
+}
+
+// HOST:PORT, [V6]:PORT. Errors: usage.invalid.
+Result<ListenAddress> ParseListen(const std::string& text) {
+  const std::size_t colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0) return MakeError("usage.invalid", "--listen must be HOST:PORT");
+  ListenAddress address;
+  address.host = text.substr(0, colon);
+  if (address.host.size() > 2 && address.host.front() == '[' && address.host.back() == ']') {
+    address.host = address.host.substr(1, address.host.size() - 2);
+  }
+  const std::string port = text.substr(colon + 1);
+  if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
+      std::stoi(port) > 65535) {
+    return MakeError("usage.invalid", "--listen must end in a port number (0: any free port)");
+  }
+  address.port = std::stoi(port);
+  return address;
+}
+
+// The bearer token: the file's bytes without surrounding white space. Errors: io.unreadable,
+// usage.invalid (empty or shorter than 16 bytes: a guessable token protects nothing).
+Result<std::string> ReadToken(const std::string& path) {
+  UDON_ASSIGN_OR_RETURN(std::string text, json::ReadFile(path, kMaxTokenFileBytes));
+  const auto begin = text.find_first_not_of(" \t\r\n");
+  const auto end = text.find_last_not_of(" \t\r\n");
+  std::string token = begin == std::string::npos ? std::string() : text.substr(begin, end - begin + 1);
+  if (token.size() < 16 || token.find_first_of(" \t\r\n") != std::string::npos) {
+    return MakeError("usage.invalid", "the token file must hold one token of at least 16 characters");
+  }
+  return token;
+}
+
+void Say(const std::string& line) { std::fprintf(stderr, "udon-mcp serve: %s\n", line.c_str()); }
+
+void SayOffer(const gateway::Offer& offer) {
+  for (const gateway::WithheldTool& withheld : offer.withheld) {
+    Say("not offering " + withheld.server + "/" + withheld.tool + ": " + withheld.why.code + ": " +
+        withheld.why.message);
+  }
+  Say("offering " + std::to_string(offer.offered.size()) + " reviewed tool(s) of manifest " +
+      offer.manifest_sha256 + " (" + std::to_string(offer.withheld.size()) + " withheld, " +
+      std::to_string(offer.unreviewed) + " without a review)");
+}
+
+// Signals are taken by one thread with sigwait, so every other thread (the gate's, the
+// transports') runs with them blocked; started servers get an empty mask back.
+sigset_t ServeSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int signal : {SIGHUP, SIGINT, SIGTERM, SIGUSR1}) sigaddset(&set, signal);
+  return set;
+}
+
+// Waits for signals: SIGHUP reloads; SIGINT, SIGTERM and SIGUSR1 (the transport ended) stop.
+void WaitForSignals(const sigset_t& set, gateway::Gateway& gateway) {
+  for (;;) {
+    int signal = 0;
+    if (sigwait(&set, &signal) != 0) continue;
+    if (signal != SIGHUP) return;
+    Say("SIGHUP: re-reading the pin and the manifest, starting over from step 1");
+    auto offer = gateway.Reload();
+    if (offer.ok()) {
+      SayOffer(*offer);
+    } else {
+      Say("reload refused (" + offer.error().code + "): " + offer.error().message + "; offering nothing");
+    }
+  }
+}
+
+mcp::ServerOptions GatewayServerOptions() {
+  mcp::ServerOptions options;
+  options.server_info = {{"name", "udon-mcp-serve"}, {"version", mcp::ClientVersion()}};
+  options.page_size = kPageSize;
+  options.logging = false;  // the tools capability and nothing else
+  return options;
+}
+
+int Serve(const ServeOptions& o) {
+  const sigset_t signals = ServeSignals();
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  const bool json = false;  // stdout may be the MCP channel: errors go to stderr
+  if (o.transport != "stdio" && o.transport != "http") {
+    return ReportError(MakeError("usage.invalid", "--transport must be stdio or http"), json);
+  }
+  if (o.sha256.empty() == o.pin_file.empty()) {
+    return ReportError(MakeError("usage.invalid", "give the pin with exactly one of --sha256 and --pin-file"), json);
+  }
+  auto listen = ParseListen(o.listen);
+  if (!listen.ok()) return ReportError(listen.error(), json);
+  std::string token;
+  if (!o.token_file.empty()) {
+    auto read = ReadToken(o.token_file);
+    if (!read.ok()) return ReportError(read.error(), json);
+    token = std::move(read).value();
+  }
+  if (o.transport == "http" && !IsLoopbackHost(listen->host) && token.empty()) {
+    return ReportError(MakeError("usage.invalid", "a --listen address beyond loopback requires --token-file"), json);
+  }
+  auto prepared = PrepareGate(o.common, "serve", false);
+  if (!prepared.ok()) return ReportError(prepared.error(), json);
+
+  mcp::Server server(GatewayServerOptions());
+  gateway::GatewayOptions options{o.manifest, o.sha256, o.pin_file, o.servers};
+  gateway::Gateway gateway(server, (*prepared)->env, options);
+  auto offer = gateway.Start();
+  if (!offer.ok()) return ReportError(offer.error(), json, GatedExitCodeFor(offer.error()));
+  SayOffer(*offer);
+
+  const pthread_t main_thread = pthread_self();
+  auto wake_main = [main_thread] { pthread_kill(main_thread, SIGUSR1); };
+  if (o.transport == "stdio") {
+    int stop[2];
+    if (pipe(stop) != 0) return ReportError(MakeError("io.unreadable", "cannot create a pipe"), json, kExitInternal);
+    mcp::StdioServerOptions stdio;
+    stdio.stop_fd = stop[0];
+    std::thread transport([&server, stdio, wake_main] {
+      mcp::RunStdioServer(server, stdio);
+      wake_main();
+    });
+    WaitForSignals(signals, gateway);
+    // A signal (not the end of input) ended the wait: the transport stops reading, lets
+    // open listen streams close and waits for the calls in flight.
+    (void)!write(stop[1], "x", 1);
+    transport.join();
+    close(stop[0]);
+    close(stop[1]);
+    return kExitOk;
+  }
+  mcp::HttpServerOptions http;
+  http.host = listen->host;
+  http.port = listen->port;
+  mcp::HttpServer http_server(server, http);
+  auto port = http_server.Bind();
+  if (!port.ok()) return ReportError(port.error(), json);
+  Say("listening on http://" + (listen->host.find(':') != std::string::npos ? "[" + listen->host + "]" : listen->host) +
+      ":" + std::to_string(*port) + http.path);
+  std::thread transport([&http_server, wake_main] {
+    http_server.Serve();
+    wake_main();
+  });
+  WaitForSignals(signals, gateway);
+  server.CloseSubscriptions();
+  http_server.Stop();
+  transport.join();
+  return kExitOk;
+}
+
+}  // namespace
+
+void RegisterServeCommand(CLI::App& app) {
+  auto o = std::make_shared<ServeOptions>();
+  CLI::App* command = app.add_subcommand(
+      "serve", "Offer a pinned manifest's reviewed tools as an MCP server; the whole gate runs before every call");
+  command->add_option("--manifest", o->manifest, "Reviewed manifest")->required();
+  command->add_option("--sha256", o->sha256, "The pinned manifestSha256");
+  command->add_option("--pin-file", o->pin_file, "File holding the pinned manifestSha256 (re-read on SIGHUP)");
+  command->add_option("--server", o->servers, "Serve this server of the manifest (repeatable; default: all)");
+  command->add_option("--transport", o->transport, "stdio (default) or http");
+  command->add_option("--listen", o->listen, "HTTP: HOST:PORT to bind (default 127.0.0.1:0, any free port)");
+  command->add_option("--token-file", o->token_file,
+                      "HTTP: require this bearer token (required beyond loopback)");
+  AddCommonOptions(command, o->common);
+  SetAction(command, &o->common.json, [o] { return Serve(*o); });
+}
+
+}  // namespace udon::cli

@@ -1,0 +1,293 @@
+#include "gateway/gateway.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <iterator>
+#include <utility>
+
+#include "json/file.h"
+#include "json/sha256.h"
+#include "manifest/binding.h"
+#include "manifest/manifest.h"
+
+namespace udon::gateway {
+namespace {
+
+constexpr std::size_t kMaxPinFileBytes = 4096;
+
+// Offered tools may be called by any number of clients at once; each needs a connection of
+// its own while its call runs, and this many stay open between calls per upstream server.
+constexpr std::size_t kIdleConnectionsPerServer = 8;
+
+// Refusals that prove the reviewed Tool no longer matches the live one: the tool is
+// withdrawn. (Others, such as invalid arguments or a busy lock, say nothing of the tool.)
+bool WithdrawsTool(const std::string& code) {
+  return code == "catalog.tool_drift" || code == "catalog.tool_missing" || code == "catalog.tool_duplicate" ||
+         code == "catalog.task_required";
+}
+
+// Refusals that prove the server no longer is the reviewed one, or that its catalog changed
+// (or can no longer be watched): every tool of that server is withdrawn.
+bool WithdrawsServer(const gate::GateResult& result) {
+  const std::string& code = result.error->code;
+  if (code == "server.server_info_mismatch" || code == "server.protocol_version_mismatch" ||
+      code == "manifest.invalidated" || code == "binding.invalidated") {
+    return true;
+  }
+  return result.error->details.value("reason", json::Value()) == "subscription_lost" ||
+         result.evidence.invalidation.has_value();
+}
+
+Result<std::string> ReadPin(const GatewayOptions& options) {
+  std::string pin = options.pin;
+  if (!options.pin_file.empty()) {
+    auto text = json::ReadFile(options.pin_file, kMaxPinFileBytes);
+    if (!text.ok()) {
+      Error error = MakeError("io.unreadable", "the pin file cannot be read");
+      error.details["cause"] = text.error().code;
+      return error;
+    }
+    const std::string& bytes = *text;
+    const auto begin = bytes.find_first_not_of(" \t\r\n");
+    const auto end = bytes.find_first_of(" \t\r\n", begin == std::string::npos ? bytes.size() : begin);
+    pin = begin == std::string::npos ? std::string() : bytes.substr(begin, end - begin);
+  }
+  if (!json::IsSha256Hex(pin)) {
+    return MakeError("usage.invalid", "the pin must be a manifestSha256: 64 lowercase hex digits");
+  }
+  return pin;
+}
+
+// The upstream result as this gateway's own: the members an era gives every result
+// (resultType, the reserved io.modelcontextprotocol/ _meta keys such as the upstream's
+// serverInfo) are the upstream connection's, not the host's; the gateway's server adds its
+// own for a modern host.
+json::Value AsOwnResult(json::Value result) {
+  result.erase("resultType");
+  auto meta = result.find("_meta");
+  if (meta != result.end() && meta->is_object()) {
+    for (auto it = meta->begin(); it != meta->end();) {
+      it = it.key().rfind("io.modelcontextprotocol/", 0) == 0 ? meta->erase(it) : std::next(it);
+    }
+    if (meta->empty()) result.erase("_meta");
+  }
+  return result;
+}
+
+std::string DriftPointers(const json::Value& drift) {
+  std::string pointers;
+  if (!drift.is_array()) return pointers;
+  for (const json::Value& entry : drift) {
+    if (!entry.is_object() || !entry.contains("pointer") || !entry["pointer"].is_string()) continue;
+    const std::string pointer = entry["pointer"].get<std::string>();
+    pointers += (pointers.empty() ? "" : ", ") + (pointer.empty() ? std::string("(the whole Tool)") : pointer);
+  }
+  return pointers;
+}
+
+}  // namespace
+
+std::string OfferedName(const std::string& server, const std::string& tool, bool qualified) {
+  return qualified ? server + "__" + tool : tool;
+}
+
+json::Value RefusalResult(const Error& error, int exit, const json::Value& drift) {
+  std::string text;
+  if (exit == 5) {
+    text = "udon-mcp: the call's outcome is unknown (" + error.code + "): " + error.message +
+           ". It was not retried; check the tool's effects before calling again.";
+  } else if (exit == 4) {
+    text = "udon-mcp: the call failed after dispatch (" + error.code + "): " + error.message + ".";
+  } else {
+    text = "udon-mcp refused the call before dispatch (" + error.code + "): " + error.message +
+           ". The upstream tool was not called.";
+  }
+  const std::string pointers = DriftPointers(drift);
+  if (!pointers.empty()) text += " Differing pointers: " + pointers + ".";
+  if (!error.pointer.empty()) text += " At: " + error.pointer + ".";
+  return {{"content", json::Value::array({{{"type", "text"}, {"text", text}}})},
+          {"isError", true},
+          {"_meta", {{"code", error.code}, {"exit", exit}}}};
+}
+
+// What the gate's invalidation hook reaches: it may run on an upstream connection's reader
+// thread, and for a moment after the gateway is gone.
+struct Gateway::Shared {
+  std::mutex mutex;
+  mcp::Server* server = nullptr;  // null once the gateway is gone
+  std::vector<OfferedTool> offered;
+  std::map<std::string, std::string> withdrawn;  // offered name -> code
+
+  // Unlists the tools `select` picks that are still offered; then tells every client.
+  template <typename Select>
+  void Withdraw(Select select, const std::string& code) {
+    bool changed = false;
+    {
+      std::lock_guard lock(mutex);
+      if (server == nullptr) return;
+      for (const OfferedTool& tool : offered) {
+        if (!select(tool) || withdrawn.count(tool.name) != 0) continue;
+        withdrawn.emplace(tool.name, code);
+        server->UnlistTool(tool.name);
+        std::fprintf(stderr, "udon-mcp serve: withdrew %s/%s (%s); it returns only with a new manifest and pin\n",
+                     tool.server.c_str(), tool.tool.c_str(), code.c_str());
+        changed = true;
+      }
+      if (changed) server->BroadcastToolsListChanged();
+    }
+  }
+};
+
+Gateway::Gateway(mcp::Server& server, gate::GateEnvironment env, GatewayOptions options)
+    : server_(server), options_(std::move(options)), shared_(std::make_shared<Shared>()) {
+  shared_->server = &server_;
+  env.command = "serve";
+  env.reuse_connections = true;
+  env.max_idle_per_server = kIdleConnectionsPerServer;
+  env.on_invalidated = [shared = shared_](const std::string& server_key, const std::string&) {
+    shared->Withdraw([&](const OfferedTool& tool) { return tool.server == server_key; }, "manifest.invalidated");
+  };
+  gate_ = std::make_unique<gate::Gate>(std::move(env));
+}
+
+Gateway::~Gateway() {
+  {
+    std::lock_guard lock(shared_->mutex);
+    shared_->server = nullptr;
+  }
+  gate_.reset();
+}
+
+Result<Offer> Gateway::Start() { return Build(); }
+
+Result<Offer> Gateway::Reload() {
+  auto offer = Build();
+  if (!offer.ok()) {
+    std::lock_guard lock(shared_->mutex);
+    shared_->offered.clear();
+    shared_->withdrawn.clear();
+    server_.SetTools({});
+    server_.BroadcastToolsListChanged();
+  }
+  return offer;
+}
+
+std::map<std::string, std::string> Gateway::withdrawn() const {
+  std::lock_guard lock(shared_->mutex);
+  return shared_->withdrawn;
+}
+
+Result<Offer> Gateway::Build() {
+  UDON_ASSIGN_OR_RETURN(std::string pin, ReadPin(options_));
+  manifest::ManifestCache cache;
+  UDON_ASSIGN_OR_RETURN(std::shared_ptr<const manifest::Manifest> manifest, cache.Reread(options_.manifest_path));
+  UDON_RETURN_IF_ERROR(manifest::CheckPin(*manifest, {options_.manifest_path, pin, "", ""}));
+
+  std::vector<std::string> servers = options_.servers.empty() ? manifest->server_keys() : options_.servers;
+  for (const std::string& key : servers) {
+    if (!manifest->has_server(key)) {
+      Error error = MakeError("usage.invalid", "--server names a server the manifest does not have");
+      error.details["server"] = key;
+      return error;
+    }
+  }
+  const bool qualified = servers.size() > 1;
+  Offer offer;
+  offer.manifest_sha256 = manifest->sha256();
+  std::map<std::string, std::string> names;  // offered name -> "server/tool"
+  std::vector<std::pair<json::Value, mcp::ToolHandler>> tools;
+  for (const std::string& key : servers) {
+    for (const auto& [tool_name, count] : manifest->ToolNames(key)) {
+      (void)count;
+      const std::string name = OfferedName(key, tool_name, qualified);
+      auto [it, inserted] = names.emplace(name, key + "/" + tool_name);
+      if (!inserted) {
+        Error error = MakeError("serve.name_collision", "two reviewed tools would be offered under one name");
+        error.details["name"] = name;
+        return error;
+      }
+      if (manifest->review(key, tool_name) == nullptr) {
+        ++offer.unreviewed;
+        continue;
+      }
+      gate::GateResult checked = gate_->CheckStatic({options_.manifest_path, pin, key, tool_name});
+      if (!checked.ok()) {
+        offer.withheld.push_back({key, tool_name, *checked.error});
+        continue;
+      }
+      OfferedTool offered{key, tool_name, name};
+      json::Value listed = *manifest->FindTool(key, tool_name).front().tool;
+      listed["name"] = name;
+      tools.emplace_back(std::move(listed), [this, offered, pin](const json::Value& arguments, mcp::ToolContext& context) {
+        return Call(offered, pin, arguments, context);
+      });
+      offer.offered.push_back(std::move(offered));
+    }
+  }
+  {
+    std::lock_guard lock(shared_->mutex);
+    shared_->offered = offer.offered;
+    shared_->withdrawn.clear();
+    server_.SetTools(std::move(tools));
+  }
+  server_.BroadcastToolsListChanged();
+  return offer;
+}
+
+mcp::ToolOutcome Gateway::Call(const OfferedTool& tool, const std::string& pin, const json::Value& arguments,
+                               mcp::ToolContext& context) {
+  {
+    std::lock_guard lock(shared_->mutex);
+    auto it = shared_->withdrawn.find(tool.name);
+    if (it != shared_->withdrawn.end()) {
+      Error error = MakeError("serve.tool_withdrawn",
+                              "the gateway withdrew this tool after its binding was invalidated; it returns only "
+                              "with a new manifest and pin");
+      error.details["cause"] = it->second;
+      return {RefusalResult(error, 3, nullptr), std::nullopt};
+    }
+  }
+  // Progress is relayed while the handler runs; the relay may be reached for a moment
+  // after, so it holds the context only while `open`.
+  struct Relay {
+    std::mutex mutex;
+    mcp::ToolContext* context = nullptr;
+  };
+  auto relay = std::make_shared<Relay>();
+  relay->context = &context;
+  gate::CallOptions options;
+  options.keep_result = true;
+  options.client = context.client_label();
+  options.on_progress = [relay](const json::Value& params) {
+    if (!params.contains("progress") || !params["progress"].is_number()) return;
+    std::optional<double> total;
+    if (params.contains("total") && params["total"].is_number()) total = params["total"].get<double>();
+    const std::string message = params.value("message", json::Value("")).is_string()
+                                    ? params.value("message", std::string())
+                                    : std::string();
+    std::lock_guard lock(relay->mutex);
+    if (relay->context != nullptr) relay->context->Progress(params["progress"].get<double>(), total, message);
+  };
+  gate::GateResult result = gate_->Call({options_.manifest_path, pin, tool.server, tool.tool}, arguments, options);
+  {
+    std::lock_guard lock(relay->mutex);
+    relay->context = nullptr;
+  }
+  AfterCall(tool, result);
+  if (result.ok() || (result.error->code == "call.tool_error" && result.forwarded.is_object())) {
+    return {AsOwnResult(std::move(result.forwarded)), std::nullopt};
+  }
+  return {RefusalResult(*result.error, result.evidence.exit.value_or(1), result.evidence.drift), std::nullopt};
+}
+
+void Gateway::AfterCall(const OfferedTool& tool, const gate::GateResult& result) {
+  if (result.ok()) return;
+  const std::string& code = result.error->code;
+  if (WithdrawsTool(code)) {
+    shared_->Withdraw([&](const OfferedTool& offered) { return offered.name == tool.name; }, code);
+  } else if (WithdrawsServer(result)) {
+    shared_->Withdraw([&](const OfferedTool& offered) { return offered.server == tool.server; }, code);
+  }
+}
+
+}  // namespace udon::gateway
