@@ -1,0 +1,102 @@
+#include "serve_fixture.h"
+
+#include <chrono>
+#include <fstream>
+#include <regex>
+#include <thread>
+
+#include "json/json.h"
+
+namespace udon::testing {
+namespace {
+
+ProcessResult Udon(std::vector<std::string> args) {
+  args.insert(args.begin(), UdonMcpBinary());
+  return RunProcess(args);
+}
+
+}  // namespace
+
+ReviewedDemo::ReviewedDemo(const TempDir& dir, std::vector<std::string> demo_args, std::string url) : dir_(dir) {
+  manifest = dir.File("tools.json");
+  config = dir.File("mcp.json");
+  state_dir = dir.File("state");
+  evidence = dir.File("evidence.jsonl");
+  nlohmann::json entry;
+  if (url.empty()) {
+    entry = {{"command", DemoServerBinary()}, {"args", demo_args}};
+  } else {
+    entry = {{"url", url}};
+  }
+  dir.Write("mcp.json", nlohmann::json{{"mcpServers", {{"demo", entry}}}}.dump(2));
+  sha256 = Recapture();
+}
+
+std::string ReviewedDemo::Recapture() {
+  ProcessResult capture = Udon({"capture", "--server", "demo", "--config", config, "-o", manifest});
+  if (capture.exit_code != 0) {
+    failure = "capture: " + capture.err;
+    return {};
+  }
+  auto document = json::Parse(dir_.Read("tools.json"));
+  if (!document.ok()) {
+    failure = "the captured manifest does not parse";
+    return {};
+  }
+  for (const auto& page : (*document)["servers"]["demo"]["toolPages"]) {
+    for (const auto& tool : page["tools"]) {
+      std::vector<std::string> args = {"review", manifest, "--server", "demo", "--tool", tool["name"],
+                                       "--reviewer", "tester@example.test", "--headless", "--independent-calls",
+                                       "--model-backed", "false", "--no-side-effects", "--concurrency", "safe",
+                                       "--reference-based-io"};
+      if (tool["inputSchema"].contains("properties")) {
+        for (const auto& [name, schema] : tool["inputSchema"]["properties"].items()) {
+          (void)schema;
+          args.push_back("--channel");
+          args.push_back("/" + name + "=data");
+        }
+      }
+      ProcessResult review = Udon(args);
+      // A tool that cannot be reviewed (task support required) stays unreviewed.
+      if (review.exit_code != 0 && review.exit_code != 3) {
+        failure = "review " + tool["name"].get<std::string>() + ": " + review.err;
+        return {};
+      }
+    }
+  }
+  ProcessResult digest = Udon({"digest", manifest});
+  if (digest.exit_code != 0 || digest.out.size() < 64) {
+    failure = "digest: " + digest.err;
+    return {};
+  }
+  return digest.out.substr(0, 64);
+}
+
+std::vector<std::string> ReviewedDemo::ServeArgv(const std::vector<std::string>& extra) const {
+  std::vector<std::string> argv = {UdonMcpBinary(), "serve",       "--manifest", manifest,  "--sha256",
+                                   sha256,          "--config",    config,       "--state-dir", state_dir,
+                                   "--evidence",    evidence};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  return argv;
+}
+
+HttpGateway::HttpGateway(const ReviewedDemo& demo, const std::vector<std::string>& extra) {
+  std::vector<std::string> args = {"--transport", "http", "--listen", "127.0.0.1:0"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  process_ = std::make_unique<BackgroundProcess>(demo.ServeArgv(args));
+  static const std::regex listening(R"re(listening on http://127\.0\.0\.1:(\d+)/mcp)re");
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < deadline && process_->running()) {
+    std::smatch match;
+    const std::string output = process_->Output();
+    if (std::regex_search(output, match, listening)) {
+      port_ = std::stoi(match[1]);
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+std::string HttpGateway::url() const { return "http://localhost:" + std::to_string(port_) + "/mcp"; }
+
+}  // namespace udon::testing
