@@ -35,6 +35,7 @@ class LineClient {
   // Waits for exit: exit code, or 128 + signal.
   int Wait();
   std::string Stderr() const;
+  pid_t pid() const { return pid_; }  // to signal it (SIGHUP); -1 once waited for
 
  private:
   pid_t pid_ = -1;

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -64,6 +66,118 @@ TEST(ServeTest, AStdioHostListsTheReviewedToolsAndCallsThroughTheGate) {
   EXPECT_EQ((*record)["code"], "ok");
   EXPECT_EQ((*record)["tool"], "convert_units");
   EXPECT_EQ((*record)["client"].get<std::string>().rfind("session-", 0), 0u) << record->dump();
+}
+
+// The demo server over HTTP on a fixed port, so it can be restarted in place.
+class UpstreamOnPort {
+ public:
+  UpstreamOnPort(int port, const std::string& log, std::vector<std::string> extra = {}) {
+    std::vector<std::string> argv = {DemoServerBinary(), "--transport", "http", "--port", std::to_string(port),
+                                     "--log-requests", log};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    process_ = std::make_unique<BackgroundProcess>(argv);
+    ready_ = WaitForPort(port);
+  }
+  bool ready() const { return ready_; }
+  void Stop() { process_->Stop(); }
+
+ private:
+  std::unique_ptr<BackgroundProcess> process_;
+  bool ready_ = false;
+};
+
+Json RenderTurntable(int id) {
+  return Request(id, "tools/call",
+                 {{"name", "render_turntable"},
+                  {"arguments", {{"source", "blender://assets/teapot"}, {"angles", 3}, {"resolution", 1024}}}});
+}
+
+bool Saw(const std::vector<Json>& seen, const std::string& method) {
+  return std::any_of(seen.begin(), seen.end(), [&](const Json& m) { return m.value("method", "") == method; });
+}
+
+// Reads until `method` arrives (or the output ends or stalls).
+bool AwaitNotification(LineClient& client, const std::string& method) {
+  for (;;) {
+    auto line = client.ReadLine();
+    if (!line) return false;
+    auto message = json::Parse(*line);
+    if (message.ok() && message->value("method", "") == method) return true;
+  }
+}
+
+TEST(ServeTest, DriftMidSessionIsRefusedWithdrawnAndAnnouncedUntilSighupBringsANewPin) {
+  TempDir dir;
+  const int port = FreeLoopbackPort();
+  auto upstream = std::make_unique<UpstreamOnPort>(port, dir.File("before.log"));
+  ASSERT_TRUE(upstream->ready());
+  ReviewedDemo demo(dir, {}, "http://127.0.0.1:" + std::to_string(port) + "/mcp");
+  ASSERT_TRUE(demo.ok()) << demo.failure;
+  dir.Write("pin", demo.sha256 + "\n");
+  std::vector<std::string> argv = demo.ServeArgv();
+  auto sha = std::find(argv.begin(), argv.end(), "--sha256");
+  *sha = "--pin-file";
+  *(sha + 1) = dir.File("pin");
+  LineClient client(argv);
+  client.Send(InitializeRequest(1));
+  ASSERT_TRUE(client.ReadResponse(1)) << client.Stderr();
+  client.Send(Notification("notifications/initialized"));
+  client.Send(RenderTurntable(2));
+  auto first = client.ReadResponse(2);
+  ASSERT_TRUE(first);
+  ASSERT_FALSE((*first)["result"].value("isError", false)) << first->dump();
+
+  // The upstream comes back with an edited description.
+  upstream->Stop();
+  upstream = std::make_unique<UpstreamOnPort>(port, dir.File("after.log"),
+                                              std::vector<std::string>{"--fault", "description=render_turntable"});
+  ASSERT_TRUE(upstream->ready());
+  std::vector<Json> seen;
+  client.Send(RenderTurntable(3));
+  auto refused = client.ReadResponse(3, &seen);
+  ASSERT_TRUE(refused);
+  EXPECT_TRUE((*refused)["result"]["isError"].get<bool>());
+  EXPECT_EQ((*refused)["result"]["_meta"]["code"], "catalog.tool_drift") << refused->dump();
+  EXPECT_EQ((*refused)["result"]["_meta"]["exit"], 3);
+  EXPECT_NE((*refused)["result"]["content"][0]["text"].get<std::string>().find("/description"), std::string::npos);
+  EXPECT_TRUE(Saw(seen, "notifications/tools/list_changed")) << "the host hears of the withdrawal";
+  client.Send(Request(4, "tools/list"));
+  auto listed = client.ReadResponse(4);
+  ASSERT_TRUE(listed);
+  auto names = ToolNames(*listed);
+  EXPECT_EQ(std::find(names.begin(), names.end(), "render_turntable"), names.end());
+  EXPECT_NE(std::find(names.begin(), names.end(), "convert_units"), names.end()) << "other tools stay";
+  EXPECT_EQ(dir.Read("after.log").find("tools/call"), std::string::npos) << "the drifted tool was never called";
+
+  // Review the new capture, pin it, SIGHUP: the tool returns.
+  const std::string new_pin = demo.Recapture();
+  ASSERT_FALSE(new_pin.empty()) << demo.failure;
+  dir.Write("pin", new_pin + "\n");
+  ASSERT_EQ(kill(client.pid(), SIGHUP), 0);
+  ASSERT_TRUE(AwaitNotification(client, "notifications/tools/list_changed")) << client.Stderr();
+  client.Send(Request(5, "tools/list"));
+  listed = client.ReadResponse(5);
+  ASSERT_TRUE(listed);
+  names = ToolNames(*listed);
+  EXPECT_NE(std::find(names.begin(), names.end(), "render_turntable"), names.end());
+  client.Send(RenderTurntable(6));
+  auto again = client.ReadResponse(6);
+  ASSERT_TRUE(again);
+  EXPECT_FALSE((*again)["result"].value("isError", false)) << again->dump();
+  client.CloseInput();
+  EXPECT_EQ(client.Wait(), 0) << client.Stderr();
+}
+
+TEST(ServeTest, ADigestMismatchRefusesToStart) {
+  TempDir dir;
+  ReviewedDemo demo(dir);
+  ASSERT_TRUE(demo.ok()) << demo.failure;
+  std::vector<std::string> argv = demo.ServeArgv();
+  *(std::find(argv.begin(), argv.end(), "--sha256") + 1) = std::string(64, 'a');
+  ProcessResult run = RunProcess(argv);
+  EXPECT_EQ(run.exit_code, 3) << run.err;
+  EXPECT_NE(run.err.find("manifest.digest_mismatch"), std::string::npos) << run.err;
+  EXPECT_TRUE(run.out.empty()) << "nothing on the MCP channel";
 }
 
 }  // namespace
