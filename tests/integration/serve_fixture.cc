@@ -4,6 +4,7 @@
 #include <fstream>
 #include <regex>
 #include <thread>
+#include <utility>
 
 #include "json/json.h"
 
@@ -17,24 +18,41 @@ ProcessResult Udon(std::vector<std::string> args) {
 
 }  // namespace
 
-ReviewedDemo::ReviewedDemo(const TempDir& dir, std::vector<std::string> demo_args, std::string url) : dir_(dir) {
+namespace {
+
+nlohmann::json DemoEntry(const std::vector<std::string>& demo_args, const std::string& url) {
+  if (!url.empty()) return {{"url", url}};
+  return {{"command", DemoServerBinary()}, {"args", demo_args}};
+}
+
+}  // namespace
+
+ReviewedDemo::ReviewedDemo(const TempDir& dir, std::vector<std::string> demo_args, std::string url)
+    : ReviewedDemo(dir, nlohmann::json{{"demo", DemoEntry(demo_args, url)}}) {}
+
+ReviewedDemo::ReviewedDemo(const TempDir& dir, const nlohmann::json& servers, std::vector<std::string> capture_args)
+    : dir_(dir), capture_args_(std::move(capture_args)) {
   manifest = dir.File("tools.json");
   config = dir.File("mcp.json");
   state_dir = dir.File("state");
   evidence = dir.File("evidence.jsonl");
-  nlohmann::json entry;
-  if (url.empty()) {
-    entry = {{"command", DemoServerBinary()}, {"args", demo_args}};
-  } else {
-    entry = {{"url", url}};
+  for (const auto& [key, entry] : servers.items()) {
+    (void)entry;
+    servers_.push_back(key);
   }
-  dir.Write("mcp.json", nlohmann::json{{"mcpServers", {{"demo", entry}}}}.dump(2));
+  Reconfigure(servers);
   sha256 = Recapture();
+}
+
+void ReviewedDemo::Reconfigure(const nlohmann::json& servers) const {
+  dir_.Write("mcp.json", nlohmann::json{{"mcpServers", servers}}.dump(2));
 }
 
 std::string ReviewedDemo::Recapture() {
   // Again: keep the reviews of unchanged tools (the changed ones are reviewed below).
-  std::vector<std::string> capture_args = {"capture", "--server", "demo", "--config", config};
+  std::vector<std::string> capture_args = {"capture", "--config", config};
+  for (const std::string& key : servers_) capture_args.insert(capture_args.end(), {"--server", key});
+  capture_args.insert(capture_args.end(), capture_args_.begin(), capture_args_.end());
   capture_args.insert(capture_args.end(), {std::ifstream(manifest).good() ? "--update" : "-o", manifest});
   ProcessResult capture = Udon(capture_args);
   if (capture.exit_code != 0) {
@@ -46,24 +64,10 @@ std::string ReviewedDemo::Recapture() {
     failure = "the captured manifest does not parse";
     return {};
   }
-  for (const auto& page : (*document)["servers"]["demo"]["toolPages"]) {
-    for (const auto& tool : page["tools"]) {
-      std::vector<std::string> args = {"review", manifest, "--server", "demo", "--tool", tool["name"],
-                                       "--reviewer", "tester@example.test", "--headless", "--independent-calls",
-                                       "--model-backed", "false", "--no-side-effects", "--concurrency", "safe",
-                                       "--reference-based-io"};
-      if (tool["inputSchema"].contains("properties")) {
-        for (const auto& [name, schema] : tool["inputSchema"]["properties"].items()) {
-          (void)schema;
-          args.push_back("--channel");
-          args.push_back("/" + name + "=data");
-        }
-      }
-      ProcessResult review = Udon(args);
-      // A tool that cannot be reviewed (task support required) stays unreviewed.
-      if (review.exit_code != 0 && review.exit_code != 3) {
-        failure = "review " + tool["name"].get<std::string>() + ": " + review.err;
-        return {};
+  for (const std::string& key : servers_) {
+    for (const auto& page : (*document)["servers"][key]["toolPages"]) {
+      for (const auto& tool : page["tools"]) {
+        if (!Review(key, tool)) return {};
       }
     }
   }
@@ -73,6 +77,27 @@ std::string ReviewedDemo::Recapture() {
     return {};
   }
   return digest.out.substr(0, 64);
+}
+
+bool ReviewedDemo::Review(const std::string& server, const nlohmann::json& tool) {
+  std::vector<std::string> args = {"review", manifest, "--server", server, "--tool", tool["name"],
+                                   "--reviewer", "tester@example.test", "--headless", "--independent-calls",
+                                   "--model-backed", "false", "--no-side-effects", "--concurrency", "safe",
+                                   "--reference-based-io"};
+  if (tool["inputSchema"].contains("properties")) {
+    for (const auto& [name, schema] : tool["inputSchema"]["properties"].items()) {
+      (void)schema;
+      args.push_back("--channel");
+      args.push_back("/" + name + "=data");
+    }
+  }
+  ProcessResult review = Udon(args);
+  // A tool that cannot be reviewed (task support required) stays unreviewed.
+  if (review.exit_code != 0 && review.exit_code != 3) {
+    failure = "review " + tool["name"].get<std::string>() + ": " + review.err;
+    return false;
+  }
+  return true;
 }
 
 std::vector<std::string> ReviewedDemo::ServeArgv(const std::vector<std::string>& extra) const {

@@ -7,17 +7,24 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "test_support.h"
 
 namespace udon::testing {
 
-// Captures the upstream into dir/tools.json as server "demo", reviews every tool it can
+// Captures the upstream into dir/tools.json as server "demo" (or the given servers), reviews every tool it can
 // (headless, independent, not model-backed, no side effects, safe, reference-based, every
 // top-level argument a data channel) and pins the result.
 class ReviewedDemo {
  public:
   // `demo_args`: extra demo server arguments (stdio upstream). `url`: an HTTP upstream instead.
   ReviewedDemo(const TempDir& dir, std::vector<std::string> demo_args = {}, std::string url = {});
+  // Any servers: `servers` is the configuration's mcpServers object; all are captured.
+  // `capture_args`: more capture arguments (--protocol-version for servers of mixed eras).
+  ReviewedDemo(const TempDir& dir, const nlohmann::json& servers, std::vector<std::string> capture_args = {});
+  // Rewrites the configuration (the manifest and its pin stay as they are).
+  void Reconfigure(const nlohmann::json& servers) const;
   // Captures and reviews again (after the upstream changed) and returns the new pin.
   std::string Recapture();
 
@@ -33,7 +40,11 @@ class ReviewedDemo {
   std::vector<std::string> ServeArgv(const std::vector<std::string>& extra = {}) const;
 
  private:
+  bool Review(const std::string& server, const nlohmann::json& tool);
+
   const TempDir& dir_;
+  std::vector<std::string> servers_;
+  std::vector<std::string> capture_args_;
 };
 
 // udon-mcp serve --transport http on a free loopback port.

@@ -180,5 +180,77 @@ TEST(ServeTest, ADigestMismatchRefusesToStart) {
   EXPECT_TRUE(run.out.empty()) << "nothing on the MCP channel";
 }
 
+std::string HostilePeerBinary() { return BinaryDir() + "/tests/integration/udon-hostile-peer"; }
+
+Json HostileEntry(const std::string& mode, const std::string& during) {
+  return {{"command", HostilePeerBinary()}, {"args", {"--transport", "stdio", "--mode", mode, "--during", during}}};
+}
+
+// One gateway in front of a well-behaved demo server and a hostile peer: whatever the peer
+// does (at the byte level, during the gate's listing or during the call), the gateway
+// neither crashes nor wedges, the host sees a refusal or failure and no peer bytes (or,
+// where the peer's answer is eventually good, the result), and the other server's tools
+// keep working.
+struct Hostility {
+  const char* mode;
+  const char* during;  // "list": the gate's listing; "call": the tools/call
+  bool eventually_good;
+};
+
+class ServeHostileTest : public ::testing::TestWithParam<Hostility> {};
+
+TEST_P(ServeHostileTest, AHostileUpstreamNeverCrashesOrWedgesTheGatewayAndOtherToolsKeepWorking) {
+  const Hostility& hostility = GetParam();
+  TempDir dir;
+  dir.Write("policy.json", R"({"callTimeoutSeconds": 3})");
+  // The peer speaks 2025-11-25 only, so both are captured (and gated) at that version.
+  ReviewedDemo demo(dir, Json{{"demo", {{"command", DemoServerBinary()}}}, {"hostile", HostileEntry("good", "call")}},
+                    {"--protocol-version", "2025-11-25"});
+  ASSERT_TRUE(demo.ok()) << demo.failure;
+  demo.Reconfigure(Json{{"demo", {{"command", DemoServerBinary()}}},
+                        {"hostile", HostileEntry(hostility.mode, hostility.during)}});
+  LineClient client(demo.ServeArgv({"--policy", dir.File("policy.json")}));
+  client.Send(InitializeRequest(1));
+  ASSERT_TRUE(client.ReadResponse(1)) << client.Stderr();
+  client.Send(Request(2, "tools/call", {{"name", "hostile__echo"}, {"arguments", {{"text", "hello"}}}}));
+  auto hostile = client.ReadResponse(2);
+  ASSERT_TRUE(hostile) << "the gateway answered nothing: " << client.Stderr();
+  ASSERT_TRUE(hostile->contains("result")) << hostile->dump();
+  const Json& result = (*hostile)["result"];
+  if (hostility.eventually_good) {
+    EXPECT_FALSE(result.value("isError", false)) << hostile->dump();
+  } else {
+    EXPECT_TRUE(result.value("isError", false)) << hostile->dump();
+    const int exit = result["_meta"].value("exit", 0);
+    if (std::string(hostility.during) == "list") {
+      EXPECT_EQ(exit, 3) << hostile->dump();
+    } else {
+      EXPECT_TRUE(exit == 4 || exit == 5) << hostile->dump();
+    }
+    EXPECT_EQ(hostile->dump().find("HOSTILE-PAYLOAD"), std::string::npos) << "no peer bytes reach the host";
+  }
+  client.Send(Request(3, "tools/call", {{"name", "demo__convert_units"},
+                                        {"arguments", {{"value", 2}, {"from", "kg"}, {"to", "g"}}}}));
+  auto good = client.ReadResponse(3);
+  ASSERT_TRUE(good) << client.Stderr();
+  EXPECT_FALSE((*good)["result"].value("isError", false)) << good->dump();
+  client.CloseInput();
+  EXPECT_EQ(client.Wait(), 0) << client.Stderr();
+  EXPECT_TRUE(Descendants(getpid()).empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, ServeHostileTest,
+                         ::testing::Values(Hostility{"non-json", "list", false}, Hostility{"deep", "list", false},
+                                           Hostility{"duplicate-key", "list", false},
+                                           Hostility{"invalid-utf8", "list", false},
+                                           Hostility{"huge-line", "call", false},
+                                           Hostility{"exit-mid-frame", "call", false},
+                                           Hostility{"hang-up", "call", false}, Hostility{"wrong-id", "call", false},
+                                           Hostility{"flood", "call", true}, Hostility{"stderr-flood", "call", true}),
+                         [](const ::testing::TestParamInfo<Hostility>& param_info) {
+                           return TestIdentifier(std::string(param_info.param.mode) + "_during_" +
+                                                 param_info.param.during);
+                         });
+
 }  // namespace
 }  // namespace udon::testing
