@@ -4,10 +4,16 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "demo_http.h"
 #include "json/json.h"
 #include "line_client.h"
 #include "serve_fixture.h"
@@ -251,6 +257,74 @@ INSTANTIATE_TEST_SUITE_P(Modes, ServeHostileTest,
                            return TestIdentifier(std::string(param_info.param.mode) + "_during_" +
                                                  param_info.param.during);
                          });
+
+struct ProcessFootprint {
+  long fds = 0;
+  long threads = 0;
+  long rss_kb = 0;
+};
+
+ProcessFootprint FootprintOf(pid_t pid) {
+  ProcessFootprint footprint;
+  const std::string proc = "/proc/" + std::to_string(pid);
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(proc + "/fd")) ++footprint.fds;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(proc + "/task")) ++footprint.threads;
+  std::ifstream status(proc + "/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmRSS:", 0) == 0) footprint.rss_kb = std::stol(line.substr(6));
+  }
+  return footprint;
+}
+
+// 8 hosts at once, 500 calls each, over HTTP: every call answered, and the gateway's
+// descriptors, threads and resident memory flat between the first and the last round.
+TEST(ServeTest, EightClientsTimesFiveHundredCallsKeepDescriptorsThreadsAndMemoryFlat) {
+  constexpr int kClients = 8;
+  constexpr int kRounds = 5;
+  constexpr int kCallsPerRound = 100;
+  TempDir dir;
+  ReviewedDemo demo(dir);
+  ASSERT_TRUE(demo.ok()) << demo.failure;
+  HttpGateway gateway(demo);
+  ASSERT_GT(gateway.port(), 0) << gateway.process().Output();
+  std::vector<std::unique_ptr<RawHttpPeer>> peers;
+  for (int i = 0; i < kClients; ++i) {
+    peers.push_back(std::make_unique<RawHttpPeer>(gateway.port()));
+    ASSERT_TRUE(peers.back()->Initialize().contains("result"));
+  }
+  std::atomic<int> failures{0};
+  std::vector<ProcessFootprint> after_round;
+  for (int round = 0; round < kRounds; ++round) {
+    std::vector<std::thread> threads;
+    for (int c = 0; c < kClients; ++c) {
+      threads.emplace_back([&, c] {
+        for (int i = 0; i < kCallsPerRound; ++i) {
+          auto answer = peers[c]->Post(ConvertUnits(1000 + i));
+          const bool ok = answer.status == 200 && !answer.messages.empty() &&
+                          answer.messages.back().contains("result") &&
+                          !answer.messages.back()["result"].value("isError", false) &&
+                          answer.messages.back()["result"]["structuredContent"]["value"] == 2000.0;
+          if (!ok) ++failures;
+        }
+      });
+    }
+    for (auto& thread : threads) thread.join();
+    after_round.push_back(FootprintOf(gateway.process().pid()));
+  }
+  EXPECT_EQ(failures.load(), 0);
+  const ProcessFootprint& first = after_round.front();
+  const ProcessFootprint& last = after_round.back();
+  EXPECT_LE(last.fds, first.fds + 2) << "descriptors grew from " << first.fds << " to " << last.fds;
+  EXPECT_LE(last.threads, first.threads + 2) << "threads grew from " << first.threads << " to " << last.threads;
+  EXPECT_LE(last.rss_kb, first.rss_kb + 8 * 1024) << "RSS grew from " << first.rss_kb << " to " << last.rss_kb << " KiB";
+  std::printf("serve footprint after rounds of %d calls: fds %ld -> %ld, threads %ld -> %ld, RSS %ld -> %ld KiB\n",
+              kClients * kCallsPerRound, first.fds, last.fds, first.threads, last.threads, first.rss_kb, last.rss_kb);
+  // One record per call.
+  std::ifstream evidence(demo.evidence);
+  int records = 0;
+  for (std::string line; std::getline(evidence, line);) ++records;
+  EXPECT_EQ(records, kClients * kRounds * kCallsPerRound);
+}
 
 }  // namespace
 }  // namespace udon::testing
