@@ -19,6 +19,7 @@ void RegisterEvidenceCommand(CLI::App& app);
 void RegisterValidateCommand(CLI::App& app);
 void RegisterRunCommand(CLI::App& app);
 void RegisterAnalyzeCommand(CLI::App& app);
+void RegisterWorkbenchCommand(CLI::App& app);
 
 void RegisterDemoCommand(CLI::App& app);
 

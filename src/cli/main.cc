@@ -40,6 +40,7 @@ int main(int argc, char** argv) {
   udon::cli::RegisterValidateCommand(app);
   udon::cli::RegisterRunCommand(app);
   udon::cli::RegisterAnalyzeCommand(app);
+  udon::cli::RegisterWorkbenchCommand(app);
   udon::cli::RegisterDemoCommand(app);
 
   return udon::cli::RunApp(app, argc, argv);
