@@ -18,7 +18,7 @@ function el(tag, attrs, ...children) {
     else if (name === 'onsubmit') node.addEventListener('submit', value);
     else node.setAttribute(name, value === true ? '' : value);
   }
-  for (const child of children.flat()) {
+  for (const child of children.flat(Infinity)) {
     if (child !== null && child !== undefined) node.append(child);
   }
   return node;
@@ -63,7 +63,7 @@ function failure(error) {
 }
 
 function facts(rows) {
-  return el('dl', { class: 'facts' }, rows.map(([name, value]) => [el('dt', { text: name }), el('dd', {}, value)]));
+  return el('dl', { class: 'facts' }, rows.flatMap(([name, value]) => [el('dt', { text: name }), el('dd', {}, value)]));
 }
 
 // ---- Overview ------------------------------------------------------------------------
@@ -110,7 +110,7 @@ function renderOverview(o) {
       el('td', { class: 'status-' + t.status, text: t.status }),
       el('td', { text: t.hidden ? t.hidden + ' hidden' : '' })));
     nodes.push(el('table', {},
-      el('caption', { class: 'visually-plain', text: tools.length + ' of ' + server.tools.length + ' tools' }),
+      el('caption', { text: tools.length + ' of ' + server.tools.length + ' tools' }),
       el('thead', {}, el('tr', {}, ['tool', 'title', 'status', 'hidden characters'].map((h) => el('th', { scope: 'col', text: h })))),
       el('tbody', {}, rows)));
   }
@@ -293,8 +293,9 @@ function differencesTable(list) {
     el('tbody', {}, list.map((d) => el('tr', {},
       el('td', {}, el('code', {}, shown(d.pointer))),
       el('td', { text: d.change }),
-      d.words ? el('td', { colspan: 2 }, words(d.words)) : el('td', {}, valueCell(d.old)),
-      d.words ? null : el('td', {}, valueCell(d.new))))));
+      // A changed text side by side: the old with its removed words, the new with its added.
+      el('td', {}, d.words ? words(d.words.filter((op) => op.op !== '+')) : valueCell(d.old)),
+      el('td', {}, d.words ? words(d.words.filter((op) => op.op !== '-')) : valueCell(d.new))))));
 }
 
 async function renderDrift() {
