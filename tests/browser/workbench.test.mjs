@@ -78,6 +78,29 @@ fs.writeFileSync(path.join(work, 'notes.tools.json'), JSON.stringify(manifest(hi
 fs.copyFileSync(path.join(work, 'notes.tools.json'), path.join(work, 'original.tools.json'));
 const manifestPath = path.join(work, 'notes.tools.json');
 
+// Evidence of 60 gated calls over two hours: step timings five decades apart, refusals,
+// drift on two tools, one tool answering differently to identical calls.
+function evidenceLines() {
+  const steps = { digest: 0.012, static: 0.05, connect: 38, list: 2.9, compare: 0.21, arguments: 0.034, dispatch: 240 };
+  const start = Date.parse('2026-08-30T10:00:00Z');
+  const lines = [];
+  for (let i = 0; i < 60; i++) {
+    const tool = ['summarize', 'analyze_text', 'render'][i % 3];
+    const drift = i % 11 === 5;
+    const record = {
+      time: new Date(start + i * 120000).toISOString(), command: 'call', server: 'demo', tool,
+      code: drift ? 'catalog.tool_drift' : i % 17 === 3 ? 'call.indeterminate' : 'ok',
+      exit: drift ? 3 : i % 17 === 3 ? 5 : 0, digestKeyId: 'k1',
+      steps: Object.entries(steps).map(([step, ms]) => ({ step, ms: ms * (1 + (i % 10) / 4) })),
+      argumentsHmacSha256: 'a'.repeat(64),
+      resultHmacSha256: (tool === 'summarize' ? String(i % 4) : '7').repeat(64),
+    };
+    if (drift) record.drift = [{ pointer: '/description', change: 'changed', area: i % 2 ? 'description' : 'inputSchema' }];
+    lines.push(JSON.stringify(record));
+  }
+  return lines.join('\n') + '\n';
+}
+
 // The workbench prints {"ok":true,"url":...,"port":...} once it listens.
 const server = spawn(binary, ['workbench', 'notes.tools.json', '--against', 'old.tools.json', '--json'],
   { cwd: work, stdio: ['ignore', 'pipe', 'inherit'] });
@@ -220,6 +243,28 @@ try {
     try { await fetch(target + 'api/overview'); return 'read'; } catch { return 'blocked'; }
   }, url);
   assert.equal(crossOrigin, 'blocked');
+
+  // The evidence report: one file, opened from disk; every step's p50 bar has a width.
+  fs.writeFileSync(path.join(work, 'evidence.jsonl'), evidenceLines());
+  udon('evidence', 'summarize', 'evidence.jsonl', '--html', '-o', 'report.html');
+  const reportUrl = 'file://' + path.join(work, 'report.html');
+  const report = await browser.newPage();
+  await report.setViewport({ width: 900, height: 900 });
+  const reportRequests = [];
+  report.on('request', (request) => reportRequests.push(request.url()));
+  await report.goto(reportUrl, { waitUntil: 'load' });
+  const bars = await report.$$eval('rect.bar-p50', (nodes) =>
+    nodes.map((n) => ({ step: n.dataset.label, width: n.getBoundingClientRect().width })));
+  assert.deepEqual(bars.map((b) => b.step), ['digest', 'static', 'connect', 'list', 'compare', 'arguments', 'dispatch']);
+  for (const bar of bars) assert.ok(bar.width >= 10, `the ${bar.step} bar is ${bar.width}px wide`);
+  const p90 = await report.$$eval('rect.bar-p90', (nodes) => nodes.map((n) => n.getBoundingClientRect().width));
+  assert.ok(p90.every((w) => w > 0), 'a p90 bar is invisible');
+  assert.ok((await report.$$('rect.segment')).length > 0, 'no outcomes over time');
+  assert.deepEqual(await report.$$eval('svg > title', (n) => n.map((t) => t.textContent)),
+    ['Gate-step latency', 'Outcomes by code over time (UTC)', 'Drift incidents by kind', 'Drift incidents by tool',
+      'Distinct results per call, by tool']);
+  await report.screenshot({ path: path.join(shots, 'evidence-report.png'), fullPage: true });
+  assert.deepEqual(reportRequests, [reportUrl], 'the report loaded something besides itself');
 
   assert.deepEqual(consoleErrors, []);
   assert.deepEqual(refusedLoads.filter((r) => r !== '/favicon.ico 403'), ['/TOKEN/api/review 422']);
