@@ -40,7 +40,7 @@ try {
   unavailable('puppeteer-core (scripts/peers.sh installs the test peers)');
 }
 
-const udon = (...args) => execFileSync(binary, args, { cwd: work, encoding: 'utf8' });
+const udon = (...args) => execFileSync(binary, args, { cwd: work, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 const instant = (offsetSeconds) => new Date(Math.floor(Date.now() / 1000 + offsetSeconds) * 1000)
   .toISOString().replace('.000Z', 'Z');
 
@@ -152,6 +152,10 @@ try {
   assert.match(overview, /2 \(0 reviewed, 2 unreviewed, 0 expired\)/);
   assert.match(overview, /read_notes/);
   await page.screenshot({ path: path.join(shots, 'workbench-overview.png') });
+  await page.setViewport({ width: 550, height: 900, deviceScaleFactor: 2 });
+  assert.equal(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth), 0,
+    'the overview scrolls sideways at 200%');
+  await page.setViewport({ width: 1100, height: 900 });
   await page.select('#filter', 'reviewed');
   assert.equal(await page.$$eval('tbody tr', (rows) => rows.length), 0);
 
@@ -171,6 +175,13 @@ try {
   const channelLabels = await page.$$eval('select[data-pointer]', (nodes) => nodes.map((n) => n.labels[0].textContent));
   assert.deepEqual(channelLabels, ['/options', '/options/limit', '/path']);
   await page.screenshot({ path: path.join(shots, 'workbench-tool.png'), fullPage: true });
+
+  // 200% zoom: half the CSS width at twice the pixel density; nothing may need a
+  // horizontal scroll bar.
+  await page.setViewport({ width: 550, height: 900, deviceScaleFactor: 2 });
+  const overflow = () => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  assert.equal(await overflow(), 0, 'the tool page scrolls sideways at 200%');
+  await page.setViewport({ width: 1100, height: 900 });
 
   // A review without `headless`: the field error, and the file unchanged.
   const before = fs.readFileSync(manifestPath);
