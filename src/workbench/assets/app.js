@@ -204,8 +204,8 @@ function reviewFromForm() {
   if (value('f-concurrency')) assertions.concurrency = value('f-concurrency');
   if (value('f-serializeScope')) assertions.serializeScope = value('f-serializeScope');
   const inputChannels = {};
-  for (const select of document.querySelectorAll('select[data-pointer]')) {
-    if (select.value) inputChannels[select.dataset.pointer] = select.value;
+  for (const control of document.querySelectorAll('select[data-pointer]')) {
+    if (control.value) inputChannels[control.dataset.pointer] = control.value;
   }
   const review = { reviewer: value('f-reviewer'), assertions, inputChannels };
   if (value('f-notes')) review.notes = value('f-notes');
@@ -221,8 +221,8 @@ function fieldFor(pointer) {
   const assertion = /^\/assertions\/([A-Za-z]+)/.exec(pointer);
   if (assertion && document.getElementById('f-' + assertion[1])) return 'f-' + assertion[1];
   if (pointer.startsWith('/inputChannels')) {
-    for (const select of document.querySelectorAll('select[data-pointer]')) {
-      if (pointer === '/inputChannels/' + escapeToken(select.dataset.pointer)) return select.id;
+    for (const control of document.querySelectorAll('select[data-pointer]')) {
+      if (pointer === '/inputChannels/' + escapeToken(control.dataset.pointer)) return control.id;
     }
     return 'f-channels';
   }
