@@ -82,6 +82,8 @@ endfunction()
 # layer must not, so that one wrong DEPS line cannot undo the seams (docs/architecture.md):
 # - only cli and the gateway (`serve`) reach mcp_server, and only cli reaches the gateway:
 #   the server framework is for front ends, never for the libraries below them;
+# - only cli reaches workbench (the browser front end), and workbench reaches only the
+#   static layers: it reads and writes manifests, it never talks to an MCP server;
 # - the server side (mcp_protocol, mcp_server) reaches no mcp_client: a server links no
 #   libcurl;
 # - the static layers (json, schema, manifest) reach no MCP or network code;
@@ -97,7 +99,11 @@ function(udon_check_layers)
       list(APPEND forbidden mcp_server)
     endif()
     if(NOT name STREQUAL "cli")
-      list(APPEND forbidden gateway)
+      list(APPEND forbidden workbench gateway)
+    endif()
+    if(name STREQUAL "workbench")
+      list(APPEND forbidden mcp_protocol mcp_client mcp_server catalog capture gate state_pg uws trust workflow
+           evidence)
     endif()
     if(name MATCHES "^(mcp_protocol|mcp_server)$")
       list(APPEND forbidden mcp_client)

@@ -20,6 +20,7 @@ void RegisterValidateCommand(CLI::App& app);
 void RegisterRunCommand(CLI::App& app);
 void RegisterAnalyzeCommand(CLI::App& app);
 void RegisterServeCommand(CLI::App& app);
+void RegisterWorkbenchCommand(CLI::App& app);
 
 void RegisterDemoCommand(CLI::App& app);
 

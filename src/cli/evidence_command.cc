@@ -16,6 +16,7 @@ namespace {
 struct SummarizeOptions {
   std::vector<std::string> files;
   std::string output;
+  bool html = false;
   bool json = false;
 };
 
@@ -50,6 +51,20 @@ int RunSummarize(const SummarizeOptions& o) {
   }
   const json::Value summary = evidence::Summarize(set);
   json::Value written = json::Value::array();
+  if (o.html) {
+    // One self-contained page instead of Markdown and its chart.
+    const std::string page = evidence::SummaryHtml(summary);
+    if (o.output.empty()) {
+      if (!o.json) std::fwrite(page.data(), 1, page.size(), stdout);
+    } else {
+      Status html = json::WriteFileAtomic(o.output, page);
+      if (!html.ok()) return ReportError(html.error(), o.json, kExitInternal, o.output);
+      written = {o.output};
+      if (!o.json) std::printf("wrote %s\n", o.output.c_str());
+    }
+    if (o.json) PrintJsonResult({{"summary", summary}, {"written", written}});
+    return kExitOk;
+  }
   if (!o.output.empty()) {
     const std::string chart = ChartPathFor(o.output);
     Status svg = json::WriteFileAtomic(chart, evidence::SummarySvg(summary));
@@ -80,6 +95,8 @@ void RegisterEvidenceCommand(CLI::App& app) {
   summarize->add_option("FILE", o->files, "Evidence files (JSON Lines; - for stdin) or postgres:// URIs (the evidence table)")->required();
   summarize->add_option("-o,--output", o->output,
                         "Write the Markdown report here and its SVG chart beside it (default: Markdown on stdout)");
+  summarize->add_flag("--html", o->html,
+                      "Write one self-contained HTML report (to -o, else stdout) instead of Markdown and SVG");
   summarize->add_flag("--json", o->json, "The report model as JSON on stdout");
   SetAction(summarize, &o->json, [o] { return RunSummarize(*o); });
 }

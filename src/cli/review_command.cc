@@ -122,24 +122,14 @@ int RunReview(const ReviewOptions& o) {
 
   auto review_json = o.from.empty() ? ReviewFromFlags(o) : ReviewFromFile(o.from);
   if (!review_json.ok()) return ReportError(review_json.error(), json, ExitCodeFor(review_json.error()));
-  auto selected = manifest::SelectTool(m, o.server, o.tool);
-  if (!selected.ok()) return ReportError(selected.error(), json, ExitCodeFor(selected.error()));
-  auto review = manifest::ValidateReview(*review_json, *policy);
-  if (!review.ok()) return ReportError(review.error(), json, kExitRefused);
-  if (Status fits = manifest::ValidateReviewAgainstTool(*review, *selected->tool); !fits.ok()) {
-    return ReportError(fits.error(), json, kExitRefused);
-  }
-  Status set = m.SetReview(o.server, o.tool, *review_json);
-  if (!set.ok()) return ReportError(set.error(), json, ExitCodeFor(set.error()));
-  // A review of a capture from the future (or dated before it) would stretch the window.
-  if (Status instants = m.CheckInstants(manifest::NowSeconds(), *policy); !instants.ok()) {
-    return ReportError(instants.error(), json, kExitRefused);
-  }
+  auto review = manifest::ApplyReview(m, o.server, o.tool, *review_json, *policy, manifest::NowSeconds());
+  if (!review.ok()) return ReportError(review.error(), json, ExitCodeFor(review.error()));
+  const json::Value& reviewed_tool = *manifest::SelectTool(m, o.server, o.tool)->tool;
   const std::string target = o.output.empty() ? o.file : o.output;
   Status written = json::WriteFileAtomic(target, m.ToPrettyJson());
   if (!written.ok()) return ReportError(written.error(), json, kExitInternal, target);
 
-  const std::vector<std::string> unclassified = manifest::UnclassifiedTopLevelArguments(*review, *selected->tool);
+  const std::vector<std::string> unclassified = manifest::UnclassifiedTopLevelArguments(*review, reviewed_tool);
   if (!unclassified.empty() && !json) {
     std::string names;
     for (const auto& name : unclassified) names += (names.empty() ? "" : ", ") + name;

@@ -5,9 +5,11 @@
 #include <map>
 #include <set>
 
+#include "evidence/charts.h"
 #include "evidence/percentile.h"
 #include "json/access.h"
 #include "json/file.h"
+#include "manifest/instant.h"
 
 namespace udon::evidence {
 namespace {
@@ -133,7 +135,11 @@ std::size_t MaxDistinct(const std::map<std::string, std::map<std::string, std::s
 
 json::Value ToolSummary(const std::string& server, const std::string& tool, const ToolResults& t) {
   std::size_t max_distinct = 0;
-  for (const auto& [arguments, digests] : t.by_arguments) max_distinct = std::max(max_distinct, digests.size());
+  std::set<std::string> distinct;
+  for (const auto& [arguments, digests] : t.by_arguments) {
+    max_distinct = std::max(max_distinct, digests.size());
+    distinct.insert(digests.begin(), digests.end());
+  }
   const bool nondeterministic = max_distinct > 1;
   json::Value model_backed = nullptr;
   if (t.model_backed.size() == 1) model_backed = *t.model_backed.begin() == "true";
@@ -143,6 +149,7 @@ json::Value ToolSummary(const std::string& server, const std::string& tool, cons
                          {"calls", t.calls},
                          {"results", t.results},
                          {"argumentSets", t.by_arguments.size()},
+                         {"distinctResults", distinct.size()},
                          {"maxDistinctResults", max_distinct},
                          {"nondeterministic", nondeterministic},
                          {"modelBacked", model_backed},
@@ -181,19 +188,6 @@ std::string Header(const std::vector<std::string>& cells) {
   return Row(cells) + separator + "\n";
 }
 
-std::string XmlEscape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
 // What one pass over the records counts; each Count* below reads one concern of a record
 // and each *Section turns its counts into a part of the report.
@@ -202,7 +196,10 @@ struct Tally {
   std::map<std::string, std::pair<int, int>> codes;  // code -> (exit, count)
   std::map<int, int> exits;
   std::map<std::string, ChangeCounts> drift_kinds;
+  std::map<std::pair<std::string, std::string>, int> drift_tools;  // (server, tool) -> incidents
   int drift_incidents = 0;
+  std::vector<std::pair<manifest::Seconds, std::string>> timed_codes;  // (time, code)
+  int untimed = 0;
   std::map<std::string, int> invalidations;
   int absorbed = 0;
   int disturbed = 0;
@@ -227,7 +224,19 @@ void CountOutcome(const gate::EvidenceRecord& record, Tally& t) {
   code_entry.first = exit_code;
   ++code_entry.second;
   ++t.exits[exit_code];
-  if (ClassifyDrift(record, t.drift_kinds)) ++t.drift_incidents;
+  if (ClassifyDrift(record, t.drift_kinds)) {
+    ++t.drift_incidents;
+    ++t.drift_tools[{Token(record.server), Token(record.tool)}];
+  }
+  // Evidence times are UTC instants with milliseconds; the second is enough to bucket.
+  const std::string time = record.time.value_or("");
+  auto at = time.size() >= 20 && time.back() == 'Z' ? manifest::ParseInstant(time.substr(0, 19) + "Z")
+                                                     : manifest::ParseInstant(time);
+  if (at.ok()) {
+    t.timed_codes.push_back({*at, Token(record.code)});
+  } else {
+    ++t.untimed;
+  }
 }
 
 void CountListChanged(const gate::EvidenceRecord& record, Tally& t) {
@@ -300,7 +309,41 @@ json::Value DriftSection(const Tally& t) {
     for (const auto& [change, count] : counts.changes) changes[change] = count;
     kinds.push_back({{"kind", kind}, {"incidents", counts.incidents}, {"pointers", changes}});
   }
-  return {{"incidents", t.drift_incidents}, {"kinds", std::move(kinds)}};
+  json::Value tools = json::Value::array();
+  for (const auto& [key, incidents] : t.drift_tools) {
+    tools.push_back({{"server", key.first}, {"tool", key.second}, {"incidents", incidents}});
+  }
+  return {{"incidents", t.drift_incidents}, {"kinds", std::move(kinds)}, {"byTool", std::move(tools)}};
+}
+
+// Outcomes by code in time buckets: the smallest bucket of kBucketSeconds that covers the
+// records' span in at most kMaxBuckets, empty buckets included so that time reads evenly.
+constexpr std::size_t kMaxBuckets = 24;
+constexpr manifest::Seconds kBucketSeconds[] = {60, 300, 900, 3600, 6 * 3600, 86400, 7 * 86400, 30 * 86400};
+
+json::Value OverTimeSection(const Tally& t) {
+  json::Value out = {{"bucketSeconds", nullptr}, {"buckets", json::Value::array()}, {"untimed", t.untimed}};
+  if (t.timed_codes.empty()) return out;
+  manifest::Seconds first = t.timed_codes.front().first, last = first;
+  for (const auto& [at, code] : t.timed_codes) {
+    first = std::min(first, at);
+    last = std::max(last, at);
+  }
+  manifest::Seconds size = kBucketSeconds[std::size(kBucketSeconds) - 1];
+  for (manifest::Seconds candidate : kBucketSeconds) {
+    if ((last / candidate - first / candidate) + 1 <= static_cast<manifest::Seconds>(kMaxBuckets)) {
+      size = candidate;
+      break;
+    }
+  }
+  std::map<manifest::Seconds, std::map<std::string, int>> buckets;
+  for (manifest::Seconds start = first / size * size; start <= last; start += size) buckets[start];
+  for (const auto& [at, code] : t.timed_codes) ++buckets[at / size * size][code];
+  out["bucketSeconds"] = size;
+  for (const auto& [start, codes] : buckets) {
+    out["buckets"].push_back({{"start", manifest::FormatInstant(start)}, {"codes", codes}});
+  }
+  return out;
 }
 
 json::Value IndeterminateSection(const Tally& t) {
@@ -368,6 +411,7 @@ json::Value Summarize(const EvidenceSet& set) {
                          {"digestKeys", t.digest_keys}};
   OutcomeSections(t, summary);
   summary["drift"] = DriftSection(t);
+  summary["outcomesOverTime"] = OverTimeSection(t);
   summary["listChanged"] = {{"invalidations", t.invalidations},
                             {"absorbedBeforeBinding", t.absorbed},
                             {"disturbedListings", t.disturbed}};
@@ -446,62 +490,171 @@ std::string SummaryMarkdown(const json::Value& s, const std::string& chart_file)
   return md;
 }
 
-std::string SummarySvg(const json::Value& s) {
-  constexpr int kWidth = 720, kLabel = 150, kBarMax = 420, kRow = 22;
-  std::vector<std::pair<std::string, std::pair<double, double>>> steps;  // step -> (p50, p90)
-  double slowest = 0;
-  for (const json::Value& step : s["latency"]["steps"]) {
-    steps.push_back({step["step"].get<std::string>(), {step["p50"].get<double>(), step["p90"].get<double>()}});
-    slowest = std::max(slowest, step["p90"].get<double>());
-  }
-  std::vector<std::pair<std::string, int>> kinds;
-  int most = 0;
-  for (const json::Value& kind : s["drift"]["kinds"]) {
-    kinds.push_back({kind["kind"].get<std::string>(), kind["incidents"].get<int>()});
-    most = std::max(most, kinds.back().second);
-  }
-  const int latency_top = 50;
-  const int drift_title = latency_top + static_cast<int>(std::max<std::size_t>(steps.size(), 1)) * kRow + 40;
-  const int drift_top = drift_title + 20;
-  const int height = drift_top + static_cast<int>(std::max<std::size_t>(kinds.size(), 1)) * kRow + 20;
+namespace {
 
-  std::string svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(kWidth) + "\" height=\"" +
-                    std::to_string(height) + "\" font-family=\"sans-serif\" font-size=\"12\">\n";
-  svg += "<title>udon-mcp evidence: gate-step latency and drift incidents</title>\n";
-  svg += "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-  svg += "<text x=\"10\" y=\"24\" font-size=\"15\" font-weight=\"bold\">Gate-step latency, ms (bar: p50, "
-         "tick: p90)</text>\n";
-  const auto scale = [](double value, double maximum) {
-    return maximum <= 0 ? 0 : static_cast<int>(value / maximum * kBarMax + 0.5);
+std::vector<charts::LatencyRow> LatencyRows(const json::Value& s) {
+  std::vector<charts::LatencyRow> rows;
+  for (const json::Value& step : s["latency"]["steps"]) {
+    rows.push_back({step["step"].get<std::string>(), step["p50"].get<double>(), step["p90"].get<double>()});
+  }
+  return rows;
+}
+
+std::vector<charts::Bar> DriftKindBars(const json::Value& s) {
+  std::vector<charts::Bar> bars;
+  for (const json::Value& kind : s["drift"]["kinds"]) {
+    const int incidents = kind["incidents"].get<int>();
+    bars.push_back({kind["kind"].get<std::string>(), static_cast<double>(incidents), std::to_string(incidents)});
+  }
+  return bars;
+}
+
+std::vector<charts::Bar> DriftToolBars(const json::Value& s) {
+  std::vector<charts::Bar> bars;
+  for (const json::Value& tool : s["drift"]["byTool"]) {
+    const int incidents = tool["incidents"].get<int>();
+    bars.push_back({tool["server"].get<std::string>() + " / " + tool["tool"].get<std::string>(),
+                    static_cast<double>(incidents), std::to_string(incidents)});
+  }
+  return bars;
+}
+
+// Determinism per tool: distinct result digests over calls (1 / n: one answer to every
+// call; n / n: a different answer each time); red when identical calls differed.
+std::vector<charts::Bar> DeterminismBars(const json::Value& s) {
+  std::vector<charts::Bar> bars;
+  for (const json::Value& tool : s["tools"]) {
+    const int calls = tool["calls"].get<int>();
+    const auto distinct = tool["distinctResults"].get<std::size_t>();
+    bars.push_back({tool["server"].get<std::string>() + " / " + tool["tool"].get<std::string>(),
+                    calls == 0 ? 0.0 : static_cast<double>(distinct) / calls,
+                    std::to_string(distinct) + " distinct / " + std::to_string(calls) + " calls",
+                    tool["nondeterministic"].get<bool>()});
+  }
+  return bars;
+}
+
+std::string OutcomesChart(const json::Value& s) {
+  std::vector<charts::Column> columns;
+  std::map<std::string, int> totals;
+  // Buckets under a day are labelled by their time of day, the rest by their date; the
+  // report's text says the first and last bucket in full.
+  const json::Value& size = s["outcomesOverTime"]["bucketSeconds"];
+  const bool by_day = size.is_number() && size.get<int>() >= 86400;
+  for (const json::Value& bucket : s["outcomesOverTime"]["buckets"]) {
+    const std::string start = bucket["start"].get<std::string>();
+    charts::Column column{by_day ? start.substr(0, 10) : start.substr(11, 5), {}};
+    for (const auto& [code, count] : bucket["codes"].items()) {
+      column.parts.push_back({code, count.get<int>()});
+      totals[code] += count.get<int>();
+    }
+    columns.push_back(std::move(column));
+  }
+  // Series from the most frequent code down, so the common outcome sits at the base.
+  std::vector<std::string> series;
+  for (const auto& [code, total] : totals) series.push_back(code);
+  std::stable_sort(series.begin(), series.end(),
+                   [&totals](const std::string& a, const std::string& b) { return totals[a] > totals[b]; });
+  return charts::StackedColumns(columns, series, "Outcomes by code over time (UTC)");
+}
+
+std::string HtmlTable(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
+  std::string html = "<table><thead><tr>";
+  for (const std::string& cell : header) html += "<th scope=\"col\">" + charts::Escape(cell) + "</th>";
+  html += "</tr></thead><tbody>\n";
+  for (const auto& row : rows) {
+    html += "<tr>";
+    for (const std::string& cell : row) html += "<td>" + charts::Escape(cell) + "</td>";
+    html += "</tr>\n";
+  }
+  return html + "</tbody></table>\n";
+}
+
+constexpr const char* kHtmlStyle =
+    "body{font-family:system-ui,sans-serif;color:#1b1f24;margin:0 auto;padding:1rem;max-width:60rem;line-height:1.45}"
+    "h1{font-size:1.5rem}h2{font-size:1.2rem;margin-top:2rem}"
+    "svg{max-width:100%;height:auto;border:1px solid #d0d7de}"
+    "table{border-collapse:collapse;margin:0.5rem 0}th,td{border:1px solid #d0d7de;padding:0.2rem 0.5rem;"
+    "text-align:left}th{background:#f6f8fa}.alert{color:#a40e26;font-weight:bold}";
+
+}  // namespace
+
+std::string SummarySvg(const json::Value& s) {
+  const std::string latency = charts::LatencyChart(LatencyRows(s), "Gate-step latency");
+  const std::string drift = charts::BarChart(DriftKindBars(s), "Drift incidents by kind", 0, "no drift observed");
+  // The two charts stacked: nested <svg> elements, each with its own height.
+  const auto height_of = [](const std::string& svg) {
+    const std::size_t at = svg.find("height=\"") + 8;
+    return std::stoi(svg.substr(at, svg.find('"', at) - at));
   };
-  int y = latency_top;
-  if (steps.empty()) svg += "<text x=\"10\" y=\"" + std::to_string(y + 14) + "\">no timings</text>\n";
-  for (const auto& [step, p] : steps) {
-    const int bar = scale(p.first, slowest), tick = scale(p.second, slowest);
-    svg += "<text x=\"10\" y=\"" + std::to_string(y + 14) + "\">" + XmlEscape(step) + "</text>\n";
-    svg += "<rect x=\"" + std::to_string(kLabel) + "\" y=\"" + std::to_string(y + 3) + "\" width=\"" +
-           std::to_string(bar) + "\" height=\"14\" fill=\"#4a7ab5\"/>\n";
-    svg += "<line x1=\"" + std::to_string(kLabel + tick) + "\" y1=\"" + std::to_string(y + 1) + "\" x2=\"" +
-           std::to_string(kLabel + tick) + "\" y2=\"" + std::to_string(y + 19) +
-           "\" stroke=\"#c0392b\" stroke-width=\"2\"/>\n";
-    svg += "<text x=\"" + std::to_string(kLabel + std::max(bar, tick) + 8) + "\" y=\"" + std::to_string(y + 14) +
-           "\">" + Format(p.first) + " / " + Format(p.second) + "</text>\n";
-    y += kRow;
+  const int first = height_of(latency), total = first + height_of(drift);
+  std::string out = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"760\" height=\"" + std::to_string(total) +
+                    "\" viewBox=\"0 0 760 " + std::to_string(total) + "\">\n";
+  out += "<title>udon-mcp evidence: gate-step latency (log scale) and drift incidents</title>\n";
+  out += latency.substr(0, 4) + " y=\"0\"" + latency.substr(4);
+  out += drift.substr(0, 4) + " y=\"" + std::to_string(first) + "\"" + drift.substr(4);
+  return out + "</svg>\n";
+}
+
+std::string SummaryHtml(const json::Value& s) {
+  std::string html = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+                     "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+                     "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n"
+                     "<title>udon-mcp evidence report</title>\n<style>";
+  html += kHtmlStyle;
+  html += "</style>\n</head>\n<body>\n<h1>udon-mcp evidence report</h1>\n<p>" + s["records"].dump() +
+          " record(s) from " + s["files"].dump() + " file(s); " + s["unreadableLines"].dump() +
+          " unreadable line(s). Only codes, names, digests, counts and timings reach this report.</p>\n";
+
+  html += "<h2>Gate-step latency</h2>\n" + charts::LatencyChart(LatencyRows(s), "Gate-step latency");
+  std::vector<std::vector<std::string>> latency;
+  for (const json::Value& step : s["latency"]["steps"]) {
+    latency.push_back({Cell(step["step"]), Cell(step["samples"]), Cell(step["p50"]), Cell(step["p90"]),
+                       Cell(step["p99"]), Cell(step["max"])});
   }
-  svg += "<text x=\"10\" y=\"" + std::to_string(drift_title) +
-         "\" font-size=\"15\" font-weight=\"bold\">Drift incidents by kind</text>\n";
-  y = drift_top;
-  if (kinds.empty()) svg += "<text x=\"10\" y=\"" + std::to_string(y + 14) + "\">no drift observed</text>\n";
-  for (const auto& [kind, count] : kinds) {
-    const int bar = scale(count, most);
-    svg += "<text x=\"10\" y=\"" + std::to_string(y + 14) + "\">" + XmlEscape(kind) + "</text>\n";
-    svg += "<rect x=\"" + std::to_string(kLabel) + "\" y=\"" + std::to_string(y + 3) + "\" width=\"" +
-           std::to_string(bar) + "\" height=\"14\" fill=\"#d68910\"/>\n";
-    svg += "<text x=\"" + std::to_string(kLabel + bar + 8) + "\" y=\"" + std::to_string(y + 14) + "\">" +
-           std::to_string(count) + "</text>\n";
-    y += kRow;
+  html += HtmlTable({"step", "samples", "p50 ms", "p90 ms", "p99 ms", "max ms"}, latency);
+
+  html += "<h2>Outcomes by code</h2>\n";
+  const json::Value& buckets = s["outcomesOverTime"]["buckets"];
+  if (!buckets.empty()) {
+    html += "<p>From " + charts::Escape(buckets.front()["start"].get<std::string>()) + " to the bucket starting " +
+            charts::Escape(buckets.back()["start"].get<std::string>()) + ", " +
+            s["outcomesOverTime"]["bucketSeconds"].dump() + " seconds per column.</p>\n";
   }
-  return svg + "</svg>\n";
+  html += OutcomesChart(s);
+  std::vector<std::vector<std::string>> codes;
+  for (const json::Value& c : s["codes"]) codes.push_back({Cell(c["code"]), Cell(c["exit"]), Cell(c["count"])});
+  html += HtmlTable({"code", "exit", "count"}, codes);
+  if (s["outcomesOverTime"]["untimed"].get<int>() > 0) {
+    html += "<p>" + s["outcomesOverTime"]["untimed"].dump() + " record(s) without a readable time.</p>\n";
+  }
+
+  html += "<h2>Drift incidents</h2>\n<p>" + s["drift"]["incidents"].dump() +
+          " call(s) refused because the live server differed from the review.</p>\n";
+  html += charts::BarChart(DriftKindBars(s), "Drift incidents by kind", 0, "no drift observed");
+  html += charts::BarChart(DriftToolBars(s), "Drift incidents by tool", 0, "no drift observed");
+
+  html += "<h2>Determinism per tool</h2>\n<p>Distinct result digests over calls; red: identical calls "
+          "returned different results.</p>\n" +
+          charts::BarChart(DeterminismBars(s), "Distinct results per call, by tool", 1, "no tool results");
+  std::vector<std::vector<std::string>> tools;
+  for (const json::Value& t : s["tools"]) {
+    tools.push_back({Cell(t["server"]), Cell(t["tool"]), Cell(t["calls"]), Cell(t["results"]),
+                     Cell(t["distinctResults"]), Cell(t["maxDistinctResults"]), Cell(t["modelBacked"]),
+                     t["contradictsReview"].get<bool>() ? "contradicts the review"
+                     : t["nondeterministic"].get<bool>() ? "nondeterministic"
+                                                         : "deterministic so far"});
+  }
+  html += HtmlTable({"server", "tool", "calls", "results", "distinct results", "max distinct (identical calls)",
+                     "modelBacked", "verdict"},
+                    tools);
+
+  std::vector<std::vector<std::string>> indeterminate;
+  for (const json::Value& r : s["indeterminate"]["byReason"]) indeterminate.push_back({Cell(r["reason"]), Cell(r["count"])});
+  html += "<h2>Indeterminate outcomes</h2>\n<p>" + s["indeterminate"]["count"].dump() +
+          " call(s) dispatched with an unknown outcome.</p>\n";
+  if (!indeterminate.empty()) html += HtmlTable({"reason", "count"}, indeterminate);
+  return html + "</body>\n</html>\n";
 }
 
 }  // namespace udon::evidence

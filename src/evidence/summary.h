@@ -2,7 +2,7 @@
 // (JSON Lines) and reports what the experiment observed: outcomes by code and exit class,
 // drift incidents by what changed, list_changed invalidations, indeterminate outcomes,
 // gate-step latency percentiles and nondeterminism per tool. The report model is JSON;
-// Markdown and an SVG chart are renderings of it. Only codes, names, digests, counts and
+// Markdown, an SVG chart and an HTML page are renderings of it. Only codes, names, digests, counts and
 // timings ever reach the report: any other string from a record is replaced.
 #pragma once
 
@@ -33,7 +33,12 @@ json::Value Summarize(const EvidenceSet& set);
 
 // Markdown for people; chart_file (relative to the Markdown) is linked when not empty.
 std::string SummaryMarkdown(const json::Value& summary, const std::string& chart_file);
-// Gate-step latency (p50 and p90) and drift incidents by kind as one SVG image.
+// Gate-step latency (p50 and p90 on a log axis) and drift incidents by kind as one SVG
+// image (charts.h).
 std::string SummarySvg(const json::Value& summary);
+// One self-contained HTML file (no script, no external reference; a CSP that allows only
+// its inline style): latency per step on a log axis, outcomes by code over time, drift by
+// kind and by tool, determinism per tool, each chart followed by its numbers as a table.
+std::string SummaryHtml(const json::Value& summary);
 
 }  // namespace udon::evidence

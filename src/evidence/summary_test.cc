@@ -300,5 +300,44 @@ TEST(Summary, EmptyEvidenceRendersEverySection) {
   EXPECT_NE(svg.find("no drift observed"), std::string::npos);
 }
 
+
+// The readable report's model: outcomes bucketed in time, drift by tool, and distinct
+// results per tool; the HTML page draws them without any external reference.
+TEST(Summary, OutcomesOverTimeDriftByToolAndTheHtmlReport) {
+  EvidenceSet set;
+  AddEvidenceText(
+      R"({"code":"ok","time":"2026-08-30T12:00:10.123Z","server":"s","tool":"a","command":"call","exit":0,"resultHmacSha256":"1111111111111111111111111111111111111111111111111111111111111111","argumentsHmacSha256":"2222222222222222222222222222222222222222222222222222222222222222","digestKeyId":"k","steps":[{"step":"digest","ms":0.004},{"step":"dispatch","ms":350}]}
+{"code":"ok","time":"2026-08-30T12:20:00.000Z","server":"s","tool":"a","command":"call","exit":0,"resultHmacSha256":"3333333333333333333333333333333333333333333333333333333333333333","argumentsHmacSha256":"2222222222222222222222222222222222222222222222222222222222222222","digestKeyId":"k"}
+{"code":"catalog.tool_drift","time":"2026-08-30T12:40:00.000Z","server":"s","tool":"b","command":"call","exit":3,"drift":[{"pointer":"/description","change":"changed","area":"description"}]}
+{"code":"ok","server":"s","tool":"a","command":"call","exit":0}
+)",
+      set);
+  const json::Value s = Summarize(set);
+  const json::Value& over_time = s["outcomesOverTime"];
+  EXPECT_EQ(over_time["bucketSeconds"], 300);  // 12:00 to 12:40 in at most 24 buckets
+  EXPECT_EQ(over_time["buckets"].size(), 9u);  // empty buckets included
+  EXPECT_EQ(over_time["buckets"][0], json::Value::parse(R"({"start":"2026-08-30T12:00:00Z","codes":{"ok":1}})"));
+  EXPECT_EQ(over_time["buckets"][8]["codes"], json::Value::parse(R"({"catalog.tool_drift":1})"));
+  EXPECT_EQ(over_time["untimed"], 1);
+  EXPECT_EQ(s["drift"]["byTool"], json::Value::parse(R"([{"server":"s","tool":"b","incidents":1}])"));
+  EXPECT_EQ(Find(s["tools"], "tool", "a")["distinctResults"], 2);
+
+  const std::string html = SummaryHtml(s);
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  for (const char* part : {"Gate-step latency", "ms (log)", "Outcomes by code over time", "Drift incidents by kind",
+                           "Drift incidents by tool", "Distinct results per call", "2 distinct / 3 calls",
+                           "class=\"bar-p50\" data-label=\"digest\"", "Content-Security-Policy"}) {
+    EXPECT_NE(html.find(part), std::string::npos) << part;
+  }
+  // Self-contained: nothing to fetch and nothing to run.
+  for (const char* absent : {"<script", "src=", "href=", "url(", "@import"}) {
+    EXPECT_EQ(html.find(absent), std::string::npos) << absent;
+  }
+  std::string stripped = html;
+  for (std::size_t at; (at = stripped.find("http://www.w3.org/2000/svg")) != std::string::npos;) stripped.erase(at, 26);
+  EXPECT_EQ(stripped.find("http:"), std::string::npos);
+  EXPECT_EQ(stripped.find("https:"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace udon::evidence

@@ -75,16 +75,20 @@ std::string CodePointName(char32_t cp) {
   return name;
 }
 
-DisplayText ForDisplay(std::string_view text, LineBreaks breaks) {
-  DisplayText shown;
-  shown.text.reserve(text.size());
+namespace {
+
+// The one walk over a text that decides what is hidden: `printable(bytes)` for a code point
+// shown as it is, `code_point(cp)` for a hidden one, `invalid(byte)` for a byte that is not
+// well-formed UTF-8. ForDisplay and DisplaySegments differ only in what they build.
+template <typename Printable, typename CodePoint, typename Invalid>
+void WalkForDisplay(std::string_view text, LineBreaks breaks, Printable printable, CodePoint code_point,
+                    Invalid invalid) {
   const auto* p = reinterpret_cast<const unsigned char*>(text.data());
   const auto* end = p + text.size();
   while (p < end) {
     const std::size_t n = internal::Utf8SequenceLength(p, end);
     if (n == 0) {  // not UTF-8 (a path, say): named, never passed to the terminal
-      AppendMarker(shown.text, "<0x%02X>", *p);
-      ++shown.hidden.invalid_bytes;
+      invalid(*p);
       ++p;
       continue;
     }
@@ -92,14 +96,47 @@ DisplayText ForDisplay(std::string_view text, LineBreaks breaks) {
     for (std::size_t i = 1; i < n; ++i) cp = (cp << 6) | (p[i] & 0x3F);
     const bool kept_break = breaks == LineBreaks::kKeep && (cp == '\n' || cp == '\t');
     if (IsHiddenCodePoint(cp) && !kept_break) {
-      shown.text += "<" + CodePointName(cp) + ">";
-      shown.hidden.code_points.push_back(cp);
+      code_point(cp);
     } else {
-      shown.text.append(reinterpret_cast<const char*>(p), n);
+      printable(std::string_view(reinterpret_cast<const char*>(p), n));
     }
     p += n;
   }
+}
+
+}  // namespace
+
+DisplayText ForDisplay(std::string_view text, LineBreaks breaks) {
+  DisplayText shown;
+  shown.text.reserve(text.size());
+  WalkForDisplay(
+      text, breaks, [&](std::string_view bytes) { shown.text.append(bytes); },
+      [&](char32_t cp) {
+        shown.text += "<" + CodePointName(cp) + ">";
+        shown.hidden.code_points.push_back(cp);
+      },
+      [&](unsigned char byte) {
+        AppendMarker(shown.text, "<0x%02X>", byte);
+        ++shown.hidden.invalid_bytes;
+      });
   return shown;
+}
+
+std::vector<DisplaySegment> DisplaySegments(std::string_view text, LineBreaks breaks) {
+  std::vector<DisplaySegment> segments;
+  WalkForDisplay(
+      text, breaks,
+      [&](std::string_view bytes) {
+        if (segments.empty() || segments.back().hidden) segments.push_back({});
+        segments.back().text.append(bytes);
+      },
+      [&](char32_t cp) { segments.push_back({CodePointName(cp), true}); },
+      [&](unsigned char byte) {
+        DisplaySegment segment{{}, true};
+        AppendMarker(segment.text, "0x%02X", byte);
+        segments.push_back(std::move(segment));
+      });
+  return segments;
 }
 
 std::string HiddenNotice(const HiddenCharacters& hidden, std::string_view subject) {

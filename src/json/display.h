@@ -47,6 +47,19 @@ std::string CodePointName(char32_t cp);
 // as it is.
 DisplayText ForDisplay(std::string_view text, LineBreaks breaks = LineBreaks::kEscape);
 
+// One piece of a text shown to a person, for a renderer that draws markers itself (the
+// browser workbench): printable text as it is, or one hidden code point or invalid byte
+// that ForDisplay replaces, named ("U+202E", "0xFF") without the angle brackets.
+struct DisplaySegment {
+  std::string text;
+  bool hidden = false;
+};
+
+// The same decisions as ForDisplay, as segments: adjacent printable text in one segment,
+// one segment per hidden code point or invalid byte. Joining the segments, with every
+// hidden one as "<" + text + ">", gives ForDisplay(text, breaks).text.
+std::vector<DisplaySegment> DisplaySegments(std::string_view text, LineBreaks breaks = LineBreaks::kEscape);
+
 // The notice for people, e.g. "the new value held 3 hidden characters (U+202E, U+200B,
 // U+E0041)": the count of replacements, then the distinct code points in order of first
 // appearance (at most eight, then "..."), then "and N bytes that are not UTF-8" when any.

@@ -134,5 +134,30 @@ TEST(DisplayTest, TheNoticeCountsEveryOneAndNamesEachOnce) {
   EXPECT_TRUE(HiddenCharacters{}.empty());
 }
 
+
+// The workbench draws its own markers from segments; they must say exactly what the
+// terminal's markers say.
+TEST(DisplayTest, SegmentsJoinToTheDisplayText) {
+  const std::string text = "Read \xE2\x80\xAE" "evil\xE2\x80\xAC files\xF3\xA0\x81\x81 and\nmore\xFF";
+  for (LineBreaks breaks : {LineBreaks::kEscape, LineBreaks::kKeep}) {
+    std::string joined;
+    std::size_t hidden = 0;
+    for (const DisplaySegment& segment : DisplaySegments(text, breaks)) {
+      joined += segment.hidden ? "<" + segment.text + ">" : segment.text;
+      hidden += segment.hidden ? 1 : 0;
+    }
+    const DisplayText shown = ForDisplay(text, breaks);
+    EXPECT_EQ(joined, shown.text);
+    EXPECT_EQ(hidden, shown.hidden.code_points.size() + shown.hidden.invalid_bytes);
+  }
+  const std::vector<DisplaySegment> segments = DisplaySegments("a\xE2\x80\xAE" "b");
+  ASSERT_EQ(segments.size(), 3u);
+  EXPECT_EQ(segments[0].text, "a");
+  EXPECT_TRUE(segments[1].hidden);
+  EXPECT_EQ(segments[1].text, "U+202E");
+  EXPECT_EQ(segments[2].text, "b");
+  EXPECT_TRUE(DisplaySegments("").empty());
+}
+
 }  // namespace
 }  // namespace udon::json

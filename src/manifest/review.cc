@@ -228,6 +228,45 @@ Status ValidateReviewAgainstTool(const Review& review, const json::Value& tool) 
   return OkStatus();
 }
 
+Result<Review> ApplyReview(Manifest& manifest, std::string_view server, std::string_view tool,
+                           const json::Value& review_json, const Policy& policy, Seconds now) {
+  UDON_ASSIGN_OR_RETURN(ToolLocation selected, SelectTool(manifest, server, tool));
+  UDON_ASSIGN_OR_RETURN(Review review, ValidateReview(review_json, policy));
+  UDON_RETURN_IF_ERROR(ValidateReviewAgainstTool(review, *selected.tool));
+  // Set on a copy: a review dated from the future (or before its capture) must leave the
+  // caller's manifest as it was.
+  Manifest updated = manifest;
+  UDON_RETURN_IF_ERROR(updated.SetReview(server, tool, review_json));
+  UDON_RETURN_IF_ERROR(updated.CheckInstants(now, policy));
+  manifest = std::move(updated);
+  return review;
+}
+
+namespace {
+
+void CollectArgumentPointers(const json::Value& schema, const json::Value* node, const std::string& prefix,
+                             int depth, int max_depth, std::vector<std::string>& out) {
+  node = Deref(schema, node);
+  if (node == nullptr || !node->is_object() || depth >= max_depth) return;
+  auto props = node->find("properties");
+  if (props == node->end() || !props->is_object()) return;
+  for (const auto& [name, child] : props->items()) {
+    const std::string pointer = prefix + "/" + json::Pointer::EscapeToken(name);
+    out.push_back(pointer);
+    CollectArgumentPointers(schema, &child, pointer, depth + 1, max_depth, out);
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> ArgumentPointers(const json::Value& tool, int max_depth) {
+  std::vector<std::string> pointers;
+  auto schema = tool.find("inputSchema");
+  if (schema == tool.end() || !schema->is_object()) return pointers;
+  CollectArgumentPointers(*schema, &*schema, "", 0, max_depth, pointers);
+  return pointers;
+}
+
 Result<ToolLocation> SelectTool(const Manifest& manifest, std::string_view server,
                                 std::string_view tool) {
   if (!manifest.has_server(server)) {

@@ -46,6 +46,21 @@ Result<Review> ValidateReview(const json::Value& review, const Policy& policy);
 // or the review is review.rejected.
 Status ValidateReviewAgainstTool(const Review& review, const json::Value& tool);
 
+// Records one review in the manifest, as `udon-mcp review` and the workbench both do:
+// SelectTool, ValidateReview (Stage 1 and policy), ValidateReviewAgainstTool,
+// Manifest::SetReview, then Manifest::CheckInstants at `now`. On any error the manifest is
+// left unchanged. The validated review on success. Errors: those of the functions named,
+// in that order (manifest.server_unknown, catalog.tool_missing, catalog.tool_duplicate,
+// review.incomplete, review.rejected, catalog.task_required, manifest.invalid_instant).
+Result<Review> ApplyReview(Manifest& manifest, std::string_view server, std::string_view tool,
+                           const json::Value& review_json, const Policy& policy, Seconds now);
+
+// Pointers a reviewer classifies: "/name" for every property of the inputSchema's root
+// object (after a local $ref), then, under object-typed properties, their properties,
+// depth first (at most `max_depth` levels). Each resolves in the inputSchema
+// (ValidateReviewAgainstTool accepts it as a channel key).
+std::vector<std::string> ArgumentPointers(const json::Value& tool, int max_depth = 3);
+
 // The selected tool, exactly once (catalog.tool_missing, catalog.tool_duplicate,
 // manifest.server_unknown).
 Result<ToolLocation> SelectTool(const Manifest& manifest, std::string_view server,

@@ -161,5 +161,53 @@ TEST(ReviewTest, ShowEscapesWhatAReviewerCannotSee) {
   EXPECT_TRUE(RenderToolForReview(RenderTool()).hidden.empty());
 }
 
+
+// One function records a review for `review` and the workbench: on success the review is
+// in place and the digest follows; on any error the manifest is byte-for-byte unchanged.
+TEST(ApplyReviewTest, RecordsAValidReviewAndLeavesTheManifestUnchangedOnAnyError) {
+  json::Value doc = internal::ValidManifestJson();
+  doc["servers"]["blender_farm"]["reviews"] = json::Value::object();
+  auto loaded = Manifest::FromValue(doc);
+  ASSERT_TRUE(loaded.ok()) << loaded.error().Describe();
+  Manifest m = std::move(loaded).value();
+  const Seconds now = *ParseInstant("2026-08-30T14:00:00Z");
+  const std::string before = m.sha256();
+
+  json::Value incomplete = ValidReviewJson();
+  incomplete["assertions"].erase("headless");
+  auto refused = ApplyReview(m, "blender_farm", "render_turntable", incomplete, Policy{}, now);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, "review.incomplete");
+  EXPECT_EQ(refused.error().pointer, "/assertions/headless");
+  EXPECT_EQ(m.sha256(), before);
+
+  json::Value future = ValidReviewJson();
+  future["reviewedAt"] = "2026-09-30T13:00:00Z";
+  auto from_future = ApplyReview(m, "blender_farm", "render_turntable", future, Policy{}, now);
+  ASSERT_FALSE(from_future.ok());
+  EXPECT_EQ(from_future.error().code, "manifest.invalid_instant");
+  EXPECT_EQ(m.sha256(), before);
+
+  auto missing = ApplyReview(m, "blender_farm", "no_such_tool", ValidReviewJson(), Policy{}, now);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().code, "catalog.tool_missing");
+
+  auto applied = ApplyReview(m, "blender_farm", "render_turntable", ValidReviewJson(), Policy{}, now);
+  ASSERT_TRUE(applied.ok()) << applied.error().Describe();
+  EXPECT_NE(m.sha256(), before);
+  ASSERT_NE(m.review("blender_farm", "render_turntable"), nullptr);
+  EXPECT_EQ(*m.review("blender_farm", "render_turntable"), ValidReviewJson());
+}
+
+TEST(ArgumentPointersTest, ListsPropertiesThroughLocalRefsAndEachResolves) {
+  const json::Value tool = RenderTool();
+  const std::vector<std::string> pointers = ArgumentPointers(tool);
+  EXPECT_EQ(pointers, (std::vector<std::string>{"/angles", "/options", "/options/style", "/resolution", "/source"}));
+  Review review;
+  for (const std::string& pointer : pointers) review.input_channels.push_back({pointer, ChannelClass::kData});
+  EXPECT_TRUE(ValidateReviewAgainstTool(review, tool).ok());
+  EXPECT_TRUE(ArgumentPointers(json::Value::parse(R"({"name":"x"})")).empty());
+}
+
 }  // namespace
 }  // namespace udon::manifest
