@@ -1,0 +1,154 @@
+// What `udon-mcp serve` adds to a gated call: per-call latency on persistent connections of
+//   in-process   the gate in this process, its upstream the demo server over stdio
+//   gateway      this process's MCP client over stdio to `udon-mcp serve`, which gates the
+//                same call against the same kind of upstream
+//   bare         this process's MCP client straight to the demo server (no gate)
+// The gateway's own cost is gateway minus in-process. The TypeScript SDK anchor (a host's
+// client calling the demo server directly, and through serve) runs beside it in run.sh.
+//
+//   serve_bench UDON_MCP_BINARY DEMO_SERVER_BINARY TOOLS CALLS DATA_DIR
+// writes DATA_DIR/serve/{tools.json,mcp.json,pin} for the anchor.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "capture/capture.h"
+#include "gate/gate.h"
+#include "manifest/manifest.h"
+#include "mcp/client.h"
+#include "mcp/config.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using udon::json::Value;
+
+double Ms(Clock::time_point start) { return std::chrono::duration<double, std::milli>(Clock::now() - start).count(); }
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+const Value kArgs = {{"source", "https://assets.example.test/a.blend"}, {"angles", 2}, {"resolution", 1024}};
+
+// Calls render_turntable `calls` times on one client; the median milliseconds.
+double ClientCalls(udon::mcp::Client& client, int calls, const char* what) {
+  std::vector<double> samples;
+  for (int i = 0; i < calls; ++i) {
+    const auto start = Clock::now();
+    auto outcome = client.CallTool("render_turntable", kArgs);
+    samples.push_back(Ms(start));
+    if (!outcome.ok() || !outcome->result || outcome->result->value("isError", false)) {
+      std::fprintf(stderr, "%s call failed\n", what);
+    }
+  }
+  return Median(samples);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 6) {
+    std::fprintf(stderr, "usage: serve_bench UDON_MCP_BINARY DEMO_SERVER_BINARY TOOLS CALLS DATA_DIR\n");
+    return 2;
+  }
+  const std::string udon = argv[1];
+  const std::string demo = argv[2];
+  const std::string tools = argv[3];
+  const int calls = std::stoi(argv[4]);
+  const std::filesystem::path dir = std::filesystem::path(argv[5]) / "serve";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+
+  udon::mcp::ServerConfig upstream;
+  upstream.key = "demo";
+  upstream.type = udon::mcp::ServerType::kStdio;
+  upstream.command = demo;
+  upstream.args = {"--synthetic-tools", tools};
+  udon::mcp::RuntimeConfig config;
+  config.servers["demo"] = upstream;
+  const Value config_json = {{"mcpServers", {{"demo", {{"command", demo}, {"args", upstream.args}}}}}};
+  std::ofstream(dir / "mcp.json") << config_json.dump(2);
+
+  udon::capture::CaptureOptions request;
+  request.servers = {"demo"};
+  auto manifest = udon::capture::Capture(config, udon::manifest::Policy{}, request, udon::manifest::NowSeconds());
+  if (!manifest.ok()) {
+    std::fprintf(stderr, "capture failed: %s\n", manifest.error().Describe().c_str());
+    return 1;
+  }
+  const Value review = {
+      {"reviewer", "bench@example.test"},
+      {"reviewedAt", udon::manifest::FormatInstant(udon::manifest::NowSeconds())},
+      {"assertions", {{"headless", true}, {"independentCalls", true}, {"modelBacked", false},
+                      {"sideEffects", Value::array()}, {"concurrency", "safe"}, {"referenceBasedIO", true}}},
+      {"inputChannels", {{"/source", "data"}, {"/angles", "data"}, {"/resolution", "data"}}}};
+  (void)manifest->SetReview("demo", "render_turntable", review);
+  const std::string path = (dir / "tools.json").string();
+  std::ofstream(path) << manifest->ToPrettyJson();
+  std::ofstream(dir / "pin") << manifest->sha256() << "\n";
+
+  // In-process: the gate with connection reuse, as serve runs it.
+  double in_process = 0;
+  {
+    udon::gate::GateEnvironment env;
+    env.config = &config;
+    env.state_dir = (dir / "state-in-process").string();
+    env.reuse_connections = true;
+    udon::gate::Gate gate(env);
+    const udon::manifest::Binding binding{path, manifest->sha256(), "demo", "render_turntable"};
+    std::vector<double> samples;
+    for (int i = 0; i < calls; ++i) {
+      const auto start = Clock::now();
+      udon::gate::GateResult result = gate.Call(binding, kArgs, {});
+      samples.push_back(Ms(start));
+      if (!result.ok()) std::fprintf(stderr, "in-process call failed: %s\n", result.error->code.c_str());
+    }
+    in_process = Median(samples);
+  }
+
+  // Through the gateway.
+  udon::mcp::ServerConfig gateway;
+  gateway.key = "gateway";
+  gateway.type = udon::mcp::ServerType::kStdio;
+  gateway.command = udon;
+  gateway.args = {"serve", "--manifest", path, "--sha256", manifest->sha256(), "--config", (dir / "mcp.json").string(),
+                  "--state-dir", (dir / "state-gateway").string()};
+  double through_gateway = 0;
+  {
+    auto client = udon::mcp::Client::Connect(gateway, {});
+    if (!client.ok() || !(*client)->Initialize().ok()) {
+      std::fprintf(stderr, "udon-mcp serve did not start\n");
+      return 1;
+    }
+    through_gateway = ClientCalls(**client, calls, "gateway");
+    (*client)->Close();
+  }
+
+  // Bare: the client straight to the demo server.
+  double bare = 0;
+  {
+    auto client = udon::mcp::Client::Connect(upstream, {});
+    if (!client.ok() || !(*client)->Initialize().ok()) {
+      std::fprintf(stderr, "demo server did not start\n");
+      return 1;
+    }
+    bare = ClientCalls(**client, calls, "bare");
+    (*client)->Close();
+  }
+
+  std::printf("tools=%s calls=%d (medians, persistent connections, stdio)\n", tools.c_str(), calls);
+  std::printf("bare call (udon client -> demo server)          %8.3f ms\n", bare);
+  std::printf("gated call in-process (gate -> demo server)      %8.3f ms\n", in_process);
+  std::printf("gated call via gateway (client -> serve -> demo) %8.3f ms\n", through_gateway);
+  std::printf("the gateway's own cost                           %8.3f ms (goal <= 0.5 ms)\n",
+              through_gateway - in_process);
+  return 0;
+}
