@@ -13,20 +13,22 @@
 #include <mutex>
 #include <optional>
 #include <random>
+#include <set>
 #include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
 
 #include "mcp/param_headers.h"
+#include "mcp/peer_watch.h"
 #include "mcp/sse.h"
+#include "mcp/worker_pool.h"
 
 namespace udon::mcp {
 namespace {
 
 constexpr char kSessionHeader[] = "Mcp-Session-Id";
 constexpr char kVersionHeader[] = "MCP-Protocol-Version";
-constexpr auto kKeepAliveInterval = std::chrono::seconds(5);
 
 bool IsLoopbackName(std::string_view host) {
   return host == "localhost" || host == "127.0.0.1" || host == "[::1]";
@@ -96,23 +98,36 @@ class SessionStream : public MessageSink {
     }
     changed_.notify_all();
   }
-  bool TryOpen() {
+  // Opens the one GET stream: its generation, 0 when one is open already.
+  std::uint64_t TryOpen() {
     std::lock_guard lock(mutex_);
-    if (open_ || closed_) return false;
+    if (open_ || closed_) return 0;
     open_ = true;
-    return true;
+    gone_ = false;
+    return ++generation_;
   }
   void Release() {
     std::lock_guard lock(mutex_);
     open_ = false;
   }
-  // Waits for queued frames; empty when the wait timed out or the stream closed.
-  std::deque<std::string> Take(std::chrono::milliseconds wait, bool& closed) {
+  // The client of GET stream `generation` left: its wait ends (a later stream is not hit).
+  void Depart(std::uint64_t generation) {
+    {
+      std::lock_guard lock(mutex_);
+      if (generation != generation_) return;
+      gone_ = true;
+    }
+    changed_.notify_all();
+  }
+  // Waits for queued frames; empty when the wait timed out, the stream closed (`closed`) or
+  // its client left (`gone`; the frames stay queued for the next GET stream).
+  std::deque<std::string> Take(std::chrono::milliseconds wait, bool& closed, bool& gone) {
     std::unique_lock lock(mutex_);
-    changed_.wait_for(lock, wait, [this] { return closed_ || !queue_.empty(); });
+    changed_.wait_for(lock, wait, [this] { return closed_ || gone_ || !queue_.empty(); });
     closed = closed_;
+    gone = gone_;
     std::deque<std::string> out;
-    out.swap(queue_);
+    if (!gone_) out.swap(queue_);
     return out;
   }
 
@@ -123,6 +138,8 @@ class SessionStream : public MessageSink {
   std::deque<std::string> queue_;
   bool open_ = false;
   bool closed_ = false;
+  bool gone_ = false;  // the open stream's client left
+  std::uint64_t generation_ = 0;
 };
 
 struct HttpSession {
@@ -231,16 +248,17 @@ class RequestChannel : public MessageSink {
     changed_.notify_all();
   }
   // Waits until a frame other than the response is queued (true: stream it) or the handling
-  // thread finished (false: answer with what is queued).
+  // thread finished or the client left (false: answer with what is queued).
   bool WaitForStream() {
     std::unique_lock lock(mutex_);
-    changed_.wait(lock, [this] { return finished_ || HasStreamFrame(); });
+    changed_.wait(lock, [this] { return finished_ || closed_ || HasStreamFrame(); });
     return HasStreamFrame();
   }
+  // `finished`: nothing more will come (the handling thread is done or the client left).
   std::vector<Frame> Take(std::chrono::milliseconds wait, bool& finished) {
     std::unique_lock lock(mutex_);
-    changed_.wait_for(lock, wait, [this] { return finished_ || !frames_.empty(); });
-    finished = finished_;
+    changed_.wait_for(lock, wait, [this] { return finished_ || closed_ || !frames_.empty(); });
+    finished = finished_ || closed_;
     std::vector<Frame> out(std::make_move_iterator(frames_.begin()),
                            std::make_move_iterator(frames_.end()));
     frames_.clear();
@@ -341,7 +359,9 @@ struct HttpServer::Impl {
                           httplib::Response& response);
   bool CheckParamHeaders(const httplib::Request& request, const Message& message,
                          const std::string& tool_name, httplib::Response& response);
-  void ServeModern(Message message, httplib::Response& response);
+  void ServeModern(const httplib::Request& request, Message message, httplib::Response& response);
+  std::unique_ptr<PeerWatch::Ticket> WatchClient(const httplib::Request& request,
+                                                 std::function<void()> departed);
   void RefuseLegacy(Message message, httplib::Response& response);
   std::shared_ptr<HttpSession> FindSession(const httplib::Request& request,
                                            httplib::Response& response);
@@ -357,13 +377,35 @@ struct HttpServer::Impl {
   std::atomic<bool> stopping{false};
   std::mutex sessions_mutex;
   std::map<std::string, std::shared_ptr<HttpSession>> sessions;
-  // Threads handling modern requests and their open response streams; Stop waits
-  // (bounded) for them.
+  // Lasting work of modern requests (tools/call, listen) and their open response streams;
+  // Stop waits (bounded) for them, then cancels what still runs.
   std::mutex workers_mutex;
   std::condition_variable workers_cv;
   int workers = 0;
   int streams = 0;
+  std::set<std::shared_ptr<ServerSession>> running;
+  // Last: destroyed first, while what their threads use still exists.
+  PeerWatch watch;
+  WorkerPool work_pool{static_cast<std::size_t>(std::max(options.threads, 1)), 1};
 };
+
+// httplib's connection queue: a bounded pool whose full queue holds up the accept loop.
+class ConnectionQueue : public httplib::TaskQueue {
+ public:
+  ConnectionQueue(std::size_t threads, std::size_t max_queued) : pool_(threads, max_queued) {}
+  void enqueue(std::function<void()> fn) override { pool_.Submit(std::move(fn)); }
+  void shutdown() override { pool_.Shutdown(); }
+
+ private:
+  WorkerPool pool_;
+};
+
+std::unique_ptr<PeerWatch::Ticket> HttpServer::Impl::WatchClient(const httplib::Request& request,
+                                                                 std::function<void()> departed) {
+  const int socket =
+      FindConnectionSocket(request.local_addr, request.local_port, request.remote_addr, request.remote_port);
+  return watch.Watch(socket, std::move(departed));
+}
 
 bool HttpServer::Impl::AdmitOrigin(const httplib::Request& request, httplib::Response& response) {
   if (!IsAllowedOrigin(request.get_header_value("Origin")) ||
@@ -492,28 +534,59 @@ bool HttpServer::Impl::CheckParamHeaders(const httplib::Request& request, const 
 // A stateless request: its own short-lived session, no Mcp-Session-Id. A single answer
 // comes back as JSON (or one SSE event) with the status its error needs; anything that
 // streams (progress, logs, a listen stream) comes back as SSE without event ids.
-void HttpServer::Impl::ServeModern(Message message, httplib::Response& response) {
+//
+// The request is handled on this thread; only lasting work (a tools/call, a listen stream)
+// goes to the bounded work pool, so that this thread can stream its messages meanwhile. No
+// free thread there: 503 at once. While that work runs, the client's departure (its socket
+// closed) cancels it at once.
+void HttpServer::Impl::ServeModern(const httplib::Request& http_request, Message message,
+                                   httplib::Response& response) {
   if (message.kind != MessageKind::kRequest) {
     response.status = 202;  // no client notification means anything here without a session
     return;
   }
   auto session = std::shared_ptr<ServerSession>(server.NewSession(std::make_shared<NullSink>()));
   auto channel = std::make_shared<RequestChannel>();
-  {
-    std::lock_guard lock(workers_mutex);
-    ++workers;
+  std::shared_ptr<PeerWatch::Ticket> ticket;
+  bool deferred = false;
+  bool refused = false;
+  const json::Value id = message.id;
+  const WorkRunner runner = [&](std::function<void()> work) {
+    deferred = true;
+    if (!work_pool.TryReserve()) {
+      refused = true;  // the session is this request's alone: its in-flight entry goes with it
+      return;
+    }
+    ticket = WatchClient(http_request, [session, channel] {
+      channel->Close();
+      session->CancelAll();
+    });
+    {
+      std::lock_guard lock(workers_mutex);
+      ++workers;
+      running.insert(session);
+    }
+    work_pool.RunReserved([this, session, channel, work = std::move(work)]() mutable {
+      work();
+      work = nullptr;
+      channel->Finish();
+      // Notify under the lock: Stop() returns, and the server may be destroyed, as soon as
+      // it sees the count reach zero.
+      std::lock_guard lock(workers_mutex);
+      running.erase(session);
+      --workers;
+      workers_cv.notify_all();
+    });
+  };
+  HandleOptions handle_options;
+  handle_options.modern = true;
+  session->Handle(std::move(message), channel, runner, handle_options);
+  if (refused) {
+    response.status = 503;
+    response.set_content(SerializeMessage(MakeError(id, kInternalError, "server busy")), "application/json");
+    return;
   }
-  std::thread([this, session, channel, request = std::move(message)]() mutable {
-    HandleOptions handle_options;
-    handle_options.modern = true;
-    session->Handle(std::move(request), channel, nullptr, handle_options);
-    channel->Finish();
-    // Notify under the lock: Stop() returns, and the server may be destroyed, as soon as
-    // it sees the count reach zero.
-    std::lock_guard lock(workers_mutex);
-    --workers;
-    workers_cv.notify_all();
-  }).detach();
+  if (!deferred) channel->Finish();  // answered on this thread
   if (!channel->WaitForStream()) {
     bool finished = false;
     auto frames = channel->Take(std::chrono::milliseconds(0), finished);
@@ -545,10 +618,11 @@ void HttpServer::Impl::ServeModern(Message message, httplib::Response& response)
   }
   response.set_chunked_content_provider(
       "text/event-stream",
-      [session, channel](std::size_t, httplib::DataSink& sink) {
+      [session, channel, ticket](std::size_t, httplib::DataSink& sink) {
         for (;;) {
           bool finished = false;
-          auto frames = channel->Take(std::chrono::milliseconds(200), finished);
+          // Woken by a frame, the end of the work or the client's departure: no polling.
+          auto frames = channel->Take(std::chrono::hours(1), finished);
           for (const auto& frame : frames) {
             const std::string event =
                 frame.keep_alive ? std::string(":\n\n") : FormatSseEvent(frame.data, {}, "message");
@@ -560,10 +634,11 @@ void HttpServer::Impl::ServeModern(Message message, httplib::Response& response)
           }
           if (finished && frames.empty()) break;
         }
+        if (!channel->Open()) return false;  // the client left: nothing to end
         sink.done();
         return true;
       },
-      [this, session, channel](bool) {
+      [this, session, channel, ticket](bool) {
         // The client went away (or the stream ended): stop the work it was waiting for.
         channel->Close();
         session->CancelAll();
@@ -644,7 +719,7 @@ void HttpServer::Impl::Post(const httplib::Request& request, httplib::Response& 
   Message message = std::move(*parsed);
   if (IsModern(request, message)) {
     if (message.kind == MessageKind::kRequest && !CheckModernHeaders(request, message, response)) return;
-    ServeModern(std::move(message), response);
+    ServeModern(request, std::move(message), response);
     return;
   }
   if (!server.ServesLegacy()) {
@@ -716,15 +791,20 @@ void HttpServer::Impl::Get(const httplib::Request& request, httplib::Response& r
   }
   auto session = FindSession(request, response);
   if (session == nullptr) return;
-  if (!session->stream->TryOpen()) {
+  const std::uint64_t generation = session->stream->TryOpen();
+  if (generation == 0) {
     SetJsonRpcError(response, 409, kInvalidRequest, "a GET stream is already open");
     return;
   }
+  // The client's departure ends the stream at once, not at the next keep-alive.
+  std::shared_ptr<PeerWatch::Ticket> ticket =
+      WatchClient(request, [stream = session->stream, generation] { stream->Depart(generation); });
   response.set_header("Cache-Control", "no-cache");
   const long retry_ms = options.retry_ms;
+  const auto keep_alive = std::chrono::milliseconds(std::max(options.keep_alive_ms, 1L));
   response.set_chunked_content_provider(
       "text/event-stream",
-      [this, session, retry_ms](std::size_t, httplib::DataSink& sink) {
+      [this, session, retry_ms, keep_alive, ticket](std::size_t, httplib::DataSink& sink) {
         std::uint64_t next = 0;
         auto write = [&](const std::string& event) { return sink.write(event.data(), event.size()); };
         // The priming event carries whatever was queued before the stream opened, in one
@@ -732,14 +812,20 @@ void HttpServer::Impl::Get(const httplib::Request& request, httplib::Response& r
         // anything it asks afterwards on another connection comes back.
         std::string opening = FormatSseEvent("", "0-" + std::to_string(next++), {}, retry_ms);
         bool closed_early = false;
-        for (const auto& frame : session->stream->Take(std::chrono::milliseconds(0), closed_early)) {
+        bool gone = false;
+        for (const auto& frame : session->stream->Take(std::chrono::milliseconds(0), closed_early, gone)) {
           opening += FormatSseEvent(frame, "0-" + std::to_string(next++), "message");
         }
         if (!write(opening)) return false;
         auto last_write = std::chrono::steady_clock::now();
         while (!stopping.load()) {
           bool closed = false;
-          auto frames = session->stream->Take(std::chrono::milliseconds(200), closed);
+          // Woken by a message, the session's end or the client's departure; else at the
+          // next keep-alive. Stop() closes every session stream.
+          const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(
+              keep_alive - (std::chrono::steady_clock::now() - last_write));
+          auto frames = session->stream->Take(std::max(wait, std::chrono::milliseconds(0)), closed, gone);
+          if (gone) return false;
           for (const auto& frame : frames) {
             if (!write(FormatSseEvent(frame, "0-" + std::to_string(next++), "message"))) {
               return false;
@@ -747,7 +833,7 @@ void HttpServer::Impl::Get(const httplib::Request& request, httplib::Response& r
             last_write = std::chrono::steady_clock::now();
           }
           if (closed) break;
-          if (std::chrono::steady_clock::now() - last_write > kKeepAliveInterval) {
+          if (std::chrono::steady_clock::now() - last_write >= keep_alive) {
             if (!write(": keep-alive\n\n")) return false;
             last_write = std::chrono::steady_clock::now();
           }
@@ -755,7 +841,7 @@ void HttpServer::Impl::Get(const httplib::Request& request, httplib::Response& r
         sink.done();
         return true;
       },
-      [session](bool) { session->stream->Release(); });
+      [session, ticket](bool) { session->stream->Release(); });
 }
 
 void HttpServer::Impl::Delete(const httplib::Request& request, httplib::Response& response) {
@@ -771,8 +857,9 @@ void HttpServer::Impl::Delete(const httplib::Request& request, httplib::Response
 }
 
 void HttpServer::Impl::Install() {
-  const int threads = options.threads;
-  http.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<std::size_t>(threads)); };
+  const auto threads = static_cast<std::size_t>(std::max(options.threads, 1));
+  const std::size_t queued = options.max_queued_connections;
+  http.new_task_queue = [threads, queued] { return new ConnectionQueue(threads, queued); };
   http.set_payload_max_length(options.max_body_bytes);
   // Responses go out in several writes (headers, body, SSE events): without TCP_NODELAY,
   // Nagle's algorithm holds the later ones for the client's delayed ACK, ~40 ms a request.
@@ -809,6 +896,8 @@ Result<int> HttpServer::Bind() {
 
 void HttpServer::Serve() { impl_->http.listen_after_bind(); }
 
+std::uint64_t HttpServer::departures() const { return impl_->watch.departures(); }
+
 void HttpServer::Stop() {
   impl_->stopping = true;
   // Listen streams end with their graceful closure response, written before the listener
@@ -819,6 +908,8 @@ void HttpServer::Stop() {
     impl_->workers_cv.wait_for(lock, std::chrono::seconds(2), [this] {
       return impl_->workers == 0 && impl_->streams == 0;
     });
+    // What still runs is cancelled: the work pool's threads are joined when the server goes.
+    for (const auto& session : impl_->running) session->CancelAll();
   }
   {
     std::lock_guard lock(impl_->sessions_mutex);

@@ -1,10 +1,15 @@
 #include "mcp/http_server.h"
 
+#include <arpa/inet.h>
 #include <httplib.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <condition_variable>
+#include <filesystem>
 #include <mutex>
 #include <thread>
 
@@ -494,6 +499,179 @@ TEST_F(HttpModernTest, ListenStreamCarriesChangesAndEndsGracefullyAtStop) {
   EXPECT_EQ(events[1]["params"]["_meta"][std::string(meta::kSubscriptionId)], "listen-1");
   EXPECT_EQ(events[2]["id"], "listen-1");
   EXPECT_EQ(events[2]["result"]["_meta"][std::string(meta::kSubscriptionId)], "listen-1");
+}
+
+
+// ---- Departed clients, bounded threads. ----
+
+// A raw HTTP/1.1 connection, so that a test can leave in the middle of a response.
+class RawConnection {
+ public:
+  explicit RawConnection(int port) {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    timeval timeout{60, 0};  // a read that never ends fails the test instead of hanging it
+    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<std::uint16_t>(port));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connected_ = connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
+  }
+  ~RawConnection() { Close(); }
+  bool connected() const { return connected_; }
+  bool Send(const std::string& method, const httplib::Headers& headers, const std::string& body = {}) {
+    std::string text = method + " /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n";
+    for (const auto& [name, value] : headers) text += name + ": " + value + "\r\n";
+    if (method == "POST") {
+      text += "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
+    }
+    text += "\r\n" + body;
+    return send(fd_, text.data(), text.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(text.size());
+  }
+  // Reads until `text` has arrived; false at the end of the stream or the read timeout.
+  bool ReadUntil(const std::string& text) {
+    char buffer[4096];
+    while (received_.find(text) == std::string::npos) {
+      const ssize_t n = recv(fd_, buffer, sizeof(buffer), 0);
+      if (n <= 0) return false;
+      received_.append(buffer, static_cast<std::size_t>(n));
+    }
+    return true;
+  }
+  void Close() {
+    if (fd_ >= 0) close(fd_);
+    fd_ = -1;
+  }
+  const std::string& received() const { return received_; }
+
+ private:
+  int fd_ = -1;
+  bool connected_ = false;
+  std::string received_;
+};
+
+long ThreadCount() {
+  long count = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) ++count;
+  return count;
+}
+
+// Waits (up to a minute, far beyond any keep-alive the tests leave room for) for `done`.
+template <typename Predicate>
+bool Eventually(Predicate done) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
+
+class HttpDepartureTest : public HttpModernTest {
+ protected:
+  void SetUp() override {
+    // No keep-alive within the test's life: only the departure itself can end a stream.
+    ServerOptions options;
+    options.listen_keep_alive = std::chrono::hours(1);
+    server_ = std::make_unique<Server>(options);
+    server_->AddTool({{"name", "slow"}, {"description", "d"}, {"inputSchema", {{"type", "object"}}}},
+                     [](const Value&, ToolContext& context) {
+                       context.SleepFor(std::chrono::hours(1));  // until cancelled
+                       return ToolOutcome{{{"content", Value::array()}}, {}};
+                     });
+  }
+  static std::string ListenBody(const std::string& id) {
+    return SerializeMessage(
+        MakeRequest(id, "subscriptions/listen", ModernParams({{"notifications", {{"toolsListChanged", true}}}})));
+  }
+  // Opens a listen stream and waits for its acknowledgment.
+  bool Listen(RawConnection& connection, const std::string& id) {
+    return connection.connected() &&
+           connection.Send("POST", ModernHeaders("subscriptions/listen"), ListenBody(id)) &&
+           connection.ReadUntil("notifications/subscriptions/acknowledged");
+  }
+};
+
+TEST_F(HttpDepartureTest, AListenClientThatLeavesIsNoticedWithoutAKeepAlive) {
+  Start();
+  {
+    RawConnection connection(port_);
+    ASSERT_TRUE(Listen(connection, "l1"));
+    EXPECT_EQ(server_->open_subscriptions(), 1u);
+  }  // the client leaves
+  EXPECT_TRUE(Eventually([&] { return server_->open_subscriptions() == 0; }));
+  EXPECT_GE(http_->departures(), 1u);
+}
+
+TEST_F(HttpDepartureTest, AGetStreamWhoseClientLeftFreesTheSessionsStream) {
+  HttpServerOptions options;
+  options.keep_alive_ms = 3600 * 1000;
+  Start(options);
+  const std::string session = Initialize();
+  ASSERT_FALSE(session.empty());
+  const httplib::Headers headers = {{"Accept", "text/event-stream"}, {"Mcp-Session-Id", session}};
+  {
+    RawConnection stream(port_);
+    ASSERT_TRUE(stream.Send("GET", headers));
+    ASSERT_TRUE(stream.ReadUntil("retry:"));  // the priming event: the stream is open
+  }
+  // The session has one GET stream at a time: a second one opens only once the first is
+  // known to be gone.
+  EXPECT_TRUE(Eventually([&] {
+    RawConnection again(port_);
+    if (!again.Send("GET", headers) || !again.ReadUntil("\r\n")) return false;
+    return again.received().find(" 200 ") != std::string::npos;
+  }));
+}
+
+TEST_F(HttpDepartureTest, ACallWhoseClientLeftIsCancelled) {
+  HttpServerOptions options;
+  options.threads = 2;
+  Start(options);
+  for (int i = 0; i < 6; ++i) {  // three times the threads: each call must free its own
+    RawConnection connection(port_);
+    ASSERT_TRUE(connection.Send("POST", ModernHeaders("tools/call", "slow"),
+                                SerializeMessage(MakeRequest(i, "tools/call", ModernParams({{"name", "slow"}})))));
+    connection.Close();
+    ASSERT_TRUE(Eventually([&] { return http_->departures() >= static_cast<std::uint64_t>(i + 1); }));
+  }
+  auto [status, body] = Answer(ModernHeaders("tools/list"), MakeRequest(99, "tools/list", ModernParams()));
+  EXPECT_EQ(status, 200);
+  EXPECT_EQ(body["result"]["tools"][0]["name"], "slow");
+}
+
+TEST_F(HttpDepartureTest, ThreadsStayBoundedUnderManyConnectionsAndAFlood) {
+  HttpServerOptions options;
+  options.threads = 4;
+  options.max_queued_connections = 8;
+  const long before = ThreadCount();
+  Start(options);
+  // The accept loop, the departure watch, and two pools of `threads`.
+  const long bound = before + 2 + 2 * options.threads;
+  long most = 0;
+  for (int i = 0; i < 40; ++i) {  // ten times the threads, one listen stream after another
+    RawConnection connection(port_);
+    ASSERT_TRUE(Listen(connection, "l" + std::to_string(i))) << i;
+    most = std::max(most, ThreadCount());
+  }
+  std::vector<std::unique_ptr<RawConnection>> flood;
+  for (int i = 0; i < 200; ++i) {  // calls and listens that leave without reading a byte
+    auto connection = std::make_unique<RawConnection>(port_);
+    const bool listen = i % 2 == 0;
+    connection->Send("POST", listen ? ModernHeaders("subscriptions/listen") : ModernHeaders("tools/call", "slow"),
+                     listen ? ListenBody("f" + std::to_string(i))
+                            : SerializeMessage(MakeRequest(i, "tools/call", ModernParams({{"name", "slow"}}))));
+    flood.push_back(std::move(connection));
+    // They leave ten at a time: more than the threads, fewer than threads and queue together
+    // (beyond those the server stops accepting until some have left).
+    if (flood.size() == 10) flood.clear();
+    most = std::max(most, ThreadCount());
+  }
+  flood.clear();
+  EXPECT_LE(most, bound);
+  EXPECT_TRUE(Eventually([&] { return server_->open_subscriptions() == 0; }));
+  auto [status, body] = Answer(ModernHeaders("tools/list"), MakeRequest(99, "tools/list", ModernParams()));
+  EXPECT_EQ(status, 200);  // still serving
 }
 
 }  // namespace
