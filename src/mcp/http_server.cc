@@ -1,8 +1,11 @@
 #include "mcp/http_server.h"
 
 #include <httplib.h>
+#include <openssl/crypto.h>
+#include <sys/socket.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -19,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "json/sha256.h"
 #include "mcp/param_headers.h"
 #include "mcp/peer_watch.h"
 #include "mcp/sse.h"
@@ -75,6 +79,69 @@ void SetJsonRpcError(httplib::Response& response, int status, int code, const ch
   response.status = status;
   response.set_content(SerializeMessage(MakeError(nullptr, code, message)), "application/json");
 }
+
+// httplib's server with its listening socket within reach: httplib 0.11 listens with a
+// backlog of 5, and a burst of new connections beyond it waits for a SYN retransmission
+// (1 s) while the server has threads to spare.
+class Listener : public httplib::Server {
+ public:
+  void WidenBacklog() {
+    const socket_t socket = svr_sock_;
+    if (socket != INVALID_SOCKET) ::listen(socket, SOMAXCONN);
+  }
+};
+
+// Whether `authorization` is "Bearer <token>" with the expected token. Both sides are hashed
+// first, so the comparison runs over equal lengths in constant time whatever was sent.
+bool HasBearerToken(const std::string& authorization, const std::array<std::uint8_t, 32>& expected) {
+  constexpr std::string_view kScheme = "bearer ";
+  std::string_view value = authorization;
+  if (value.size() < kScheme.size()) return false;
+  for (std::size_t i = 0; i < kScheme.size(); ++i) {
+    const char c = value[i];
+    if ((c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c) != kScheme[i]) return false;
+  }
+  value.remove_prefix(kScheme.size());
+  while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+  const std::array<std::uint8_t, 32> given = json::Sha256(value);
+  return CRYPTO_memcmp(given.data(), expected.data(), given.size()) == 0;
+}
+
+// Requests in flight per client; a slot is held until its response has been written.
+class InFlightLimit {
+ public:
+  explicit InFlightLimit(std::size_t limit) : limit_(limit) {}
+  // Held while a request is in flight; its destruction frees the client's slot.
+  class Slot {
+   public:
+    Slot(InFlightLimit& limit, std::string client) : limit_(limit), client_(std::move(client)) {}
+    ~Slot() { limit_.Release(client_); }
+    Slot(const Slot&) = delete;
+    Slot& operator=(const Slot&) = delete;
+
+   private:
+    InFlightLimit& limit_;
+    std::string client_;
+  };
+  // A slot for `client`, or nullptr when it has `limit` requests in flight already.
+  std::shared_ptr<Slot> Acquire(const std::string& client) {
+    std::lock_guard lock(mutex_);
+    std::size_t& count = counts_[client];
+    if (count >= limit_) return nullptr;
+    ++count;
+    return std::make_shared<Slot>(*this, client);
+  }
+
+ private:
+  void Release(const std::string& client) {
+    std::lock_guard lock(mutex_);
+    auto it = counts_.find(client);
+    if (it != counts_.end() && --it->second == 0) counts_.erase(it);
+  }
+  const std::size_t limit_;
+  std::mutex mutex_;
+  std::map<std::string, std::size_t> counts_;
+};
 
 // The per-session stream of unsolicited messages: queued until a GET stream drains them.
 class SessionStream : public MessageSink {
@@ -370,13 +437,18 @@ struct HttpServer::Impl {
   void Delete(const httplib::Request& request, httplib::Response& response);
   void AnswerWithSse(std::shared_ptr<HttpSession> session, Message message,
                      httplib::Response& response);
+  bool Authorized(const httplib::Request& request, httplib::Response& response) const;
+  std::string ClientKey(const httplib::Request& request);
+  httplib::Server::Handler Guarded(void (Impl::*handler)(const httplib::Request&, httplib::Response&));
 
   Server& server;
   HttpServerOptions options;
-  httplib::Server http;
+  Listener http;
   std::atomic<bool> stopping{false};
   std::mutex sessions_mutex;
   std::map<std::string, std::shared_ptr<HttpSession>> sessions;
+  std::optional<std::array<std::uint8_t, 32>> bearer_digest;  // of options.bearer_token
+  std::unique_ptr<InFlightLimit> in_flight;                   // when limited
   // Lasting work of modern requests (tools/call, listen) and their open response streams;
   // Stop waits (bounded) for them, then cancels what still runs.
   std::mutex workers_mutex;
@@ -856,7 +928,52 @@ void HttpServer::Impl::Delete(const httplib::Request& request, httplib::Response
   response.status = 200;
 }
 
+bool HttpServer::Impl::Authorized(const httplib::Request& request, httplib::Response& response) const {
+  if (!bearer_digest || HasBearerToken(request.get_header_value("Authorization"), *bearer_digest)) return true;
+  response.set_header("WWW-Authenticate", "Bearer");
+  SetJsonRpcError(response, 401, kInvalidRequest, "unauthorized");
+  return false;
+}
+
+// A live legacy session is its own client; anything else is its peer address (not the
+// port: one client, many connections). A made-up session id is no way around the limit.
+std::string HttpServer::Impl::ClientKey(const httplib::Request& request) {
+  if (request.has_header(kSessionHeader)) {
+    const std::string id = request.get_header_value(kSessionHeader);
+    std::lock_guard lock(sessions_mutex);
+    if (sessions.count(id) != 0) return "session " + id;
+  }
+  return "peer " + request.remote_addr;
+}
+
+// The client's requests in flight (the bearer token was checked before routing). The slot is released once the response has been written: a streamed response's slot goes
+// with its content provider (httplib destroys the releaser with the response).
+httplib::Server::Handler HttpServer::Impl::Guarded(
+    void (Impl::*handler)(const httplib::Request&, httplib::Response&)) {
+  return [this, handler](const httplib::Request& request, httplib::Response& response) {
+    std::shared_ptr<InFlightLimit::Slot> slot;
+    if (in_flight) {
+      slot = in_flight->Acquire(ClientKey(request));
+      if (!slot) {
+        SetJsonRpcError(response, 429, kInternalError, "too many requests in flight");
+        return;
+      }
+    }
+    (this->*handler)(request, response);
+    if (slot && response.content_provider_) {
+      response.content_provider_resource_releaser_ =
+          [releaser = std::move(response.content_provider_resource_releaser_), slot](bool success) {
+            if (releaser) releaser(success);
+          };
+    }
+  };
+}
+
 void HttpServer::Impl::Install() {
+  if (!options.bearer_token.empty()) bearer_digest = json::Sha256(options.bearer_token);
+  if (options.max_in_flight_per_client > 0) {
+    in_flight = std::make_unique<InFlightLimit>(options.max_in_flight_per_client);
+  }
   const auto threads = static_cast<std::size_t>(std::max(options.threads, 1));
   const std::size_t queued = options.max_queued_connections;
   http.new_task_queue = [threads, queued] { return new ConnectionQueue(threads, queued); };
@@ -870,10 +987,14 @@ void HttpServer::Impl::Install() {
                                 std::exception_ptr) {
     SetJsonRpcError(response, 500, kInternalError, "internal error");
   });
-  http.Post(options.path, [this](const httplib::Request& q, httplib::Response& r) { Post(q, r); });
-  http.Get(options.path, [this](const httplib::Request& q, httplib::Response& r) { Get(q, r); });
-  http.Delete(options.path,
-              [this](const httplib::Request& q, httplib::Response& r) { Delete(q, r); });
+  // Other paths and methods need the token too, so that they tell nothing without it.
+  http.set_pre_routing_handler([this](const httplib::Request& q, httplib::Response& r) {
+    return Authorized(q, r) ? httplib::Server::HandlerResponse::Unhandled
+                            : httplib::Server::HandlerResponse::Handled;
+  });
+  http.Post(options.path, Guarded(&Impl::Post));
+  http.Get(options.path, Guarded(&Impl::Get));
+  http.Delete(options.path, Guarded(&Impl::Delete));
 }
 
 HttpServer::HttpServer(Server& server, HttpServerOptions options)
@@ -891,6 +1012,7 @@ Result<int> HttpServer::Bind() {
     port = -1;
   }
   if (port <= 0) return udon::MakeError("http.bind_failed", "cannot bind the HTTP listener");
+  impl_->http.WidenBacklog();
   return port;
 }
 

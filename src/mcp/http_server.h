@@ -1,5 +1,6 @@
 // MCP Streamable HTTP, server side (cpp-httplib): POST, GET and DELETE on one endpoint,
-// sessions, JSON or SSE responses, Origin and Host validation, body size limits.
+// sessions, JSON or SSE responses, Origin and Host validation, body size limits (413), an
+// optional bearer token (401) and a bound on each client's requests in flight (429).
 //
 // Both protocol eras share the endpoint. Legacy requests (2025-11-25 and older) use the
 // initialize session, GET and DELETE exactly as before. Modern requests (2026-07-28: a
@@ -43,6 +44,14 @@ struct HttpServerOptions {
   int threads = 64;
   std::size_t max_queued_connections = 256;
   long keep_alive_ms = 5000;  // a legacy GET stream's keep-alive comment when quiet
+  // When not empty, every request must carry "Authorization: Bearer <token>" (compared in
+  // constant time), else 401 with "WWW-Authenticate: Bearer" and nothing else looked at. The
+  // token never appears in an answer or a log.
+  std::string bearer_token;
+  // Requests in flight per client (0: unlimited), open GET and listen streams included; a
+  // client is its live legacy session (Mcp-Session-Id) when it names one, else its peer
+  // address. One more is answered with 429 and a JSON-RPC error.
+  std::size_t max_in_flight_per_client = 0;
 };
 
 // Origin values accepted: absent, or an http(s) origin whose host is localhost, 127.0.0.1

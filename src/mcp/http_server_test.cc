@@ -674,5 +674,106 @@ TEST_F(HttpDepartureTest, ThreadsStayBoundedUnderManyConnectionsAndAFlood) {
   EXPECT_EQ(status, 200);  // still serving
 }
 
+
+// ---- Guards: bearer token, requests in flight per client, body size. ----
+
+TEST_F(HttpModernTest, ABearerTokenIsRequiredOfEveryRequestWhenSet) {
+  HttpServerOptions options;
+  options.bearer_token = "s3cret-token-value";
+  Start(options);
+  const Message list = MakeRequest(1, "tools/list", ModernParams());
+  auto missing = PostModern(ModernHeaders("tools/list"), list);
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->status, 401);
+  EXPECT_EQ(missing->get_header_value("WWW-Authenticate"), "Bearer");
+  EXPECT_EQ(missing->body.find("s3cret"), std::string::npos);
+  for (const char* wrong : {"Bearer s3cret-token-valuf", "Bearer s3cret-token-value2", "Bearer ", "Basic czNjcmV0",
+                            "s3cret-token-value", "Bearer s3cret-token-valu"}) {
+    httplib::Headers headers = ModernHeaders("tools/list");
+    headers.emplace("Authorization", wrong);
+    auto refused = PostModern(headers, list);
+    ASSERT_TRUE(refused);
+    EXPECT_EQ(refused->status, 401) << wrong;
+    EXPECT_EQ(refused->body.find("s3cret"), std::string::npos);
+  }
+  for (const char* right : {"Bearer s3cret-token-value", "bearer s3cret-token-value"}) {
+    httplib::Headers headers = ModernHeaders("tools/list");
+    headers.emplace("Authorization", right);
+    EXPECT_EQ(Answer(headers, list).first, 200) << right;
+  }
+  // Every method and path, not only the endpoint's: nothing is told without the token.
+  auto get = client_->Get("/elsewhere");
+  ASSERT_TRUE(get);
+  EXPECT_EQ(get->status, 401);
+  auto legacy_get = client_->Get("/mcp", {{"Accept", "text/event-stream"}, {"Mcp-Session-Id", "x"}});
+  ASSERT_TRUE(legacy_get);
+  EXPECT_EQ(legacy_get->status, 401);
+}
+
+TEST_F(HttpModernTest, WithoutATokenNoAuthorizationIsAsked) {
+  Start();
+  EXPECT_EQ(Answer(ModernHeaders("tools/list"), MakeRequest(1, "tools/list", ModernParams())).first, 200);
+}
+
+TEST_F(HttpDepartureTest, RequestsInFlightBeyondAClientsLimitAre429) {
+  HttpServerOptions options;
+  options.max_in_flight_per_client = 1;
+  Start(options);
+  const Message list = MakeRequest(1, "tools/list", ModernParams());
+  EXPECT_EQ(Answer(ModernHeaders("tools/list"), list).first, 200);  // one at a time is fine
+  {
+    RawConnection stream(port_);
+    ASSERT_TRUE(Listen(stream, "held"));  // the client's one request in flight
+    auto [status, body] = Answer(ModernHeaders("tools/list"), list);
+    EXPECT_EQ(status, 429);
+    EXPECT_EQ(body["jsonrpc"], "2.0");
+    EXPECT_TRUE(body["error"]["code"].is_number_integer());
+  }
+  // Its slot is free again once the stream's client has left.
+  EXPECT_TRUE(Eventually([&] { return Answer(ModernHeaders("tools/list"), list).first == 200; }));
+}
+
+TEST_F(HttpDepartureTest, ALiveSessionIsItsOwnClientForTheLimit) {
+  HttpServerOptions options;
+  options.max_in_flight_per_client = 1;
+  options.keep_alive_ms = 3600 * 1000;
+  Start(options);
+  const std::string session = Initialize();
+  ASSERT_FALSE(session.empty());
+  RawConnection stream(port_);
+  ASSERT_TRUE(stream.Send("GET", {{"Accept", "text/event-stream"}, {"Mcp-Session-Id", session}}));
+  ASSERT_TRUE(stream.ReadUntil("retry:"));  // the session's one request in flight
+  auto same = Post(MakeRequest(2, "tools/list"), session);
+  ASSERT_TRUE(same);
+  EXPECT_EQ(same->status, 429);
+  // The same peer without that session, or naming a session that does not exist, is
+  // another client.
+  EXPECT_EQ(Answer(ModernHeaders("tools/list"), MakeRequest(3, "tools/list", ModernParams())).first, 200);
+  httplib::Headers made_up = ModernHeaders("tools/list");
+  made_up.emplace("Mcp-Session-Id", "made-up");
+  EXPECT_EQ(Answer(made_up, MakeRequest(4, "tools/list", ModernParams())).first, 200);
+}
+
+TEST_F(HttpServerTest, ABodyOverTheLimitIs413WithOrWithoutALength) {
+  Start();  // max_body_bytes 4096
+  const std::string large(5000, ' ');
+  auto sized = client_->Post("/mcp", Headers(), large, "application/json");
+  ASSERT_TRUE(sized);
+  EXPECT_EQ(sized->status, 413);
+  auto chunked = client_->Post(
+      "/mcp", Headers(),
+      [&large](std::size_t offset, httplib::DataSink& sink) {
+        if (offset < large.size()) {
+          sink.write(large.data() + offset, std::min<std::size_t>(1000, large.size() - offset));
+        } else {
+          sink.done();
+        }
+        return true;
+      },
+      "application/json");
+  ASSERT_TRUE(chunked);
+  EXPECT_EQ(chunked->status, 413);
+}
+
 }  // namespace
 }  // namespace udon::mcp
