@@ -710,6 +710,20 @@ TEST_F(HttpModernTest, ABearerTokenIsRequiredOfEveryRequestWhenSet) {
   EXPECT_EQ(legacy_get->status, 401);
 }
 
+TEST_F(HttpDepartureTest, ARefusedBodyIsNotReadAsTheNextRequest) {
+  HttpServerOptions options;
+  options.bearer_token = "s3cret-token-value";
+  Start(options);
+  // Refused before its body is read: the connection must not go on with those bytes.
+  const std::string body = "GET /smuggled HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+  RawConnection connection(port_);
+  ASSERT_TRUE(connection.Send("POST", ModernHeaders("tools/list"), body));
+  ASSERT_TRUE(connection.ReadUntil("\r\n\r\n"));
+  EXPECT_NE(connection.received().find(" 401 "), std::string::npos);
+  connection.ReadUntil("HTTP/1.1 4");  // a second answer, if any, or the end of the stream
+  EXPECT_EQ(connection.received().find("HTTP/1.1", 1), std::string::npos) << connection.received();
+}
+
 TEST_F(HttpModernTest, WithoutATokenNoAuthorizationIsAsked) {
   Start();
   EXPECT_EQ(Answer(ModernHeaders("tools/list"), MakeRequest(1, "tools/list", ModernParams())).first, 200);
