@@ -6,6 +6,8 @@
 #   bench/run.sh load         the load/soak run: 10,000 gated calls at concurrency 8 over
 #                             HTTP and over stdio; exits non-zero on any unexpected outcome
 #                             or growth of descriptors, processes, threads or RSS
+#   bench/run.sh soak         the same with 100,000 calls per transport (minutes over HTTP,
+#                             tens of minutes over stdio; not in CI)
 #
 # Conventions for a benchmark <name>: the CMake target <name>_bench in bench/<name>/, and
 # bench/<name>/run.sh, run with BENCH_BIN (the built binary), BENCH_DATA (a scratch data

@@ -1,8 +1,11 @@
 #include "mcp/http_server.h"
 
 #include <httplib.h>
+#include <openssl/crypto.h>
+#include <sys/socket.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -13,20 +16,23 @@
 #include <mutex>
 #include <optional>
 #include <random>
+#include <set>
 #include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "json/sha256.h"
 #include "mcp/param_headers.h"
+#include "mcp/peer_watch.h"
 #include "mcp/sse.h"
+#include "mcp/worker_pool.h"
 
 namespace udon::mcp {
 namespace {
 
 constexpr char kSessionHeader[] = "Mcp-Session-Id";
 constexpr char kVersionHeader[] = "MCP-Protocol-Version";
-constexpr auto kKeepAliveInterval = std::chrono::seconds(5);
 
 bool IsLoopbackName(std::string_view host) {
   return host == "localhost" || host == "127.0.0.1" || host == "[::1]";
@@ -74,6 +80,69 @@ void SetJsonRpcError(httplib::Response& response, int status, int code, const ch
   response.set_content(SerializeMessage(MakeError(nullptr, code, message)), "application/json");
 }
 
+// httplib's server with its listening socket within reach: httplib 0.11 listens with a
+// backlog of 5, and a burst of new connections beyond it waits for a SYN retransmission
+// (1 s) while the server has threads to spare.
+class Listener : public httplib::Server {
+ public:
+  void WidenBacklog() {
+    const socket_t socket = svr_sock_;
+    if (socket != INVALID_SOCKET) ::listen(socket, SOMAXCONN);
+  }
+};
+
+// Whether `authorization` is "Bearer <token>" with the expected token. Both sides are hashed
+// first, so the comparison runs over equal lengths in constant time whatever was sent.
+bool HasBearerToken(const std::string& authorization, const std::array<std::uint8_t, 32>& expected) {
+  constexpr std::string_view kScheme = "bearer ";
+  std::string_view value = authorization;
+  if (value.size() < kScheme.size()) return false;
+  for (std::size_t i = 0; i < kScheme.size(); ++i) {
+    const char c = value[i];
+    if ((c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c) != kScheme[i]) return false;
+  }
+  value.remove_prefix(kScheme.size());
+  while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+  const std::array<std::uint8_t, 32> given = json::Sha256(value);
+  return CRYPTO_memcmp(given.data(), expected.data(), given.size()) == 0;
+}
+
+// Requests in flight per client; a slot is held until its response has been written.
+class InFlightLimit {
+ public:
+  explicit InFlightLimit(std::size_t limit) : limit_(limit) {}
+  // Held while a request is in flight; its destruction frees the client's slot.
+  class Slot {
+   public:
+    Slot(InFlightLimit& limit, std::string client) : limit_(limit), client_(std::move(client)) {}
+    ~Slot() { limit_.Release(client_); }
+    Slot(const Slot&) = delete;
+    Slot& operator=(const Slot&) = delete;
+
+   private:
+    InFlightLimit& limit_;
+    std::string client_;
+  };
+  // A slot for `client`, or nullptr when it has `limit` requests in flight already.
+  std::shared_ptr<Slot> Acquire(const std::string& client) {
+    std::lock_guard lock(mutex_);
+    std::size_t& count = counts_[client];
+    if (count >= limit_) return nullptr;
+    ++count;
+    return std::make_shared<Slot>(*this, client);
+  }
+
+ private:
+  void Release(const std::string& client) {
+    std::lock_guard lock(mutex_);
+    auto it = counts_.find(client);
+    if (it != counts_.end() && --it->second == 0) counts_.erase(it);
+  }
+  const std::size_t limit_;
+  std::mutex mutex_;
+  std::map<std::string, std::size_t> counts_;
+};
+
 // The per-session stream of unsolicited messages: queued until a GET stream drains them.
 class SessionStream : public MessageSink {
  public:
@@ -96,23 +165,36 @@ class SessionStream : public MessageSink {
     }
     changed_.notify_all();
   }
-  bool TryOpen() {
+  // Opens the one GET stream: its generation, 0 when one is open already.
+  std::uint64_t TryOpen() {
     std::lock_guard lock(mutex_);
-    if (open_ || closed_) return false;
+    if (open_ || closed_) return 0;
     open_ = true;
-    return true;
+    gone_ = false;
+    return ++generation_;
   }
   void Release() {
     std::lock_guard lock(mutex_);
     open_ = false;
   }
-  // Waits for queued frames; empty when the wait timed out or the stream closed.
-  std::deque<std::string> Take(std::chrono::milliseconds wait, bool& closed) {
+  // The client of GET stream `generation` left: its wait ends (a later stream is not hit).
+  void Depart(std::uint64_t generation) {
+    {
+      std::lock_guard lock(mutex_);
+      if (generation != generation_) return;
+      gone_ = true;
+    }
+    changed_.notify_all();
+  }
+  // Waits for queued frames; empty when the wait timed out, the stream closed (`closed`) or
+  // its client left (`gone`; the frames stay queued for the next GET stream).
+  std::deque<std::string> Take(std::chrono::milliseconds wait, bool& closed, bool& gone) {
     std::unique_lock lock(mutex_);
-    changed_.wait_for(lock, wait, [this] { return closed_ || !queue_.empty(); });
+    changed_.wait_for(lock, wait, [this] { return closed_ || gone_ || !queue_.empty(); });
     closed = closed_;
+    gone = gone_;
     std::deque<std::string> out;
-    out.swap(queue_);
+    if (!gone_) out.swap(queue_);
     return out;
   }
 
@@ -123,6 +205,8 @@ class SessionStream : public MessageSink {
   std::deque<std::string> queue_;
   bool open_ = false;
   bool closed_ = false;
+  bool gone_ = false;  // the open stream's client left
+  std::uint64_t generation_ = 0;
 };
 
 struct HttpSession {
@@ -231,16 +315,17 @@ class RequestChannel : public MessageSink {
     changed_.notify_all();
   }
   // Waits until a frame other than the response is queued (true: stream it) or the handling
-  // thread finished (false: answer with what is queued).
+  // thread finished or the client left (false: answer with what is queued).
   bool WaitForStream() {
     std::unique_lock lock(mutex_);
-    changed_.wait(lock, [this] { return finished_ || HasStreamFrame(); });
+    changed_.wait(lock, [this] { return finished_ || closed_ || HasStreamFrame(); });
     return HasStreamFrame();
   }
+  // `finished`: nothing more will come (the handling thread is done or the client left).
   std::vector<Frame> Take(std::chrono::milliseconds wait, bool& finished) {
     std::unique_lock lock(mutex_);
-    changed_.wait_for(lock, wait, [this] { return finished_ || !frames_.empty(); });
-    finished = finished_;
+    changed_.wait_for(lock, wait, [this] { return finished_ || closed_ || !frames_.empty(); });
+    finished = finished_ || closed_;
     std::vector<Frame> out(std::make_move_iterator(frames_.begin()),
                            std::make_move_iterator(frames_.end()));
     frames_.clear();
@@ -341,7 +426,9 @@ struct HttpServer::Impl {
                           httplib::Response& response);
   bool CheckParamHeaders(const httplib::Request& request, const Message& message,
                          const std::string& tool_name, httplib::Response& response);
-  void ServeModern(Message message, httplib::Response& response);
+  void ServeModern(const httplib::Request& request, Message message, httplib::Response& response);
+  std::unique_ptr<PeerWatch::Ticket> WatchClient(const httplib::Request& request,
+                                                 std::function<void()> departed);
   void RefuseLegacy(Message message, httplib::Response& response);
   std::shared_ptr<HttpSession> FindSession(const httplib::Request& request,
                                            httplib::Response& response);
@@ -350,20 +437,47 @@ struct HttpServer::Impl {
   void Delete(const httplib::Request& request, httplib::Response& response);
   void AnswerWithSse(std::shared_ptr<HttpSession> session, Message message,
                      httplib::Response& response);
+  bool Authorized(const httplib::Request& request, httplib::Response& response) const;
+  std::string ClientKey(const httplib::Request& request);
+  httplib::Server::Handler Guarded(void (Impl::*handler)(const httplib::Request&, httplib::Response&));
 
   Server& server;
   HttpServerOptions options;
-  httplib::Server http;
+  Listener http;
   std::atomic<bool> stopping{false};
   std::mutex sessions_mutex;
   std::map<std::string, std::shared_ptr<HttpSession>> sessions;
-  // Threads handling modern requests and their open response streams; Stop waits
-  // (bounded) for them.
+  std::optional<std::array<std::uint8_t, 32>> bearer_digest;  // of options.bearer_token
+  std::unique_ptr<InFlightLimit> in_flight;                   // when limited
+  // Lasting work of modern requests (tools/call, listen) and their open response streams;
+  // Stop waits (bounded) for them, then cancels what still runs.
   std::mutex workers_mutex;
   std::condition_variable workers_cv;
   int workers = 0;
   int streams = 0;
+  std::set<std::shared_ptr<ServerSession>> running;
+  // Last: destroyed first, while what their threads use still exists.
+  PeerWatch watch;
+  WorkerPool work_pool{static_cast<std::size_t>(std::max(options.threads, 1)), 1};
 };
+
+// httplib's connection queue: a bounded pool whose full queue holds up the accept loop.
+class ConnectionQueue : public httplib::TaskQueue {
+ public:
+  ConnectionQueue(std::size_t threads, std::size_t max_queued) : pool_(threads, max_queued) {}
+  void enqueue(std::function<void()> fn) override { pool_.Submit(std::move(fn)); }
+  void shutdown() override { pool_.Shutdown(); }
+
+ private:
+  WorkerPool pool_;
+};
+
+std::unique_ptr<PeerWatch::Ticket> HttpServer::Impl::WatchClient(const httplib::Request& request,
+                                                                 std::function<void()> departed) {
+  const int socket =
+      FindConnectionSocket(request.local_addr, request.local_port, request.remote_addr, request.remote_port);
+  return watch.Watch(socket, std::move(departed));
+}
 
 bool HttpServer::Impl::AdmitOrigin(const httplib::Request& request, httplib::Response& response) {
   if (!IsAllowedOrigin(request.get_header_value("Origin")) ||
@@ -492,28 +606,59 @@ bool HttpServer::Impl::CheckParamHeaders(const httplib::Request& request, const 
 // A stateless request: its own short-lived session, no Mcp-Session-Id. A single answer
 // comes back as JSON (or one SSE event) with the status its error needs; anything that
 // streams (progress, logs, a listen stream) comes back as SSE without event ids.
-void HttpServer::Impl::ServeModern(Message message, httplib::Response& response) {
+//
+// The request is handled on this thread; only lasting work (a tools/call, a listen stream)
+// goes to the bounded work pool, so that this thread can stream its messages meanwhile. No
+// free thread there: 503 at once. While that work runs, the client's departure (its socket
+// closed) cancels it at once.
+void HttpServer::Impl::ServeModern(const httplib::Request& http_request, Message message,
+                                   httplib::Response& response) {
   if (message.kind != MessageKind::kRequest) {
     response.status = 202;  // no client notification means anything here without a session
     return;
   }
   auto session = std::shared_ptr<ServerSession>(server.NewSession(std::make_shared<NullSink>()));
   auto channel = std::make_shared<RequestChannel>();
-  {
-    std::lock_guard lock(workers_mutex);
-    ++workers;
+  std::shared_ptr<PeerWatch::Ticket> ticket;
+  bool deferred = false;
+  bool refused = false;
+  const json::Value id = message.id;
+  const WorkRunner runner = [&](std::function<void()> work) {
+    deferred = true;
+    if (!work_pool.TryReserve()) {
+      refused = true;  // the session is this request's alone: its in-flight entry goes with it
+      return;
+    }
+    ticket = WatchClient(http_request, [session, channel] {
+      channel->Close();
+      session->CancelAll();
+    });
+    {
+      std::lock_guard lock(workers_mutex);
+      ++workers;
+      running.insert(session);
+    }
+    work_pool.RunReserved([this, session, channel, work = std::move(work)]() mutable {
+      work();
+      work = nullptr;
+      channel->Finish();
+      // Notify under the lock: Stop() returns, and the server may be destroyed, as soon as
+      // it sees the count reach zero.
+      std::lock_guard lock(workers_mutex);
+      running.erase(session);
+      --workers;
+      workers_cv.notify_all();
+    });
+  };
+  HandleOptions handle_options;
+  handle_options.modern = true;
+  session->Handle(std::move(message), channel, runner, handle_options);
+  if (refused) {
+    response.status = 503;
+    response.set_content(SerializeMessage(MakeError(id, kInternalError, "server busy")), "application/json");
+    return;
   }
-  std::thread([this, session, channel, request = std::move(message)]() mutable {
-    HandleOptions handle_options;
-    handle_options.modern = true;
-    session->Handle(std::move(request), channel, nullptr, handle_options);
-    channel->Finish();
-    // Notify under the lock: Stop() returns, and the server may be destroyed, as soon as
-    // it sees the count reach zero.
-    std::lock_guard lock(workers_mutex);
-    --workers;
-    workers_cv.notify_all();
-  }).detach();
+  if (!deferred) channel->Finish();  // answered on this thread
   if (!channel->WaitForStream()) {
     bool finished = false;
     auto frames = channel->Take(std::chrono::milliseconds(0), finished);
@@ -545,10 +690,11 @@ void HttpServer::Impl::ServeModern(Message message, httplib::Response& response)
   }
   response.set_chunked_content_provider(
       "text/event-stream",
-      [session, channel](std::size_t, httplib::DataSink& sink) {
+      [session, channel, ticket](std::size_t, httplib::DataSink& sink) {
         for (;;) {
           bool finished = false;
-          auto frames = channel->Take(std::chrono::milliseconds(200), finished);
+          // Woken by a frame, the end of the work or the client's departure: no polling.
+          auto frames = channel->Take(std::chrono::hours(1), finished);
           for (const auto& frame : frames) {
             const std::string event =
                 frame.keep_alive ? std::string(":\n\n") : FormatSseEvent(frame.data, {}, "message");
@@ -560,10 +706,11 @@ void HttpServer::Impl::ServeModern(Message message, httplib::Response& response)
           }
           if (finished && frames.empty()) break;
         }
+        if (!channel->Open()) return false;  // the client left: nothing to end
         sink.done();
         return true;
       },
-      [this, session, channel](bool) {
+      [this, session, channel, ticket](bool) {
         // The client went away (or the stream ended): stop the work it was waiting for.
         channel->Close();
         session->CancelAll();
@@ -644,7 +791,7 @@ void HttpServer::Impl::Post(const httplib::Request& request, httplib::Response& 
   Message message = std::move(*parsed);
   if (IsModern(request, message)) {
     if (message.kind == MessageKind::kRequest && !CheckModernHeaders(request, message, response)) return;
-    ServeModern(std::move(message), response);
+    ServeModern(request, std::move(message), response);
     return;
   }
   if (!server.ServesLegacy()) {
@@ -716,15 +863,20 @@ void HttpServer::Impl::Get(const httplib::Request& request, httplib::Response& r
   }
   auto session = FindSession(request, response);
   if (session == nullptr) return;
-  if (!session->stream->TryOpen()) {
+  const std::uint64_t generation = session->stream->TryOpen();
+  if (generation == 0) {
     SetJsonRpcError(response, 409, kInvalidRequest, "a GET stream is already open");
     return;
   }
+  // The client's departure ends the stream at once, not at the next keep-alive.
+  std::shared_ptr<PeerWatch::Ticket> ticket =
+      WatchClient(request, [stream = session->stream, generation] { stream->Depart(generation); });
   response.set_header("Cache-Control", "no-cache");
   const long retry_ms = options.retry_ms;
+  const auto keep_alive = std::chrono::milliseconds(std::max(options.keep_alive_ms, 1L));
   response.set_chunked_content_provider(
       "text/event-stream",
-      [this, session, retry_ms](std::size_t, httplib::DataSink& sink) {
+      [this, session, retry_ms, keep_alive, ticket](std::size_t, httplib::DataSink& sink) {
         std::uint64_t next = 0;
         auto write = [&](const std::string& event) { return sink.write(event.data(), event.size()); };
         // The priming event carries whatever was queued before the stream opened, in one
@@ -732,14 +884,20 @@ void HttpServer::Impl::Get(const httplib::Request& request, httplib::Response& r
         // anything it asks afterwards on another connection comes back.
         std::string opening = FormatSseEvent("", "0-" + std::to_string(next++), {}, retry_ms);
         bool closed_early = false;
-        for (const auto& frame : session->stream->Take(std::chrono::milliseconds(0), closed_early)) {
+        bool gone = false;
+        for (const auto& frame : session->stream->Take(std::chrono::milliseconds(0), closed_early, gone)) {
           opening += FormatSseEvent(frame, "0-" + std::to_string(next++), "message");
         }
         if (!write(opening)) return false;
         auto last_write = std::chrono::steady_clock::now();
         while (!stopping.load()) {
           bool closed = false;
-          auto frames = session->stream->Take(std::chrono::milliseconds(200), closed);
+          // Woken by a message, the session's end or the client's departure; else at the
+          // next keep-alive. Stop() closes every session stream.
+          const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(
+              keep_alive - (std::chrono::steady_clock::now() - last_write));
+          auto frames = session->stream->Take(std::max(wait, std::chrono::milliseconds(0)), closed, gone);
+          if (gone) return false;
           for (const auto& frame : frames) {
             if (!write(FormatSseEvent(frame, "0-" + std::to_string(next++), "message"))) {
               return false;
@@ -747,7 +905,7 @@ void HttpServer::Impl::Get(const httplib::Request& request, httplib::Response& r
             last_write = std::chrono::steady_clock::now();
           }
           if (closed) break;
-          if (std::chrono::steady_clock::now() - last_write > kKeepAliveInterval) {
+          if (std::chrono::steady_clock::now() - last_write >= keep_alive) {
             if (!write(": keep-alive\n\n")) return false;
             last_write = std::chrono::steady_clock::now();
           }
@@ -755,7 +913,7 @@ void HttpServer::Impl::Get(const httplib::Request& request, httplib::Response& r
         sink.done();
         return true;
       },
-      [session](bool) { session->stream->Release(); });
+      [session, ticket](bool) { session->stream->Release(); });
 }
 
 void HttpServer::Impl::Delete(const httplib::Request& request, httplib::Response& response) {
@@ -770,9 +928,55 @@ void HttpServer::Impl::Delete(const httplib::Request& request, httplib::Response
   response.status = 200;
 }
 
+bool HttpServer::Impl::Authorized(const httplib::Request& request, httplib::Response& response) const {
+  if (!bearer_digest || HasBearerToken(request.get_header_value("Authorization"), *bearer_digest)) return true;
+  response.set_header("WWW-Authenticate", "Bearer");
+  SetJsonRpcError(response, 401, kInvalidRequest, "unauthorized");
+  return false;
+}
+
+// A live legacy session is its own client; anything else is its peer address (not the
+// port: one client, many connections). A made-up session id is no way around the limit.
+std::string HttpServer::Impl::ClientKey(const httplib::Request& request) {
+  if (request.has_header(kSessionHeader)) {
+    const std::string id = request.get_header_value(kSessionHeader);
+    std::lock_guard lock(sessions_mutex);
+    if (sessions.count(id) != 0) return "session " + id;
+  }
+  return "peer " + request.remote_addr;
+}
+
+// The client's requests in flight (the bearer token was checked before routing). The slot is released once the response has been written: a streamed response's slot goes
+// with its content provider (httplib destroys the releaser with the response).
+httplib::Server::Handler HttpServer::Impl::Guarded(
+    void (Impl::*handler)(const httplib::Request&, httplib::Response&)) {
+  return [this, handler](const httplib::Request& request, httplib::Response& response) {
+    std::shared_ptr<InFlightLimit::Slot> slot;
+    if (in_flight) {
+      slot = in_flight->Acquire(ClientKey(request));
+      if (!slot) {
+        SetJsonRpcError(response, 429, kInternalError, "too many requests in flight");
+        return;
+      }
+    }
+    (this->*handler)(request, response);
+    if (slot && response.content_provider_) {
+      response.content_provider_resource_releaser_ =
+          [releaser = std::move(response.content_provider_resource_releaser_), slot](bool success) {
+            if (releaser) releaser(success);
+          };
+    }
+  };
+}
+
 void HttpServer::Impl::Install() {
-  const int threads = options.threads;
-  http.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<std::size_t>(threads)); };
+  if (!options.bearer_token.empty()) bearer_digest = json::Sha256(options.bearer_token);
+  if (options.max_in_flight_per_client > 0) {
+    in_flight = std::make_unique<InFlightLimit>(options.max_in_flight_per_client);
+  }
+  const auto threads = static_cast<std::size_t>(std::max(options.threads, 1));
+  const std::size_t queued = options.max_queued_connections;
+  http.new_task_queue = [threads, queued] { return new ConnectionQueue(threads, queued); };
   http.set_payload_max_length(options.max_body_bytes);
   // Responses go out in several writes (headers, body, SSE events): without TCP_NODELAY,
   // Nagle's algorithm holds the later ones for the client's delayed ACK, ~40 ms a request.
@@ -783,10 +987,14 @@ void HttpServer::Impl::Install() {
                                 std::exception_ptr) {
     SetJsonRpcError(response, 500, kInternalError, "internal error");
   });
-  http.Post(options.path, [this](const httplib::Request& q, httplib::Response& r) { Post(q, r); });
-  http.Get(options.path, [this](const httplib::Request& q, httplib::Response& r) { Get(q, r); });
-  http.Delete(options.path,
-              [this](const httplib::Request& q, httplib::Response& r) { Delete(q, r); });
+  // Other paths and methods need the token too, so that they tell nothing without it.
+  http.set_pre_routing_handler([this](const httplib::Request& q, httplib::Response& r) {
+    return Authorized(q, r) ? httplib::Server::HandlerResponse::Unhandled
+                            : httplib::Server::HandlerResponse::Handled;
+  });
+  http.Post(options.path, Guarded(&Impl::Post));
+  http.Get(options.path, Guarded(&Impl::Get));
+  http.Delete(options.path, Guarded(&Impl::Delete));
 }
 
 HttpServer::HttpServer(Server& server, HttpServerOptions options)
@@ -804,10 +1012,13 @@ Result<int> HttpServer::Bind() {
     port = -1;
   }
   if (port <= 0) return udon::MakeError("http.bind_failed", "cannot bind the HTTP listener");
+  impl_->http.WidenBacklog();
   return port;
 }
 
 void HttpServer::Serve() { impl_->http.listen_after_bind(); }
+
+std::uint64_t HttpServer::departures() const { return impl_->watch.departures(); }
 
 void HttpServer::Stop() {
   impl_->stopping = true;
@@ -819,6 +1030,8 @@ void HttpServer::Stop() {
     impl_->workers_cv.wait_for(lock, std::chrono::seconds(2), [this] {
       return impl_->workers == 0 && impl_->streams == 0;
     });
+    // What still runs is cancelled: the work pool's threads are joined when the server goes.
+    for (const auto& session : impl_->running) session->CancelAll();
   }
   {
     std::lock_guard lock(impl_->sessions_mutex);

@@ -1,10 +1,15 @@
 #include "mcp/http_server.h"
 
+#include <arpa/inet.h>
 #include <httplib.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <condition_variable>
+#include <filesystem>
 #include <mutex>
 #include <thread>
 
@@ -494,6 +499,294 @@ TEST_F(HttpModernTest, ListenStreamCarriesChangesAndEndsGracefullyAtStop) {
   EXPECT_EQ(events[1]["params"]["_meta"][std::string(meta::kSubscriptionId)], "listen-1");
   EXPECT_EQ(events[2]["id"], "listen-1");
   EXPECT_EQ(events[2]["result"]["_meta"][std::string(meta::kSubscriptionId)], "listen-1");
+}
+
+
+// ---- Departed clients, bounded threads. ----
+
+// A raw HTTP/1.1 connection, so that a test can leave in the middle of a response.
+class RawConnection {
+ public:
+  explicit RawConnection(int port) {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    timeval timeout{60, 0};  // a read that never ends fails the test instead of hanging it
+    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<std::uint16_t>(port));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connected_ = connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
+  }
+  ~RawConnection() { Close(); }
+  bool connected() const { return connected_; }
+  bool Send(const std::string& method, const httplib::Headers& headers, const std::string& body = {}) {
+    std::string text = method + " /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n";
+    for (const auto& [name, value] : headers) text += name + ": " + value + "\r\n";
+    if (method == "POST") {
+      text += "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
+    }
+    text += "\r\n" + body;
+    return send(fd_, text.data(), text.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(text.size());
+  }
+  // Reads until `text` has arrived; false at the end of the stream or the read timeout.
+  bool ReadUntil(const std::string& text) {
+    char buffer[4096];
+    while (received_.find(text) == std::string::npos) {
+      const ssize_t n = recv(fd_, buffer, sizeof(buffer), 0);
+      if (n <= 0) return false;
+      received_.append(buffer, static_cast<std::size_t>(n));
+    }
+    return true;
+  }
+  void Close() {
+    if (fd_ >= 0) close(fd_);
+    fd_ = -1;
+  }
+  const std::string& received() const { return received_; }
+
+ private:
+  int fd_ = -1;
+  bool connected_ = false;
+  std::string received_;
+};
+
+long ThreadCount() {
+  long count = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) ++count;
+  return count;
+}
+
+// Waits (up to a minute, far beyond any keep-alive the tests leave room for) for `done`.
+template <typename Predicate>
+bool Eventually(Predicate done) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
+
+class HttpDepartureTest : public HttpModernTest {
+ protected:
+  void SetUp() override {
+    // No keep-alive within the test's life: only the departure itself can end a stream.
+    ServerOptions options;
+    options.listen_keep_alive = std::chrono::hours(1);
+    server_ = std::make_unique<Server>(options);
+    server_->AddTool({{"name", "slow"}, {"description", "d"}, {"inputSchema", {{"type", "object"}}}},
+                     [](const Value&, ToolContext& context) {
+                       context.SleepFor(std::chrono::hours(1));  // until cancelled
+                       return ToolOutcome{{{"content", Value::array()}}, {}};
+                     });
+  }
+  static std::string ListenBody(const std::string& id) {
+    return SerializeMessage(
+        MakeRequest(id, "subscriptions/listen", ModernParams({{"notifications", {{"toolsListChanged", true}}}})));
+  }
+  // Opens a listen stream and waits for its acknowledgment.
+  bool Listen(RawConnection& connection, const std::string& id) {
+    return connection.connected() &&
+           connection.Send("POST", ModernHeaders("subscriptions/listen"), ListenBody(id)) &&
+           connection.ReadUntil("notifications/subscriptions/acknowledged");
+  }
+};
+
+TEST_F(HttpDepartureTest, AListenClientThatLeavesIsNoticedWithoutAKeepAlive) {
+  Start();
+  {
+    RawConnection connection(port_);
+    ASSERT_TRUE(Listen(connection, "l1"));
+    EXPECT_EQ(server_->open_subscriptions(), 1u);
+  }  // the client leaves
+  EXPECT_TRUE(Eventually([&] { return server_->open_subscriptions() == 0; }));
+  EXPECT_GE(http_->departures(), 1u);
+}
+
+TEST_F(HttpDepartureTest, AGetStreamWhoseClientLeftFreesTheSessionsStream) {
+  HttpServerOptions options;
+  options.keep_alive_ms = 3600 * 1000;
+  Start(options);
+  const std::string session = Initialize();
+  ASSERT_FALSE(session.empty());
+  const httplib::Headers headers = {{"Accept", "text/event-stream"}, {"Mcp-Session-Id", session}};
+  {
+    RawConnection stream(port_);
+    ASSERT_TRUE(stream.Send("GET", headers));
+    ASSERT_TRUE(stream.ReadUntil("retry:"));  // the priming event: the stream is open
+  }
+  // The session has one GET stream at a time: a second one opens only once the first is
+  // known to be gone.
+  EXPECT_TRUE(Eventually([&] {
+    RawConnection again(port_);
+    if (!again.Send("GET", headers) || !again.ReadUntil("\r\n")) return false;
+    return again.received().find(" 200 ") != std::string::npos;
+  }));
+}
+
+TEST_F(HttpDepartureTest, ACallWhoseClientLeftIsCancelled) {
+  HttpServerOptions options;
+  options.threads = 2;
+  Start(options);
+  for (int i = 0; i < 6; ++i) {  // three times the threads: each call must free its own
+    RawConnection connection(port_);
+    ASSERT_TRUE(connection.Send("POST", ModernHeaders("tools/call", "slow"),
+                                SerializeMessage(MakeRequest(i, "tools/call", ModernParams({{"name", "slow"}})))));
+    connection.Close();
+    ASSERT_TRUE(Eventually([&] { return http_->departures() >= static_cast<std::uint64_t>(i + 1); }));
+  }
+  auto [status, body] = Answer(ModernHeaders("tools/list"), MakeRequest(99, "tools/list", ModernParams()));
+  EXPECT_EQ(status, 200);
+  EXPECT_EQ(body["result"]["tools"][0]["name"], "slow");
+}
+
+TEST_F(HttpDepartureTest, ThreadsStayBoundedUnderManyConnectionsAndAFlood) {
+  HttpServerOptions options;
+  options.threads = 4;
+  options.max_queued_connections = 8;
+  const long before = ThreadCount();
+  Start(options);
+  // The accept loop, the departure watch, and two pools of `threads`.
+  const long bound = before + 2 + 2 * options.threads;
+  long most = 0;
+  for (int i = 0; i < 40; ++i) {  // ten times the threads, one listen stream after another
+    RawConnection connection(port_);
+    ASSERT_TRUE(Listen(connection, "l" + std::to_string(i))) << i;
+    most = std::max(most, ThreadCount());
+  }
+  std::vector<std::unique_ptr<RawConnection>> flood;
+  for (int i = 0; i < 200; ++i) {  // calls and listens that leave without reading a byte
+    auto connection = std::make_unique<RawConnection>(port_);
+    const bool listen = i % 2 == 0;
+    connection->Send("POST", listen ? ModernHeaders("subscriptions/listen") : ModernHeaders("tools/call", "slow"),
+                     listen ? ListenBody("f" + std::to_string(i))
+                            : SerializeMessage(MakeRequest(i, "tools/call", ModernParams({{"name", "slow"}}))));
+    flood.push_back(std::move(connection));
+    // They leave ten at a time: more than the threads, fewer than threads and queue together
+    // (beyond those the server stops accepting until some have left).
+    if (flood.size() == 10) flood.clear();
+    most = std::max(most, ThreadCount());
+  }
+  flood.clear();
+  EXPECT_LE(most, bound);
+  EXPECT_TRUE(Eventually([&] { return server_->open_subscriptions() == 0; }));
+  auto [status, body] = Answer(ModernHeaders("tools/list"), MakeRequest(99, "tools/list", ModernParams()));
+  EXPECT_EQ(status, 200);  // still serving
+}
+
+
+// ---- Guards: bearer token, requests in flight per client, body size. ----
+
+TEST_F(HttpModernTest, ABearerTokenIsRequiredOfEveryRequestWhenSet) {
+  HttpServerOptions options;
+  options.bearer_token = "s3cret-token-value";
+  Start(options);
+  const Message list = MakeRequest(1, "tools/list", ModernParams());
+  auto missing = PostModern(ModernHeaders("tools/list"), list);
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->status, 401);
+  EXPECT_EQ(missing->get_header_value("WWW-Authenticate"), "Bearer");
+  EXPECT_EQ(missing->body.find("s3cret"), std::string::npos);
+  for (const char* wrong : {"Bearer s3cret-token-valuf", "Bearer s3cret-token-value2", "Bearer ", "Basic czNjcmV0",
+                            "s3cret-token-value", "Bearer s3cret-token-valu"}) {
+    httplib::Headers headers = ModernHeaders("tools/list");
+    headers.emplace("Authorization", wrong);
+    auto refused = PostModern(headers, list);
+    ASSERT_TRUE(refused);
+    EXPECT_EQ(refused->status, 401) << wrong;
+    EXPECT_EQ(refused->body.find("s3cret"), std::string::npos);
+  }
+  for (const char* right : {"Bearer s3cret-token-value", "bearer s3cret-token-value"}) {
+    httplib::Headers headers = ModernHeaders("tools/list");
+    headers.emplace("Authorization", right);
+    EXPECT_EQ(Answer(headers, list).first, 200) << right;
+  }
+  // Every method and path, not only the endpoint's: nothing is told without the token.
+  auto get = client_->Get("/elsewhere");
+  ASSERT_TRUE(get);
+  EXPECT_EQ(get->status, 401);
+  auto legacy_get = client_->Get("/mcp", {{"Accept", "text/event-stream"}, {"Mcp-Session-Id", "x"}});
+  ASSERT_TRUE(legacy_get);
+  EXPECT_EQ(legacy_get->status, 401);
+}
+
+TEST_F(HttpDepartureTest, ARefusedBodyIsNotReadAsTheNextRequest) {
+  HttpServerOptions options;
+  options.bearer_token = "s3cret-token-value";
+  Start(options);
+  // Refused before its body is read: the connection must not go on with those bytes.
+  const std::string body = "GET /smuggled HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+  RawConnection connection(port_);
+  ASSERT_TRUE(connection.Send("POST", ModernHeaders("tools/list"), body));
+  ASSERT_TRUE(connection.ReadUntil("\r\n\r\n"));
+  EXPECT_NE(connection.received().find(" 401 "), std::string::npos);
+  connection.ReadUntil("HTTP/1.1 4");  // a second answer, if any, or the end of the stream
+  EXPECT_EQ(connection.received().find("HTTP/1.1", 1), std::string::npos) << connection.received();
+}
+
+TEST_F(HttpModernTest, WithoutATokenNoAuthorizationIsAsked) {
+  Start();
+  EXPECT_EQ(Answer(ModernHeaders("tools/list"), MakeRequest(1, "tools/list", ModernParams())).first, 200);
+}
+
+TEST_F(HttpDepartureTest, RequestsInFlightBeyondAClientsLimitAre429) {
+  HttpServerOptions options;
+  options.max_in_flight_per_client = 1;
+  Start(options);
+  const Message list = MakeRequest(1, "tools/list", ModernParams());
+  EXPECT_EQ(Answer(ModernHeaders("tools/list"), list).first, 200);  // one at a time is fine
+  {
+    RawConnection stream(port_);
+    ASSERT_TRUE(Listen(stream, "held"));  // the client's one request in flight
+    auto [status, body] = Answer(ModernHeaders("tools/list"), list);
+    EXPECT_EQ(status, 429);
+    EXPECT_EQ(body["jsonrpc"], "2.0");
+    EXPECT_TRUE(body["error"]["code"].is_number_integer());
+  }
+  // Its slot is free again once the stream's client has left.
+  EXPECT_TRUE(Eventually([&] { return Answer(ModernHeaders("tools/list"), list).first == 200; }));
+}
+
+TEST_F(HttpDepartureTest, ALiveSessionIsItsOwnClientForTheLimit) {
+  HttpServerOptions options;
+  options.max_in_flight_per_client = 1;
+  options.keep_alive_ms = 3600 * 1000;
+  Start(options);
+  const std::string session = Initialize();
+  ASSERT_FALSE(session.empty());
+  RawConnection stream(port_);
+  ASSERT_TRUE(stream.Send("GET", {{"Accept", "text/event-stream"}, {"Mcp-Session-Id", session}}));
+  ASSERT_TRUE(stream.ReadUntil("retry:"));  // the session's one request in flight
+  auto same = Post(MakeRequest(2, "tools/list"), session);
+  ASSERT_TRUE(same);
+  EXPECT_EQ(same->status, 429);
+  // The same peer without that session, or naming a session that does not exist, is
+  // another client.
+  EXPECT_EQ(Answer(ModernHeaders("tools/list"), MakeRequest(3, "tools/list", ModernParams())).first, 200);
+  httplib::Headers made_up = ModernHeaders("tools/list");
+  made_up.emplace("Mcp-Session-Id", "made-up");
+  EXPECT_EQ(Answer(made_up, MakeRequest(4, "tools/list", ModernParams())).first, 200);
+}
+
+TEST_F(HttpServerTest, ABodyOverTheLimitIs413WithOrWithoutALength) {
+  Start();  // max_body_bytes 4096
+  const std::string large(5000, ' ');
+  auto sized = client_->Post("/mcp", Headers(), large, "application/json");
+  ASSERT_TRUE(sized);
+  EXPECT_EQ(sized->status, 413);
+  auto chunked = client_->Post(
+      "/mcp", Headers(),
+      [&large](std::size_t offset, httplib::DataSink& sink) {
+        if (offset < large.size()) {
+          sink.write(large.data() + offset, std::min<std::size_t>(1000, large.size() - offset));
+        } else {
+          sink.done();
+        }
+        return true;
+      },
+      "application/json");
+  ASSERT_TRUE(chunked);
+  EXPECT_EQ(chunked->status, 413);
 }
 
 }  // namespace

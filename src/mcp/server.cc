@@ -32,7 +32,6 @@ Message InvalidParams(const json::Value& id, std::string message) {
 // stream learns that its client went away (a write fails), so it is short: every
 // abandoned stream holds a server thread until then.
 constexpr auto kListenPoll = std::chrono::milliseconds(100);
-constexpr auto kListenKeepAlive = std::chrono::seconds(1);
 constexpr auto kCloseWait = std::chrono::seconds(3);
 
 const json::Value* RequestMeta(const Message& request) {
@@ -770,7 +769,7 @@ void ServerSession::RunListen(const Message& request, const std::shared_ptr<Mess
     }
     if (hooks != nullptr && hooks->DropSubscription(request)) break;
     if (!related->Open()) break;
-    if (std::chrono::steady_clock::now() - quiet_since > kListenKeepAlive) {
+    if (std::chrono::steady_clock::now() - quiet_since > server_.options_.listen_keep_alive) {
       related->KeepAlive();
       quiet_since = std::chrono::steady_clock::now();
     }

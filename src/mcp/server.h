@@ -182,6 +182,9 @@ struct ServerOptions {
   // cacheable pages and resources/read with "not found" (for test harnesses that probe
   // every cacheable list).
   bool empty_prompts_and_resources = false;
+  // How long a quiet subscriptions/listen stream waits before a keep-alive (HTTP: an SSE
+  // comment), for intermediaries; a departed client is noticed by the transport, not by it.
+  std::chrono::milliseconds listen_keep_alive{1000};
 };
 
 class Server {
