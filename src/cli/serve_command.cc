@@ -26,6 +26,9 @@ namespace {
 
 constexpr std::size_t kPageSize = 100;  // tools per tools/list page
 constexpr std::size_t kMaxTokenFileBytes = 4096;
+// Requests in flight per HTTP client (a session, else a peer address): enough for a host's
+// parallel tool calls, not enough for one client to hold every worker.
+constexpr std::size_t kMaxInFlightPerClient = 16;
 
 struct ServeOptions {
   std::string manifest;
@@ -35,6 +38,7 @@ struct ServeOptions {
   std::string transport = "stdio";
   std::string listen = "127.0.0.1:0";
   std::string token_file;
+  std::vector<std::string> allowed_hosts;
   CommonOptions common;
 };
 
@@ -177,6 +181,12 @@ int Serve(const ServeOptions& o) {
   mcp::HttpServerOptions http;
   http.host = listen->host;
   http.port = listen->port;
+  http.bearer_token = token;
+  http.max_in_flight_per_client = kMaxInFlightPerClient;
+  http.allowed_hosts = o.allowed_hosts;
+  if (!IsLoopbackHost(listen->host) && listen->host != "0.0.0.0" && listen->host != "::") {
+    http.allowed_hosts.push_back(listen->host);
+  }
   mcp::HttpServer http_server(server, http);
   auto port = http_server.Bind();
   if (!port.ok()) return ReportError(port.error(), json);
@@ -207,6 +217,8 @@ void RegisterServeCommand(CLI::App& app) {
   command->add_option("--listen", o->listen, "HTTP: HOST:PORT to bind (default 127.0.0.1:0, any free port)");
   command->add_option("--token-file", o->token_file,
                       "HTTP: require this bearer token (required beyond loopback)");
+  command->add_option("--allow-host", o->allowed_hosts,
+                      "HTTP: a host name clients use beside loopback, accepted in Host and Origin (repeatable)");
   AddCommonOptions(command, o->common);
   SetAction(command, &o->common.json, [o] { return Serve(*o); });
 }

@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <cctype>
 #include <array>
 #include <atomic>
 #include <cerrno>
@@ -395,6 +396,27 @@ bool HeaderMatchesValue(const std::string& header, const json::Value& value) {
   return header == value.dump();
 }
 
+bool IsNamed(std::string_view name, const std::vector<std::string>& names) {
+  return std::any_of(names.begin(), names.end(), [&](const std::string& allowed) {
+    return allowed.size() == name.size() &&
+           std::equal(allowed.begin(), allowed.end(), name.begin(), [](char a, char b) {
+             return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+           });
+  });
+}
+
+// An http(s) origin whose host is one of `names`.
+bool IsNamedOrigin(const std::string& origin, const std::vector<std::string>& names) {
+  std::string_view rest = origin;
+  for (std::string_view scheme : {"http://", "https://"}) {
+    if (rest.substr(0, scheme.size()) == scheme) {
+      rest.remove_prefix(scheme.size());
+      return rest.find('/') == std::string_view::npos && IsNamed(HostName(rest), names);
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 bool IsAllowedOrigin(const std::string& origin) {
@@ -480,8 +502,10 @@ std::unique_ptr<PeerWatch::Ticket> HttpServer::Impl::WatchClient(const httplib::
 }
 
 bool HttpServer::Impl::AdmitOrigin(const httplib::Request& request, httplib::Response& response) {
-  if (!IsAllowedOrigin(request.get_header_value("Origin")) ||
-      !IsAllowedHost(request.get_header_value("Host"))) {
+  const std::string origin = request.get_header_value("Origin");
+  const std::string host = request.get_header_value("Host");
+  if (!(IsAllowedOrigin(origin) || IsNamedOrigin(origin, options.allowed_hosts)) ||
+      !(IsAllowedHost(host) || IsNamed(HostName(host), options.allowed_hosts))) {
     SetJsonRpcError(response, 403, kInvalidRequest, "forbidden origin or host");
     return false;
   }

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "json/result.h"
 #include "mcp/jsonrpc.h"
@@ -52,6 +53,9 @@ struct HttpServerOptions {
   // client is its live legacy session (Mcp-Session-Id) when it names one, else its peer
   // address. One more is answered with 429 and a JSON-RPC error.
   std::size_t max_in_flight_per_client = 0;
+  // Host names accepted in Host and Origin beyond the loopback names (a server listening on
+  // another interface names the ones its clients use). Compared case-insensitively.
+  std::vector<std::string> allowed_hosts;
 };
 
 // Origin values accepted: absent, or an http(s) origin whose host is localhost, 127.0.0.1

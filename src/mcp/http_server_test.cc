@@ -724,6 +724,25 @@ TEST_F(HttpDepartureTest, ARefusedBodyIsNotReadAsTheNextRequest) {
   EXPECT_EQ(connection.received().find("HTTP/1.1", 1), std::string::npos) << connection.received();
 }
 
+TEST_F(HttpModernTest, NamedHostsAreAcceptedBesideLoopbackAndNoOthers) {
+  HttpServerOptions options;
+  options.allowed_hosts = {"gateway.internal"};
+  Start(options);
+  const Message list = MakeRequest(1, "tools/list", ModernParams());
+  auto with = [&](const char* host, const char* origin) {
+    httplib::Headers headers = ModernHeaders("tools/list");
+    headers.emplace("Host", host);
+    if (origin != nullptr) headers.emplace("Origin", origin);
+    return Answer(headers, list).first;
+  };
+  EXPECT_EQ(with("gateway.internal:8808", nullptr), 200);
+  EXPECT_EQ(with("Gateway.Internal:8808", "https://gateway.internal:8808"), 200);
+  EXPECT_EQ(with("127.0.0.1:1", nullptr), 200);
+  EXPECT_EQ(with("evil.example:8808", nullptr), 403);
+  EXPECT_EQ(with("gateway.internal:8808", "http://evil.example"), 403);
+  EXPECT_EQ(with("gateway.internal.evil.example", nullptr), 403);
+}
+
 TEST_F(HttpModernTest, WithoutATokenNoAuthorizationIsAsked) {
   Start();
   EXPECT_EQ(Answer(ModernHeaders("tools/list"), MakeRequest(1, "tools/list", ModernParams())).first, 200);
