@@ -50,7 +50,7 @@ struct NotApplicable {
 void ExpectScenariosPass(const std::vector<std::string>& scenarios, const std::string& spec_version,
                          const std::vector<NotApplicable>& not_applicable = {}) {
   TempDir dir;
-  ReviewedDemo demo(dir, {"--fixtures", "conformance"});
+  ReviewedDemo demo(dir, std::vector<std::string>{"--fixtures", "conformance"});
   ASSERT_TRUE(demo.ok()) << demo.failure;
   HttpGateway gateway(demo);
   ASSERT_GT(gateway.port(), 0) << gateway.process().Output();
