@@ -13,6 +13,8 @@
 #include <thread>
 #include <vector>
 
+#include <httplib.h>
+
 #include "demo_http.h"
 #include "json/json.h"
 #include "line_client.h"
@@ -324,6 +326,37 @@ TEST(ServeTest, EightClientsTimesFiveHundredCallsKeepDescriptorsThreadsAndMemory
   int records = 0;
   for (std::string line; std::getline(evidence, line);) ++records;
   EXPECT_EQ(records, kClients * kRounds * kCallsPerRound);
+}
+
+TEST(ServeTest, OverHttpATokenIsRequiredWhenGivenAndBeyondLoopback) {
+  TempDir dir;
+  ReviewedDemo demo(dir);
+  ASSERT_TRUE(demo.ok()) << demo.failure;
+  // Beyond loopback without a token: refused before anything listens.
+  ProcessResult open = RunProcess(demo.ServeArgv({"--transport", "http", "--listen", "0.0.0.0:0"}));
+  EXPECT_EQ(open.exit_code, 2) << open.err;
+  EXPECT_NE(open.err.find("--token-file"), std::string::npos) << open.err;
+
+  dir.Write("token", "gateway-token-0123456789abcdef\n");
+  HttpGateway gateway(demo, {"--token-file", dir.File("token")});
+  ASSERT_GT(gateway.port(), 0) << gateway.process().Output();
+  httplib::Client http("127.0.0.1", gateway.port());
+  const std::string initialize = InitializeRequest(1).dump();
+  auto refused = http.Post("/mcp", {{"Accept", "application/json, text/event-stream"}}, initialize, "application/json");
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 401);
+  auto wrong = http.Post("/mcp",
+                         {{"Accept", "application/json, text/event-stream"}, {"Authorization", "Bearer not-the-token"}},
+                         initialize, "application/json");
+  ASSERT_TRUE(wrong);
+  EXPECT_EQ(wrong->status, 401);
+  auto admitted = http.Post(
+      "/mcp",
+      {{"Accept", "application/json, text/event-stream"}, {"Authorization", "Bearer gateway-token-0123456789abcdef"}},
+      initialize, "application/json");
+  ASSERT_TRUE(admitted);
+  EXPECT_EQ(admitted->status, 200) << admitted->body;
+  EXPECT_EQ(gateway.process().Output().find("gateway-token"), std::string::npos) << "the token is never printed";
 }
 
 }  // namespace
