@@ -11,25 +11,20 @@
 #include <string>
 #include <vector>
 
+#include "../support/timing.h"
 #include "mcp/client.h"
 #include "mcp/config.h"
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using udon::bench::Clock;
+using udon::bench::Ms;
+using udon::bench::Percentile;
 using udon::json::Value;
 
-double Ms(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
 
-double Percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<std::size_t>(p * static_cast<double>(v.size())))];
-}
 
-const Value kArgs = {{"source", "https://assets.example.test/a.blend"}, {"angles", 2}, {"resolution", 1024}};
+const Value& kArgs = udon::bench::kRenderArgs;
 
 }  // namespace
 

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "../support/timing.h"
 #include "../support/demo_server.h"
 #include "capture/capture.h"
 #include "gate/gate.h"
@@ -26,19 +27,14 @@
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using udon::bench::Clock;
+using udon::bench::Median;
+using udon::bench::Ms;
 using udon::json::Value;
 
-double Ms(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
 
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
 
-const Value kArgs = {{"source", "https://assets.example.test/a.blend"}, {"angles", 2}, {"resolution", 1024}};
+const Value& kArgs = udon::bench::kRenderArgs;
 
 struct Row {
   std::string mode;

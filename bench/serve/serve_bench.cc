@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "../support/timing.h"
 #include "capture/capture.h"
 #include "gate/gate.h"
 #include "manifest/manifest.h"
@@ -26,29 +27,32 @@
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using udon::bench::Clock;
+using udon::bench::Median;
+using udon::bench::Ms;
 using udon::json::Value;
 
-double Ms(Clock::time_point start) { return std::chrono::duration<double, std::milli>(Clock::now() - start).count(); }
 
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
+const Value& kArgs = udon::bench::kRenderArgs;
 
-const Value kArgs = {{"source", "https://assets.example.test/a.blend"}, {"angles", 2}, {"resolution", 1024}};
-
-// Calls render_turntable `calls` times on one client; the median milliseconds.
-double ClientCalls(udon::mcp::Client& client, int calls, const char* what) {
+// Connects to `server` and calls render_turntable `calls` times on that one connection;
+// the median milliseconds, or -1 when the server could not be reached.
+double ClientCalls(const udon::mcp::ServerConfig& server, int calls, const char* what) {
+  auto client = udon::mcp::Client::Connect(server, {});
+  if (!client.ok() || !(*client)->Initialize().ok()) {
+    std::fprintf(stderr, "%s: the server did not start\n", what);
+    return -1;
+  }
   std::vector<double> samples;
   for (int i = 0; i < calls; ++i) {
     const auto start = Clock::now();
-    auto outcome = client.CallTool("render_turntable", kArgs);
+    auto outcome = (*client)->CallTool("render_turntable", kArgs);
     samples.push_back(Ms(start));
     if (!outcome.ok() || !outcome->result || outcome->result->value("isError", false)) {
       std::fprintf(stderr, "%s call failed\n", what);
     }
   }
+  (*client)->Close();
   return Median(samples);
 }
 
@@ -121,28 +125,10 @@ int main(int argc, char** argv) {
   gateway.command = udon;
   gateway.args = {"serve", "--manifest", path, "--sha256", manifest->sha256(), "--config", (dir / "mcp.json").string(),
                   "--state-dir", (dir / "state-gateway").string()};
-  double through_gateway = 0;
-  {
-    auto client = udon::mcp::Client::Connect(gateway, {});
-    if (!client.ok() || !(*client)->Initialize().ok()) {
-      std::fprintf(stderr, "udon-mcp serve did not start\n");
-      return 1;
-    }
-    through_gateway = ClientCalls(**client, calls, "gateway");
-    (*client)->Close();
-  }
-
+  const double through_gateway = ClientCalls(gateway, calls, "gateway");
   // Bare: the client straight to the demo server.
-  double bare = 0;
-  {
-    auto client = udon::mcp::Client::Connect(upstream, {});
-    if (!client.ok() || !(*client)->Initialize().ok()) {
-      std::fprintf(stderr, "demo server did not start\n");
-      return 1;
-    }
-    bare = ClientCalls(**client, calls, "bare");
-    (*client)->Close();
-  }
+  const double bare = ClientCalls(upstream, calls, "bare");
+  if (through_gateway < 0 || bare < 0) return 1;
 
   std::printf("tools=%s calls=%d (medians, persistent connections, stdio)\n", tools.c_str(), calls);
   std::printf("bare call (udon client -> demo server)          %8.3f ms\n", bare);

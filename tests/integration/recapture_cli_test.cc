@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "json/json.h"
+#include "demo_cli_fixture.h"
 #include "test_support.h"
 
 namespace udon {
@@ -19,24 +20,9 @@ namespace {
 using testing::ProcessResult;
 using testing::TempDir;
 
-class RecaptureCliTest : public ::testing::Test {
+class RecaptureCliTest : public testing::DemoCliTest {
  protected:
-  static void SetUpTestSuite() { prctl(PR_SET_CHILD_SUBREAPER, 1); }
-  void TearDown() override { EXPECT_TRUE(testing::Descendants(getpid()).empty()) << "a child process survived"; }
-
-  void UseServer(const std::vector<std::string>& args) {
-    dir_.Write("mcp.json", json::Value({{"mcpServers", {{"demo", {{"command", testing::DemoServerBinary()},
-                                                                 {"args", args}}}}}})
-                               .dump());
-  }
-
-  ProcessResult Udon(std::vector<std::string> args) {
-    args.insert(args.begin(), testing::UdonMcpBinary());
-    args.insert(args.end(), {"--config", dir_.File("mcp.json")});
-    testing::RunOptions options;
-    options.env["UDON_MCP_STATE_DIR"] = dir_.File("state");
-    return testing::RunProcess(args, options);
-  }
+  ProcessResult Udon(std::vector<std::string> args) { return DemoCliTest::Udon(args, {"--config", dir_.File("mcp.json")}); }
 
   // diff takes no --config.
   ProcessResult Diff(std::vector<std::string> args) {
@@ -57,7 +43,6 @@ class RecaptureCliTest : public ::testing::Test {
   // is earlier than the second: the case the instant rule (contract 7.7) is about.
   static void NextSecond() { std::this_thread::sleep_for(std::chrono::milliseconds(1100)); }
 
-  TempDir dir_;
 };
 
 TEST_F(RecaptureCliTest, CaptureRefusesToDropReviewsAndUpdateCarriesUnchangedOnes) {

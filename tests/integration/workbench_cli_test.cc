@@ -13,6 +13,7 @@
 #include <httplib.h>
 
 #include "json/json.h"
+#include "demo_cli_fixture.h"
 #include "test_support.h"
 
 namespace udon {
@@ -21,24 +22,8 @@ namespace {
 using testing::ProcessResult;
 using testing::TempDir;
 
-class WorkbenchCliTest : public ::testing::Test {
+class WorkbenchCliTest : public testing::DemoCliTest {
  protected:
-  static void SetUpTestSuite() { prctl(PR_SET_CHILD_SUBREAPER, 1); }
-  void TearDown() override { EXPECT_TRUE(testing::Descendants(getpid()).empty()) << "a child process survived"; }
-
-  void UseServer(const std::vector<std::string>& args) {
-    dir_.Write("mcp.json", json::Value({{"mcpServers", {{"demo", {{"command", testing::DemoServerBinary()},
-                                                                 {"args", args}}}}}})
-                               .dump());
-  }
-
-  ProcessResult Udon(std::vector<std::string> args) {
-    args.insert(args.begin(), testing::UdonMcpBinary());
-    testing::RunOptions options;
-    options.env["UDON_MCP_STATE_DIR"] = dir_.File("state");
-    return testing::RunProcess(args, options);
-  }
-
   // The first line the workbench prints: {"ok":true,"url":...,"port":...}.
   static json::Value Started(testing::BackgroundProcess& process) {
     for (int i = 0; i < 400; ++i) {
@@ -52,7 +37,6 @@ class WorkbenchCliTest : public ::testing::Test {
     return nullptr;
   }
 
-  TempDir dir_;
 };
 
 TEST_F(WorkbenchCliTest, LiveDriftAndCarryOverFollowCaptureUpdate) {
