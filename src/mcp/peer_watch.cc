@@ -128,11 +128,13 @@ void PeerWatch::Run() {
       return;
     }
     for (int i = 0; i < count; ++i) {
-      if (events[i].data.u64 == kWakeId) return;
+      // epoll_event is packed on x86-64: copy the id out, never bind a reference to it.
+      const std::uint64_t id = events[i].data.u64;
+      if (id == kWakeId) return;
       std::function<void()> departed;
       {
         std::lock_guard lock(mutex_);
-        auto it = entries_.find(events[i].data.u64);
+        auto it = entries_.find(id);
         if (it == entries_.end() || !it->second.departed) continue;  // forgotten meanwhile
         departed = std::move(it->second.departed);
         it->second.departed = nullptr;  // once; the entry stays until its ticket forgets it
