@@ -14,12 +14,12 @@ cd "$(dirname "$0")/.."
 
 # The concurrent parts: parallel UWS workflows, serialize locks and the gate, the client
 # engine and its event log, the stdio and HTTP transports, the server framework and the
-# HTTP server, the determinism probe's concurrent calls. The targets are the test binaries
+# HTTP server, the determinism probe's concurrent calls, the gateway (serve) and its hosts. The targets are the test binaries
 # that hold these tests (the integration tests pull in udon-mcp and the demo server).
-TSAN_TESTS='^(Gate[A-Za-z]*Test|UwsRunner|UwsRunTest|ConnectionTest|Client[A-Za-z]*Test|McpClientIntegrationTest|ListenTest|StdioTransportTest|Http[A-Za-z]*Test|Server[A-Za-z]*Test|DemoServerHttp|ProbeTest|ProbeCliTest)\.'
+TSAN_TESTS='^(Gate[A-Za-z]*Test|UwsRunner|UwsRunTest|ConnectionTest|Client[A-Za-z]*Test|McpClientIntegrationTest|ListenTest|StdioTransportTest|Http[A-Za-z]*Test|Server[A-Za-z]*Test|DemoServerHttp|ProbeTest|ProbeCliTest|GatewayTest|ServeTest)\.'
 TSAN_TARGETS=(mcp_client_test mcp_server_test gate_test uws_test evidence_test mcp_client_integration_test
   gate_cli_integration_test gate_faults_integration_test uws_run_integration_test
-  probe_integration_test demo_server_integration_test)
+  probe_integration_test demo_server_integration_test gateway_test serve_integration_test)
 
 kind="${1:-}"
 case "$kind" in
