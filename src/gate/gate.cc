@@ -396,7 +396,10 @@ Status Gate::StepDigest(Run& run) {
   // only bytes already parsed and canonicalized skip that work (same bytes, same
   // canonical digest). The manifest is kept even when the pin differs: evidence records
   // its actual digest.
-  UDON_ASSIGN_OR_RETURN(run.manifest, env_.manifests->Reread(run.binding.manifest_path));
+  // CheckStatic alone takes the cache's current read: a caller checking many tools of one
+  // manifest (serve's start-up) reads and hashes it once, with Reread, beforehand.
+  UDON_ASSIGN_OR_RETURN(run.manifest, run.reach == Reach::kStatic ? env_.manifests->Get(run.binding.manifest_path)
+                                                                   : env_.manifests->Reread(run.binding.manifest_path));
   return manifest::CheckPin(*run.manifest, run.binding);
 }
 

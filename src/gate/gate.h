@@ -132,7 +132,9 @@ class Gate {
   Gate& operator=(const Gate&) = delete;
 
   // Steps 1 and 2 only (digest, static): what can be known without any server. Evidence
-  // is written only for a refusal.
+  // is written only for a refusal. Unlike Verify and Call, it takes the manifest as the
+  // cache (GateEnvironment::manifests) last read it, reading only a path never read: to
+  // check many tools of one manifest, Reread it once and then check each.
   GateResult CheckStatic(const manifest::Binding& binding);
   // Every step live; calls nothing.
   GateResult Verify(const manifest::Binding& binding);

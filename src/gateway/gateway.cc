@@ -144,6 +144,8 @@ Gateway::Gateway(mcp::Server& server, gate::GateEnvironment env, GatewayOptions 
   env.command = "serve";
   env.reuse_connections = true;
   env.max_idle_per_server = kIdleConnectionsPerServer;
+  if (!env.manifests) env.manifests = std::make_shared<manifest::ManifestCache>();
+  manifests_ = env.manifests;
   env.on_invalidated = [shared = shared_](const std::string& server_key, const std::string&) {
     shared->Withdraw([&](const OfferedTool& tool) { return tool.server == server_key; }, "manifest.invalidated");
   };
@@ -179,8 +181,9 @@ std::map<std::string, std::string> Gateway::withdrawn() const {
 
 Result<Offer> Gateway::Build() {
   UDON_ASSIGN_OR_RETURN(std::string pin, ReadPin(options_));
-  manifest::ManifestCache cache;
-  UDON_ASSIGN_OR_RETURN(std::shared_ptr<const manifest::Manifest> manifest, cache.Reread(options_.manifest_path));
+  // Read and hashed once here; every tool's static check below takes this read.
+  UDON_ASSIGN_OR_RETURN(std::shared_ptr<const manifest::Manifest> manifest,
+                        manifests_->Reread(options_.manifest_path));
   UDON_RETURN_IF_ERROR(manifest::CheckPin(*manifest, {options_.manifest_path, pin, "", ""}));
 
   std::vector<std::string> servers = options_.servers.empty() ? manifest->server_keys() : options_.servers;

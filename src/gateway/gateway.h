@@ -22,6 +22,7 @@
 #include "gate/gate.h"
 #include "json/json.h"
 #include "json/result.h"
+#include "manifest/binding.h"
 #include "mcp/server.h"
 
 namespace udon::gateway {
@@ -91,6 +92,7 @@ class Gateway {
   mcp::Server& server_;
   GatewayOptions options_;
   std::shared_ptr<Shared> shared_;  // what the gate's invalidation hook may still reach
+  std::shared_ptr<manifest::ManifestCache> manifests_;  // the gate's: start-up reads once
   std::unique_ptr<gate::Gate> gate_;
 };
 

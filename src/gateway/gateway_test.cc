@@ -1,5 +1,6 @@
 #include "gateway/gateway.h"
 
+#include <atomic>
 #include <chrono>
 #include <fstream>
 #include <mutex>
@@ -8,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "gate/internal/scripted_gate.h"
+#include "json/file.h"
 #include "json/sha256.h"
 #include "mcp/jsonrpc.h"
 #include "mcp/protocol.h"
@@ -306,6 +308,29 @@ TEST_F(GatewayTest, ToolsOfSeveralServersAreQualifiedAndACollisionRefusesToStart
   ASSERT_FALSE(offer.ok());
   EXPECT_EQ(offer.error().code, "serve.name_collision");
   EXPECT_EQ(offer.error().details["name"], "a__b__c");
+}
+
+TEST_F(GatewayTest, StartUpReadsAndHashesTheManifestOnceWhateverItsNumberOfTools) {
+  json::Value doc = manifest::internal::ValidManifestJson();
+  for (const char* key : {"render", "farm2", "farm3"}) {
+    doc["servers"][key] = doc["servers"]["blender_farm"];
+    config_.servers[key].key = key;
+  }
+  WriteManifest(doc);
+  auto reads = std::make_shared<std::atomic<int>>(0);
+  gate::GateEnvironment env = Env("state");
+  env.manifests = std::make_shared<manifest::ManifestCache>([reads](const std::string& path) {
+    ++*reads;
+    return json::ReadFile(path);
+  });
+  Gateway gateway(server_side_, env, {binding_.manifest_path, binding_.manifest_sha256, {}, {}});
+  auto offer = gateway.Start();
+  ASSERT_TRUE(offer.ok()) << offer.error().Describe();
+  EXPECT_EQ(offer->offered.size(), 4u);
+  EXPECT_EQ(reads->load(), 1) << "one read for four tools' static checks";
+  // A call still reads (and hashes) the manifest again, as the proposal requires.
+  ASSERT_FALSE(CallTool("render__render_turntable", Args()).result.value("isError", false));
+  EXPECT_EQ(reads->load(), 2);
 }
 
 TEST(RefusalResultTest, NamesTheCodeAndThePointersAndCarriesCodeAndExitInMeta) {
