@@ -30,6 +30,15 @@ Error Refuse(const char* code, const char* message, std::string pointer = {}) {
   return MakeError(code, message, std::move(pointer));
 }
 
+// Where a gate's warnings go: GateEnvironment::warn, else stderr.
+void WarnTo(const std::function<void(const std::string&)>& warn, const std::string& text) {
+  if (warn) {
+    warn(text);
+  } else {
+    std::fprintf(stderr, "udon-mcp: warning: %s\n", text.c_str());
+  }
+}
+
 // Digest of a value for evidence; never the value itself.
 std::string DigestOrEmpty(const json::Value& value) {
   auto digest = json::CanonicalSha256(value);
@@ -280,13 +289,7 @@ Status Gate::ClosePooled(const std::string& server, PooledConnection& pooled, co
   return recorded;
 }
 
-void Gate::Warn(const std::string& text) const {
-  if (env_.warn) {
-    env_.warn(text);
-  } else {
-    std::fprintf(stderr, "udon-mcp: warning: %s\n", text.c_str());
-  }
-}
+void Gate::Warn(const std::string& text) const { WarnTo(env_.warn, text); }
 
 // Records the run's invalidation durably. The verdict that led here stands whether or not
 // the record could be written (a refusal stays a refusal, an indeterminate outcome stays
@@ -312,13 +315,7 @@ void Gate::WatchWhileIdle(const std::string& server, PooledConnection& pooled) {
   watch->state = env_.state;
   watch->clock = env_.clock;
   watch->on_invalidated = env_.on_invalidated;
-  watch->warn = [warn = env_.warn](const std::string& text) {
-    if (warn) {
-      warn(text);
-    } else {
-      std::fprintf(stderr, "udon-mcp: warning: %s\n", text.c_str());
-    }
-  };
+  watch->warn = env_.warn;
   watch->manifest_sha256 = pooled.manifest_sha256;
   watch->server = server;
   // Captures only shared state: the observer may outlive this gate by a moment.
@@ -327,7 +324,7 @@ void Gate::WatchWhileIdle(const std::string& server, PooledConnection& pooled) {
     std::call_once(watch->once, [&watch] {
       const char* reason = "list_changed_while_idle";
       if (!watch->state->Record(watch->manifest_sha256, watch->server, reason, watch->clock()).ok()) {
-        watch->warn("the invalidation seen on an idle connection could not be recorded");
+        WarnTo(watch->warn, "the invalidation seen on an idle connection could not be recorded");
       }
       if (watch->on_invalidated) watch->on_invalidated(watch->server, reason);
     });
