@@ -27,15 +27,15 @@ bool WithdrawsTool(const std::string& code) {
 }
 
 // Refusals that prove the server no longer is the reviewed one, or that its catalog changed
-// (or can no longer be watched): every tool of that server is withdrawn.
-bool WithdrawsServer(const gate::GateResult& result) {
-  const std::string& code = result.error->code;
-  if (code == "server.server_info_mismatch" || code == "server.protocol_version_mismatch" ||
-      code == "manifest.invalidated" || code == "binding.invalidated") {
-    return true;
-  }
-  return result.error->details.value("reason", json::Value()) == "subscription_lost" ||
-         result.evidence.invalidation.has_value();
+// (or can no longer be watched): every tool of that server is withdrawn. An invalidation
+// this gate records (list_changed after a binding, during a call or while idle) withdraws
+// them as it is recorded, through GateEnvironment::on_invalidated; manifest.invalidated
+// here is one recorded earlier (by another process, say).
+bool WithdrawsServer(const Error& error) {
+  const std::string& code = error.code;
+  return code == "server.server_info_mismatch" || code == "server.protocol_version_mismatch" ||
+         code == "manifest.invalidated" || code == "binding.invalidated" ||
+         error.details.value("reason", json::Value()) == "subscription_lost";
 }
 
 Result<std::string> ReadPin(const GatewayOptions& options) {
@@ -288,7 +288,7 @@ void Gateway::AfterCall(const OfferedTool& tool, const gate::GateResult& result)
   const std::string& code = result.error->code;
   if (WithdrawsTool(code)) {
     shared_->Withdraw([&](const OfferedTool& offered) { return offered.name == tool.name; }, code);
-  } else if (WithdrawsServer(result)) {
+  } else if (WithdrawsServer(*result.error)) {
     shared_->Withdraw([&](const OfferedTool& offered) { return offered.server == tool.server; }, code);
   }
 }
