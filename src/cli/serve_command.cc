@@ -47,10 +47,6 @@ struct ListenAddress {
   int port = 0;
 };
 
-bool IsLoopbackHost(const std::string& host) {
-  return host == "127.0.0.1" || host == "localhost" || host == "::1" || host == "[::1]";
-}
-
 // HOST:PORT, [V6]:PORT. Errors: usage.invalid.
 Result<ListenAddress> ParseListen(const std::string& text) {
   const std::size_t colon = text.rfind(':');
@@ -145,7 +141,7 @@ int Serve(const ServeOptions& o) {
     if (!read.ok()) return ReportError(read.error(), json);
     token = std::move(read).value();
   }
-  if (o.transport == "http" && !IsLoopbackHost(listen->host) && token.empty()) {
+  if (o.transport == "http" && !mcp::IsLoopbackName(listen->host) && token.empty()) {
     return ReportError(MakeError("usage.invalid", "a --listen address beyond loopback requires --token-file"), json);
   }
   auto prepared = PrepareGate(o.common, "serve", false);
@@ -184,7 +180,7 @@ int Serve(const ServeOptions& o) {
   http.bearer_token = token;
   http.max_in_flight_per_client = kMaxInFlightPerClient;
   http.allowed_hosts = o.allowed_hosts;
-  if (!IsLoopbackHost(listen->host) && listen->host != "0.0.0.0" && listen->host != "::") {
+  if (!mcp::IsLoopbackName(listen->host) && listen->host != "0.0.0.0" && listen->host != "::") {
     http.allowed_hosts.push_back(listen->host);
   }
   mcp::HttpServer http_server(server, http);

@@ -35,9 +35,6 @@ namespace {
 constexpr char kSessionHeader[] = "Mcp-Session-Id";
 constexpr char kVersionHeader[] = "MCP-Protocol-Version";
 
-bool IsLoopbackName(std::string_view host) {
-  return host == "localhost" || host == "127.0.0.1" || host == "[::1]";
-}
 
 // "name[:port]" or "[v6][:port]" -> the name part, lowercased; empty if malformed.
 std::string HostName(std::string_view host_port) {
@@ -418,6 +415,10 @@ bool IsNamedOrigin(const std::string& origin, const std::vector<std::string>& na
 }
 
 }  // namespace
+
+bool IsLoopbackName(std::string_view host) {
+  return host == "localhost" || host == "127.0.0.1" || host == "[::1]" || host == "::1";
+}
 
 bool IsAllowedOrigin(const std::string& origin) {
   if (origin.empty()) return true;

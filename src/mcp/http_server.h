@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "json/result.h"
@@ -61,6 +62,8 @@ struct HttpServerOptions {
 // Origin values accepted: absent, or an http(s) origin whose host is localhost, 127.0.0.1
 // or [::1]. Host values accepted: absent, or one of those names with any port.
 bool IsAllowedOrigin(const std::string& origin);
+// localhost, 127.0.0.1 or ::1 (bracketed or not): a name only this machine reaches.
+bool IsLoopbackName(std::string_view host);
 bool IsAllowedHost(const std::string& host);
 
 class HttpServer {

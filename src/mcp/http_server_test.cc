@@ -34,6 +34,13 @@ TEST(HttpOriginTest, AcceptsOnlyLoopbackOrigins) {
   EXPECT_FALSE(IsAllowedOrigin("http://127.0.0.1.nip.io"));
 }
 
+TEST(HttpHostTest, LoopbackNamesAreThoseOnlyThisMachineReaches) {
+  for (const char* name : {"localhost", "127.0.0.1", "[::1]", "::1"}) EXPECT_TRUE(IsLoopbackName(name)) << name;
+  for (const char* name : {"0.0.0.0", "::", "gateway.internal", "localhost.evil.example", "", "127.0.0.2"}) {
+    EXPECT_FALSE(IsLoopbackName(name)) << name;
+  }
+}
+
 TEST(HttpHostTest, AcceptsOnlyLoopbackHosts) {
   EXPECT_TRUE(IsAllowedHost("localhost:8080"));
   EXPECT_TRUE(IsAllowedHost("127.0.0.1:1"));
