@@ -22,8 +22,6 @@ using udon::bench::Ms;
 using udon::bench::Percentile;
 using udon::json::Value;
 
-
-
 const Value& kArgs = udon::bench::kRenderArgs;
 
 }  // namespace

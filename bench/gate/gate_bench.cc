@@ -32,8 +32,6 @@ using udon::bench::Median;
 using udon::bench::Ms;
 using udon::json::Value;
 
-
-
 const Value& kArgs = udon::bench::kRenderArgs;
 
 struct Row {

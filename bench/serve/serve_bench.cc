@@ -32,7 +32,6 @@ using udon::bench::Median;
 using udon::bench::Ms;
 using udon::json::Value;
 
-
 const Value& kArgs = udon::bench::kRenderArgs;
 
 // Connects to `server` and calls render_turntable `calls` times on that one connection;
