@@ -3,6 +3,10 @@
 // tool-list changes arrive on a subscriptions/listen stream.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <thread>
+
 #include "gate/gate.h"
 #include "gate/internal/scripted_gate.h"
 #include "gate/state.h"
@@ -106,6 +110,29 @@ TEST_F(GateModernTest, ListChangedOnTheSubscriptionBeforeDispatchInvalidates) {
   // Durable, exactly as for the legacy notification.
   GateResult again = CallOnce(Env("state"));
   ExpectRefused(again, "manifest.invalidated", 3);
+}
+
+// The idle watch in the modern era: the notice arrives on the reused connection's
+// subscriptions/listen stream while no call runs.
+TEST_F(GateModernTest, ListChangedOnTheSubscriptionOfAnIdleReusedConnectionIsRecordedAtOnce) {
+  GateEnvironment env = Env("state");
+  env.reuse_connections = true;
+  std::atomic<int> heard{0};
+  env.on_invalidated = [&heard](const std::string&, const std::string& reason) {
+    if (reason == "list_changed_while_idle") ++heard;
+  };
+  Gate gate(env);
+  CallOptions options;
+  options.expect_output = true;
+  ASSERT_TRUE(gate.Call(binding_, Args(), options).ok());
+  ASSERT_TRUE(gate.Call(binding_, Args(), options).ok()) << "reused and bound";
+  server_.peer.load()->Send(server_.ListChanged());
+  for (int i = 0; i < 500 && heard.load() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(heard.load(), 1);
+  server_.calls = 0;
+  ExpectRefused(gate.Call(binding_, Args(), options), "manifest.invalidated", 3);
+  EXPECT_EQ(server_.calls, 0);
+  EXPECT_EQ(server_.connects.load(), 1) << "refused before any connection was touched";
 }
 
 TEST_F(GateModernTest, ListChangedOnTheSubscriptionDuringTheCallIsIndeterminate) {
