@@ -110,18 +110,27 @@ int main(int argc, char** argv) {
   const udon::manifest::Binding binding{path, manifest->sha256(), "demo", "render_turntable"};
 
   std::vector<Row> rows;
-  auto bare = [&](bool fresh) {
+  // The reviewed Tool, for the modern bare client's Mcp-Param-* headers (as the gate sends them).
+  const Value reviewed_tool = *manifest->FindTool("demo", "render_turntable").front().tool;
+  const std::string modern_version = manifest->protocol_version().value_or("");
+  // `modern`: the bare client opens the manifest's protocol version (the era the gate
+  // speaks) instead of the legacy initialize, so the gated rows have an era-matched anchor.
+  auto bare = [&](bool fresh, bool modern = false) {
     std::vector<double> samples, calls_only;
     std::unique_ptr<udon::mcp::Client> client;
     for (int i = 0; i < calls; ++i) {
       const auto start = Clock::now();
       if (!client) {
         client = std::move(udon::mcp::Client::Connect(*config->Find("demo"), {}).value());
-        (void)client->Initialize();
+        if (modern) {
+          (void)client->Open(modern_version);
+        } else {
+          (void)client->Initialize();
+        }
       }
       auto pages = client->ListAllTools();
       const auto call_start = Clock::now();
-      auto result = client->CallTool("render_turntable", kArgs);
+      auto result = client->CallTool("render_turntable", kArgs, {}, modern ? &reviewed_tool : nullptr);
       calls_only.push_back(Ms(call_start));
       if (!pages.ok() || !result.ok()) std::fprintf(stderr, "bare call failed\n");
       if (fresh) {
@@ -131,8 +140,9 @@ int main(int argc, char** argv) {
       samples.push_back(Ms(start));
     }
     // The bare tools/call alone, beside the gate's dispatch step.
-    rows.push_back({fresh ? "bare, fresh connection" : "bare, persistent", Median(samples),
-                    {{"dispatch", Median(calls_only)}}});
+    std::string mode = fresh ? "bare, fresh connection" : "bare, persistent";
+    if (modern) mode = "bare " + modern_version + (fresh ? ", fresh" : ", persistent");
+    rows.push_back({mode, Median(samples), {{"dispatch", Median(calls_only)}}});
   };
   auto gated = [&](bool fresh) {
     udon::gate::GateEnvironment env;
@@ -159,10 +169,12 @@ int main(int argc, char** argv) {
   gated(false);
   bare(true);
   gated(true);
+  bare(false, /*modern=*/true);
+  bare(true, /*modern=*/true);
 
   std::printf("tools=%d calls=%d\n", tools, calls);
   for (const Row& row : rows) {
-    std::printf("%-26s median %8.3f ms", row.mode.c_str(), row.median_ms);
+    std::printf("%-32s median %8.3f ms", row.mode.c_str(), row.median_ms);
     for (const char* step : {"digest", "static", "connect", "list", "compare", "arguments", "dispatch"}) {
       if (row.steps.count(step)) std::printf("  %s %.3f", step, row.steps.at(step));
     }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <initializer_list>
+#include <string_view>
+#include <unordered_map>
 
 #include "json/canonical.h"
 #include "json/file.h"
@@ -223,14 +225,34 @@ const json::Value* Manifest::tool_pages(std::string_view key) const {
   return it == entry->end() ? nullptr : &*it;
 }
 
+namespace {
+
+// The name of a Tool object, or null: a lookup that builds no key string and no JSON value
+// for the comparison (it runs for every tool of the catalog on every gated call).
+const std::string* NameOf(const json::Value& tool) {
+  if (!tool.is_object()) return nullptr;
+  auto it = tool.find(std::string_view("name"));
+  return it != tool.end() && it->is_string() ? it->get_ptr<const std::string*>() : nullptr;
+}
+
+const json::Value* ToolsOf(const json::Value& page) {
+  if (!page.is_object()) return nullptr;
+  auto it = page.find(std::string_view("tools"));
+  return it != page.end() && it->is_array() ? &*it : nullptr;
+}
+
+}  // namespace
+
 std::vector<ToolLocation> Manifest::FindTool(std::string_view key, std::string_view name) const {
   std::vector<ToolLocation> found;
   const json::Value* pages = tool_pages(key);
   if (pages == nullptr) return found;
   for (std::size_t p = 0; p < pages->size(); ++p) {
-    const json::Value& tools = (*pages)[p]["tools"];
-    for (std::size_t t = 0; t < tools.size(); ++t) {
-      if (tools[t]["name"] == name) found.push_back({p, t, &tools[t]});
+    const json::Value* tools = ToolsOf((*pages)[p]);
+    if (tools == nullptr) continue;
+    for (std::size_t t = 0; t < tools->size(); ++t) {
+      const std::string* tool_name = NameOf((*tools)[t]);
+      if (tool_name != nullptr && *tool_name == name) found.push_back({p, t, &(*tools)[t]});
     }
   }
   return found;
@@ -238,15 +260,21 @@ std::vector<ToolLocation> Manifest::FindTool(std::string_view key, std::string_v
 
 std::vector<std::pair<std::string, std::size_t>> Manifest::ToolNames(std::string_view key) const {
   std::vector<std::pair<std::string, std::size_t>> names;
+  std::unordered_map<std::string_view, std::size_t> index;  // name -> its entry in `names`
   const json::Value* pages = tool_pages(key);
   if (pages == nullptr) return names;
   for (const json::Value& page : *pages) {
-    for (const json::Value& tool : page["tools"]) {
-      const std::string name = tool["name"].get<std::string>();
-      auto it = std::find_if(names.begin(), names.end(),
-                             [&](const auto& entry) { return entry.first == name; });
-      if (it == names.end()) names.emplace_back(name, 1);
-      else ++it->second;
+    const json::Value* tools = ToolsOf(page);
+    if (tools == nullptr) continue;
+    for (const json::Value& tool : *tools) {
+      const std::string* name = NameOf(tool);
+      if (name == nullptr) continue;
+      auto [it, inserted] = index.try_emplace(*name, names.size());
+      if (inserted) {
+        names.emplace_back(*name, 1);
+      } else {
+        ++names[it->second].second;
+      }
     }
   }
   return names;
