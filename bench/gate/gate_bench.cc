@@ -38,6 +38,7 @@ struct Row {
   std::string mode;
   double median_ms;
   std::map<std::string, double> steps;  // median per gate step
+  double cpu_ms = 0;                    // this process's CPU per call (the client side), mean
 };
 
 }  // namespace
@@ -118,6 +119,7 @@ int main(int argc, char** argv) {
   auto bare = [&](bool fresh, bool modern = false) {
     std::vector<double> samples, calls_only;
     std::unique_ptr<udon::mcp::Client> client;
+    const double cpu_start = udon::bench::ProcessCpuMs();
     for (int i = 0; i < calls; ++i) {
       const auto start = Clock::now();
       if (!client) {
@@ -142,7 +144,8 @@ int main(int argc, char** argv) {
     // The bare tools/call alone, beside the gate's dispatch step.
     std::string mode = fresh ? "bare, fresh connection" : "bare, persistent";
     if (modern) mode = "bare " + modern_version + (fresh ? ", fresh" : ", persistent");
-    rows.push_back({mode, Median(samples), {{"dispatch", Median(calls_only)}}});
+    rows.push_back({mode, Median(samples), {{"dispatch", Median(calls_only)}},
+                    (udon::bench::ProcessCpuMs() - cpu_start) / calls});
   };
   auto gated = [&](bool fresh) {
     udon::gate::GateEnvironment env;
@@ -154,6 +157,7 @@ int main(int argc, char** argv) {
     std::map<std::string, std::vector<double>> steps;
     udon::gate::CallOptions options;
     options.expect_output = true;
+    const double cpu_start = udon::bench::ProcessCpuMs();
     for (int i = 0; i < calls; ++i) {
       const auto start = Clock::now();
       udon::gate::GateResult result = gate.Call(binding, kArgs, options);
@@ -161,7 +165,8 @@ int main(int argc, char** argv) {
       if (!result.ok()) std::fprintf(stderr, "gated call failed: %s\n", result.error->code.c_str());
       for (const auto& step : result.steps) steps[step.step].push_back(step.milliseconds);
     }
-    Row row{fresh ? "gated, fresh connection" : "gated, persistent", Median(samples), {}};
+    Row row{fresh ? "gated, fresh connection" : "gated, persistent", Median(samples), {},
+            (udon::bench::ProcessCpuMs() - cpu_start) / calls};
     for (auto& [name, values] : steps) row.steps[name] = Median(values);
     rows.push_back(std::move(row));
   };
@@ -174,7 +179,7 @@ int main(int argc, char** argv) {
 
   std::printf("tools=%d calls=%d\n", tools, calls);
   for (const Row& row : rows) {
-    std::printf("%-32s median %8.3f ms", row.mode.c_str(), row.median_ms);
+    std::printf("%-32s median %8.3f ms  client CPU %7.3f ms", row.mode.c_str(), row.median_ms, row.cpu_ms);
     for (const char* step : {"digest", "static", "connect", "list", "compare", "arguments", "dispatch"}) {
       if (row.steps.count(step)) std::printf("  %s %.3f", step, row.steps.at(step));
     }

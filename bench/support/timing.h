@@ -1,6 +1,8 @@
 // What the benchmarks share to time things: milliseconds since a steady-clock instant, the
-// median and a percentile of samples, and the demo server's render_turntable arguments.
+// median and a percentile of samples, this process's CPU time, and the demo server's render_turntable arguments.
 #pragma once
+
+#include <time.h>
 
 #include <algorithm>
 #include <chrono>
@@ -15,6 +17,14 @@ using Clock = std::chrono::steady_clock;
 
 inline double Ms(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+// CPU time of this process (all its threads) in milliseconds: the client's own cost when
+// the server is another process, and far less disturbed than wall time on a busy machine.
+inline double ProcessCpuMs() {
+  timespec now{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) * 1e3 + static_cast<double>(now.tv_nsec) / 1e6;
 }
 
 inline double Percentile(std::vector<double> v, double p) {

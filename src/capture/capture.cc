@@ -37,18 +37,19 @@ Result<std::vector<json::Value>> StableListing(mcp::Client& client, const Policy
     };
   }
   catalog::ListingFacts facts;
-  auto pages = catalog::ListStable(client, rules, facts);
-  if (!pages.ok()) {
-    Error error = std::move(pages).error();
+  auto listing = catalog::ListStable(client, rules, facts);
+  if (!listing.ok()) {
+    Error error = std::move(listing).error();
     error.details["server"] = key;
     return error;
   }
+  std::vector<json::Value> pages = std::move(listing->pages);
   if (options.on_progress) {
     std::size_t tools = 0;
-    for (const json::Value& page : *pages) {
+    for (const json::Value& page : pages) {
       if (page.contains("tools") && page["tools"].is_array()) tools += page["tools"].size();
     }
-    options.on_progress("server " + key + ": " + std::to_string(pages->size()) + " page(s), " +
+    options.on_progress("server " + key + ": " + std::to_string(pages.size()) + " page(s), " +
                         std::to_string(tools) + " tool(s)");
   }
   return pages;

@@ -79,11 +79,10 @@ bool EndsSubscription(const Event& event, const Client& client) {
          event.id == json::Value(*client.subscription_id());
 }
 
-Result<std::vector<json::Value>> ListStable(Client& client, const ListingRules& rules,
-                                            ListingFacts& facts) {
+Result<mcp::ToolPages> ListStable(Client& client, const ListingRules& rules, ListingFacts& facts) {
   for (;;) {
     const std::uint64_t listing_began = client.connection().LastSequence();
-    auto listing = client.ListAllTools(rules.max_pages, rules.on_page);
+    auto listing = client.ListAllTools(rules.max_pages, rules.on_page, rules.lean);
     ++facts.listings;
     if (!listing.ok()) {
       // Contract codes (a malformed page, a modern result breaking the rules) stand as they are.
@@ -95,7 +94,7 @@ Result<std::vector<json::Value>> ListStable(Client& client, const ListingRules& 
     // after the last page but before the caller compares must not pass unseen.
     UDON_ASSIGN_OR_RETURN(Verdict verdict,
                           Examine(client, rules, listing_began, client.connection().LastSequence(), facts));
-    if (verdict == Verdict::kStable) return std::move(listing->pages);
+    if (verdict == Verdict::kStable) return std::move(listing).value();
     if (++facts.disturbed_listings >= rules.max_disturbed) {
       Error error = udon::MakeError("catalog.unstable", "list_changed kept arriving during every listing");
       error.details["disturbedListings"] = facts.disturbed_listings;

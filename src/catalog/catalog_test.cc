@@ -45,7 +45,11 @@ class ListStableTest : public ::testing::Test {
     ASSERT_TRUE(client_->Initialize().ok());
   }
 
-  Result<std::vector<json::Value>> List(ListingRules rules = {}) { return ListStable(*client_, rules, facts_); }
+  Result<std::vector<json::Value>> List(ListingRules rules = {}) {
+    auto listing = ListStable(*client_, rules, facts_);
+    if (!listing.ok()) return std::move(listing).error();
+    return std::move(listing->pages);
+  }
 
   CatalogServer server_;
   std::unique_ptr<Client> client_;

@@ -6,6 +6,7 @@
 
 #include "gate/evidence_key.h"
 #include "gate/state_store.h"
+#include "json/canonical.h"
 #include "json/diff.h"
 #include "json/pointer.h"
 #include "json/sha256.h"
@@ -183,6 +184,7 @@ Result<schema::CompiledSchema> CompileToolSchema(const json::Value& tool, const 
 struct Gate::CompiledTool {
   schema::CompiledSchema input;
   std::optional<schema::CompiledSchema> output;
+  std::string canonical;  // the reviewed Tool's RFC 8785 bytes, what the live one must equal
 };
 
 // What the manifest recorded for the bound server: a connection must speak exactly this.
@@ -213,6 +215,11 @@ struct Gate::Run {
   std::uint64_t checked_through = 0;  // events up to here were examined before binding
   std::uint64_t bound_sequence = 0;
   std::unique_ptr<StateLock> lock;
+  std::shared_ptr<const CompiledTool> compiled;
+  // The live Tool as listed: its canonical bytes, and the Tool itself for a diff (bytes
+  // when its page was read lean, else the value).
+  std::string live_tool_canonical;
+  std::string live_tool_bytes;
   json::Value live_tool;
 
   // Evidence facts.
@@ -249,7 +256,10 @@ Result<std::shared_ptr<const Gate::CompiledTool>> Gate::CompiledSchemas(Run& run
   if (tool.contains("outputSchema")) {
     UDON_ASSIGN_OR_RETURN(output, CompileToolSchema(tool, "outputSchema"));
   }
-  auto compiled = std::make_shared<const CompiledTool>(CompiledTool{std::move(input), std::move(output)});
+  auto canonical = json::Canonicalize(tool);
+  if (!canonical.ok()) return canonical.error().WithCode("manifest.invalid");
+  auto compiled = std::make_shared<const CompiledTool>(
+      CompiledTool{std::move(input), std::move(output), std::move(canonical).value()});
   std::lock_guard<std::mutex> guard(schemas_mutex_);
   if (schemas_.size() >= kMaxCompiledTools) schemas_.clear();
   schemas_.emplace(key, compiled);
@@ -429,9 +439,9 @@ Status Gate::StepStatic(Run& run) {
   if (!tool.contains("inputSchema") || !tool["inputSchema"].is_object()) {
     return Refuse("input.schema_invalid", "the reviewed Tool has no inputSchema object", "/inputSchema");
   }
-  UDON_ASSIGN_OR_RETURN(std::shared_ptr<const CompiledTool> compiled, CompiledSchemas(run));
-  run.input_schema = compiled->input;
-  run.output_schema = compiled->output;
+  UDON_ASSIGN_OR_RETURN(run.compiled, CompiledSchemas(run));
+  run.input_schema = run.compiled->input;
+  run.output_schema = run.compiled->output;
   UDON_RETURN_IF_ERROR(CheckParamHeaders(run));
   // The reviewed inputSchema is in the manifest: invalid arguments are refused here,
   // before any server is started or contacted.
@@ -622,6 +632,8 @@ Status Gate::StepList(Run& run) {
   mcp::Client& client = *run.connection->client;
   catalog::ListingRules rules = catalog::ListingRulesFor(env_.policy, /*for_gate=*/true);
   rules.bound = run.connection->bound_since.has_value();
+  // Every Tool's name is read and one Tool's bytes compared: none is built.
+  rules.lean = true;
   catalog::ListingFacts facts;
   facts.checked_through = run.checked_through;
   auto pages = catalog::ListStable(client, rules, facts);
@@ -637,27 +649,58 @@ Status Gate::StepList(Run& run) {
     }
     return error;
   }
-  std::vector<const json::Value*> found;
-  for (const json::Value& page : *pages) {
-    auto tools = page.find("tools");
-    if (tools == page.end() || !tools->is_array()) continue;
+  return SelectLiveTool(run, *pages);
+}
+
+// Step 4's end: the selected tool, by name across every page, exactly once; its canonical
+// bytes for the comparison. A page read lean gives names and bytes, a whole one values.
+Status Gate::SelectLiveTool(Run& run, const mcp::ToolPages& pages) {
+  std::size_t occurrences = 0;
+  std::string_view bytes;
+  const json::Value* value = nullptr;
+  std::size_t max_depth = json::kDefaultMaxDepth;
+  for (std::size_t i = 0; i < pages.pages.size(); ++i) {
+    if (const auto& lean = pages.lean.size() > i ? pages.lean[i] : nullptr) {
+      for (const json::RawElement& tool : lean->tools) {
+        if (!tool.is_object || tool.name != run.binding.tool) continue;
+        if (occurrences++ == 0) bytes = lean->Bytes(tool);
+        max_depth = lean->max_depth;
+      }
+      continue;
+    }
+    auto tools = pages.pages[i].find("tools");
+    if (tools == pages.pages[i].end() || !tools->is_array()) continue;
     for (const json::Value& tool : *tools) {
-      if (tool.is_object() && tool.contains("name") && tool["name"] == run.binding.tool) found.push_back(&tool);
+      if (!tool.is_object() || !tool.contains("name") || tool["name"] != run.binding.tool) continue;
+      if (occurrences++ == 0) value = &tool;
     }
   }
-  if (found.empty()) return Refuse("catalog.tool_missing", "the selected tool is absent from the live catalog");
-  if (found.size() > 1) {
+  if (occurrences == 0) return Refuse("catalog.tool_missing", "the selected tool is absent from the live catalog");
+  if (occurrences > 1) {
     return Refuse("catalog.tool_duplicate", "the selected tool name occurs more than once in the live catalog");
   }
-  run.live_tool = *found.front();
-  run.live_tool_sha256 = DigestOrEmpty(run.live_tool);
+  json::ParseOptions options;
+  options.max_depth = max_depth;
+  auto canonical = value != nullptr ? json::Canonicalize(*value) : json::CanonicalizeText(bytes, options);
+  // Bytes the listing already accepted cannot fail here; if they did, nothing is forwarded.
+  if (!canonical.ok()) return Refuse("catalog.tool_drift", "the live Tool object cannot be canonicalized");
+  run.live_tool_canonical = std::move(canonical).value();
+  run.live_tool_sha256 = json::Sha256Hex(run.live_tool_canonical);
+  if (value != nullptr) {
+    run.live_tool = *value;
+  } else {
+    run.live_tool_bytes = std::string(bytes);
+  }
   return OkStatus();
 }
 
 Status Gate::StepCompare(Run& run) {
-  const json::Value& reviewed = *run.location.tool;
-  if (!json::CanonicallyEqual(run.live_tool, reviewed)) {
-    run.drift = DriftDetails(json::Diff(reviewed, run.live_tool));
+  if (run.live_tool_canonical != run.compiled->canonical) {
+    if (!run.live_tool_bytes.empty()) {
+      auto live = json::Parse(run.live_tool_bytes);
+      if (live.ok()) run.live_tool = std::move(live).value();
+    }
+    run.drift = DriftDetails(json::Diff(*run.location.tool, run.live_tool));
     Error error = Refuse("catalog.tool_drift", "the live Tool object differs from the reviewed one");
     error.details["pointers"] = run.drift;
     return error;

@@ -163,6 +163,7 @@ class Gate {
   Status ClosePooled(const std::string& server, PooledConnection& pooled, const char* reason);
   Status StepList(Run& run);
   Status StepCompare(Run& run);
+  Status SelectLiveTool(Run& run, const mcp::ToolPages& pages);
   Status StepArguments(Run& run);
   Status Barrier(Run& run);
   Status Dispatch(Run& run);

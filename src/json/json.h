@@ -6,7 +6,10 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -37,5 +40,27 @@ struct ParseOptions {
 // Every error carries the byte offset, line and column, and the pointer of the enclosing
 // value. Integers that fit int64/uint64 become integers; all other numbers become doubles.
 Result<Value> Parse(std::string_view text, const ParseOptions& options = {});
+
+// One element of an array that ParseLeavingElements checked but did not build.
+struct RawElement {
+  bool is_object = false;
+  std::size_t begin = 0;  // objects: the element's bytes are text[begin, end)
+  std::size_t end = 0;
+  std::optional<std::string> name;  // objects: the member "name", when it is a string
+};
+
+struct PartialValue {
+  Value value;
+  bool found = false;  // the array was there (and `value` holds it empty)
+  std::vector<RawElement> elements;
+};
+
+// Parse with every rule and error code of Parse, except that the elements of the array at
+// /<outer>/<inner> (a member of the root object's member `outer`) are checked and not
+// built: `value` holds that array empty, `elements` says where each one is. Why: of a
+// tools/list page the gate needs every Tool's name and one Tool's bytes; building all of
+// them costs thousands of allocations per page, and their release slows the next call.
+Result<PartialValue> ParseLeavingElements(std::string_view text, const ParseOptions& options,
+                                          std::string_view outer, std::string_view inner);
 
 }  // namespace udon::json

@@ -1,6 +1,8 @@
 #include <charconv>
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -111,7 +113,165 @@ class DomBuilder {
   std::pair<const char*, const char*> failure_{"json.syntax", "invalid JSON"};
 };
 
+// Member names of the objects inside elements left unbuilt, one level per open container,
+// so duplicates are still refused there. Levels and their vectors are reused across
+// elements; an object with many members switches to a hash set (no quadratic scan).
+class KeyLevels {
+ public:
+  void Open() {
+    if (depth_ == levels_.size()) levels_.emplace_back();
+    Level& level = levels_[depth_++];
+    level.names.clear();
+    level.many.clear();
+  }
+  void Close() { --depth_; }
+  // False when the innermost object already has this member name.
+  bool Insert(std::string_view name) {
+    Level& level = levels_[depth_ - 1];
+    if (!level.many.empty()) return level.many.emplace(name).second;
+    for (const std::string& seen : level.names) {
+      if (seen == name) return false;
+    }
+    if (level.names.size() < kLinearLimit) {
+      level.names.emplace_back(name);
+      return true;
+    }
+    level.many.insert(level.names.begin(), level.names.end());
+    return level.many.emplace(name).second;
+  }
+
+ private:
+  static constexpr std::size_t kLinearLimit = 16;
+  struct Level {
+    std::vector<std::string> names;
+    std::unordered_set<std::string> many;
+  };
+  std::vector<Level> levels_;
+  std::size_t depth_ = 0;
+};
+
+// A DomBuilder that leaves the elements of one array (/outer/inner) unbuilt: inside them it
+// only checks member names and notes each element's byte range and "name".
+class PartialBuilder {
+ public:
+  PartialBuilder(std::string_view outer, std::string_view inner) : outer_(outer), inner_(inner) {}
+  void Attach(const internal::Parser<PartialBuilder>* parser) { parser_ = parser; }
+
+  bool OnBeginObject() { return Begin(/*is_object=*/true); }
+  bool OnBeginArray() { return Begin(/*is_object=*/false); }
+  bool OnEndObject() { return End(); }
+  bool OnEndArray() { return End(); }
+
+  bool OnKey(std::string_view name) {
+    if (skip_depth_ > 0) {
+      if (!keys_.Insert(name)) {
+        duplicate_ = true;
+        return false;
+      }
+      name_next_ = skip_depth_ == 1 && name == "name";
+      return true;
+    }
+    if (depth_ == 1) outer_next_ = name == outer_;
+    if (depth_ == 2 && in_outer_) inner_next_ = name == inner_;
+    return dom_.OnKey(name);
+  }
+
+  bool OnString(std::string_view text) {
+    if (skip_depth_ > 0) {
+      if (name_next_) elements_.back().name.emplace(text);
+      name_next_ = false;
+      return true;
+    }
+    if (InTargetArray()) return Scalar();
+    return dom_.OnString(text);
+  }
+  bool OnNumber(const internal::NumberToken& token) { return Skipped() || dom_.OnNumber(token); }
+  bool OnBool(bool flag) { return Skipped() || dom_.OnBool(flag); }
+  bool OnNull() { return Skipped() || dom_.OnNull(); }
+
+  std::pair<const char*, const char*> failure() const {
+    return duplicate_ ? std::pair<const char*, const char*>{"json.duplicate_key", "duplicate member name"}
+                      : dom_.failure();
+  }
+  PartialValue Take() { return PartialValue{dom_.TakeRoot(), found_, std::move(elements_)}; }
+
+ private:
+  bool InTargetArray() const { return in_target_ && depth_ == 3 && skip_depth_ == 0; }
+
+  // A scalar value inside an element, or a scalar element itself: nothing to build.
+  bool Skipped() {
+    if (skip_depth_ > 0) {
+      name_next_ = false;
+      return true;
+    }
+    return InTargetArray() && Scalar();
+  }
+  bool Scalar() {
+    elements_.emplace_back();
+    return true;
+  }
+
+  bool Begin(bool is_object) {
+    if (skip_depth_ == 0 && InTargetArray()) {
+      RawElement& element = elements_.emplace_back();
+      element.is_object = is_object;
+      element.begin = parser_->offset() - 1;
+    }
+    if (skip_depth_ > 0 || InTargetArray()) {
+      ++skip_depth_;
+      keys_.Open();
+      name_next_ = false;
+      return true;
+    }
+    if (depth_ == 1 && outer_next_ && is_object) in_outer_ = true;
+    if (depth_ == 2 && in_outer_ && inner_next_ && !is_object && !found_) {
+      in_target_ = true;
+      found_ = true;
+    }
+    outer_next_ = inner_next_ = false;
+    ++depth_;
+    return is_object ? dom_.OnBeginObject() : dom_.OnBeginArray();
+  }
+
+  bool End() {
+    if (skip_depth_ > 0) {
+      keys_.Close();
+      if (--skip_depth_ == 0) elements_.back().end = parser_->offset();
+      return true;
+    }
+    --depth_;
+    if (depth_ == 2) in_target_ = false;
+    if (depth_ == 1) in_outer_ = false;
+    return dom_.OnEndObject();  // the DOM closes arrays and objects alike
+  }
+
+  const internal::Parser<PartialBuilder>* parser_ = nullptr;
+  std::string_view outer_;
+  std::string_view inner_;
+  DomBuilder dom_;
+  KeyLevels keys_;
+  std::vector<RawElement> elements_;
+  std::size_t depth_ = 0;       // containers built so far and still open
+  std::size_t skip_depth_ = 0;  // containers open inside the current unbuilt element
+  bool outer_next_ = false;     // the next value is the root's member `outer`
+  bool inner_next_ = false;     // the next value is the member `inner` of that
+  bool in_outer_ = false;
+  bool in_target_ = false;
+  bool found_ = false;
+  bool name_next_ = false;      // the next value is an element's member "name"
+  bool duplicate_ = false;
+};
+
 }  // namespace
+
+Result<PartialValue> ParseLeavingElements(std::string_view text, const ParseOptions& options,
+                                          std::string_view outer, std::string_view inner) {
+  PartialBuilder builder(outer, inner);
+  internal::Parser<PartialBuilder> parser(text, options, builder);
+  builder.Attach(&parser);
+  UDON_RETURN_IF_ERROR(parser.Run());
+  return builder.Take();
+}
 
 Result<Value> Parse(std::string_view text, const ParseOptions& options) {
   DomBuilder builder;

@@ -105,5 +105,88 @@ TEST(ParseTest, RefusesInputAboveTheSizeLimit) {
   EXPECT_EQ(ParseError("[1,2]", options).code, "json.too_large");
 }
 
+
+// ParseLeavingElements: the same verdict and value as Parse, minus one array's elements.
+Value WithoutElements(Value value) {
+  value["result"]["tools"] = Value::array();
+  return value;
+}
+
+TEST(ParseLeavingElementsTest, BuildsEverythingButTheElementsAndSaysWhereEachIs) {
+  const std::string text =
+      R"({"jsonrpc":"2.0","result":{"nextCursor":"c","tools":[ {"name":"a","x":{"name":"inner"}},)"
+      R"( {"inputSchema":{},"name":"b\u00e9"}, 7, [1], {"title":"no name"}, {"name":3} ],"_meta":{"k":[1]}},"id":4})";
+  auto partial = ParseLeavingElements(text, {}, "result", "tools");
+  ASSERT_TRUE(partial.ok()) << partial.error().Describe();
+  EXPECT_TRUE(partial->found);
+  EXPECT_EQ(partial->value, WithoutElements(*Parse(text)));
+  const auto& elements = partial->elements;
+  ASSERT_EQ(elements.size(), 6u);
+  const Value full = *Parse(text);
+  for (std::size_t i : {0u, 1u, 4u, 5u}) {
+    ASSERT_TRUE(elements[i].is_object) << i;
+    const std::string_view bytes(text.data() + elements[i].begin, elements[i].end - elements[i].begin);
+    EXPECT_EQ(*Parse(bytes), full["result"]["tools"][i]) << i;
+  }
+  EXPECT_EQ(elements[0].name, "a") << "only the element's own member counts";
+  EXPECT_EQ(elements[1].name, "b\xC3\xA9") << "decoded";
+  EXPECT_FALSE(elements[2].is_object);
+  EXPECT_FALSE(elements[3].is_object);
+  EXPECT_FALSE(elements[4].name.has_value());
+  EXPECT_FALSE(elements[5].name.has_value()) << "a name that is not a string is none";
+}
+
+TEST(ParseLeavingElementsTest, OnlyTheArrayAtThatPathIsLeft) {
+  for (const char* text : {R"({"tools":[{"name":"a"}]})", R"({"result":[{"tools":[1]}]})",
+                           R"({"result":{"x":{"tools":[{"name":"a"}]}}})", R"({"result":{"tools":{"name":"a"}}})",
+                           R"([{"result":{"tools":[1]}}])", R"({"result":"tools"})"}) {
+    auto partial = ParseLeavingElements(text, {}, "result", "tools");
+    ASSERT_TRUE(partial.ok()) << text;
+    EXPECT_FALSE(partial->found) << text;
+    EXPECT_TRUE(partial->elements.empty()) << text;
+    EXPECT_EQ(partial->value, *Parse(text)) << text;
+  }
+}
+
+TEST(ParseLeavingElementsTest, RefusesWhatParseRefusesInsideTheElements) {
+  struct Case {
+    std::string text;
+    const char* code;
+  };
+  std::string many = R"({"result":{"tools":[{)";
+  for (int i = 0; i < 40; ++i) many += "\"m" + std::to_string(i) + "\":0,";
+  many += R"("m7":1}]}})";
+  const Case cases[] = {
+      {R"({"result":{"tools":[{"name":"a","name":"b"}]}})", "json.duplicate_key"},
+      {R"({"result":{"tools":[{"s":{"a":1,"\u0061":2}}]}})", "json.duplicate_key"},
+      {many, "json.duplicate_key"},
+      {"{\"result\":{\"tools\":[{\"name\":\"\xC0\xAF\"}]}}", "json.invalid_utf8"},
+      {R"({"result":{"tools":[{"name":"\ud800"}]}})", "json.lone_surrogate"},
+      {R"({"result":{"tools":[{"n":1e999}]}})", "json.number_overflow"},
+      {R"({"result":{"tools":[{"n":[1,]}]}})", "json.syntax"},
+      {R"({"result":{"tools":[{"a":1}]},"result":{}})", "json.duplicate_key"},
+  };
+  for (const Case& c : cases) {
+    auto partial = ParseLeavingElements(c.text, {}, "result", "tools");
+    ASSERT_FALSE(partial.ok()) << c.text;
+    EXPECT_EQ(partial.error().code, c.code) << c.text;
+    EXPECT_EQ(partial.error().code, Parse(c.text).error().code) << c.text;
+  }
+  ParseOptions shallow;
+  shallow.max_depth = 5;
+  const std::string deep = R"({"result":{"tools":[{"a":[[1]]}]}})";
+  EXPECT_EQ(ParseLeavingElements(deep, shallow, "result", "tools").error().code, "json.too_deep");
+}
+
+TEST(ParseLeavingElementsTest, ObjectsWithManyMembersStayLinearAndStillAcceptDistinctNames) {
+  std::string text = R"({"result":{"tools":[{)";
+  for (int i = 0; i < 20000; ++i) text += (i ? ",\"m" : "\"m") + std::to_string(i) + "\":0";
+  text += "}]}}";
+  auto partial = ParseLeavingElements(text, {}, "result", "tools");
+  ASSERT_TRUE(partial.ok()) << partial.error().Describe();
+  ASSERT_EQ(partial->elements.size(), 1u);
+  EXPECT_EQ(partial->elements[0].end, text.size() - 3);
+}
+
 }  // namespace
 }  // namespace udon::json

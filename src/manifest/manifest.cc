@@ -172,6 +172,7 @@ Result<Manifest> Manifest::FromValue(json::Value document) {
   UDON_RETURN_IF_ERROR(CheckShape(document));
   Manifest manifest(std::move(document));
   UDON_RETURN_IF_ERROR(manifest.Rehash());
+  manifest.IndexTools();
   return manifest;
 }
 
@@ -243,17 +244,31 @@ const json::Value* ToolsOf(const json::Value& page) {
 
 }  // namespace
 
+void Manifest::IndexTools() {
+  tool_index_.clear();
+  for (const std::string& key : server_keys()) {
+    NameIndex& names = tool_index_[key];
+    const json::Value* pages = tool_pages(key);
+    if (pages == nullptr) continue;
+    for (std::size_t p = 0; p < pages->size(); ++p) {
+      const json::Value* tools = ToolsOf((*pages)[p]);
+      if (tools == nullptr) continue;
+      for (std::size_t t = 0; t < tools->size(); ++t) {
+        if (const std::string* name = NameOf((*tools)[t])) names[*name].emplace_back(p, t);
+      }
+    }
+  }
+}
+
 std::vector<ToolLocation> Manifest::FindTool(std::string_view key, std::string_view name) const {
   std::vector<ToolLocation> found;
-  const json::Value* pages = tool_pages(key);
-  if (pages == nullptr) return found;
-  for (std::size_t p = 0; p < pages->size(); ++p) {
-    const json::Value* tools = ToolsOf((*pages)[p]);
-    if (tools == nullptr) continue;
-    for (std::size_t t = 0; t < tools->size(); ++t) {
-      const std::string* tool_name = NameOf((*tools)[t]);
-      if (tool_name != nullptr && *tool_name == name) found.push_back({p, t, &(*tools)[t]});
-    }
+  auto server_entry = tool_index_.find(key);
+  if (server_entry == tool_index_.end()) return found;
+  auto positions = server_entry->second.find(name);
+  if (positions == server_entry->second.end()) return found;
+  const json::Value& pages = *tool_pages(key);
+  for (const auto& [p, t] : positions->second) {
+    found.push_back({p, t, &(*ToolsOf(pages[p]))[t]});
   }
   return found;
 }

@@ -3,9 +3,12 @@
 // is over all of it, and nothing is normalized away.
 #pragma once
 
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "json/json.h"
@@ -79,9 +82,21 @@ class Manifest {
  private:
   explicit Manifest(json::Value document) : document_(std::move(document)) {}
   Status Rehash();
+  void IndexTools();
 
   json::Value document_;
   std::string sha256_;
+  // Where each tool name occurs: server -> name -> (page, index) in page order. Positions,
+  // not pointers, so copies stay right; the tool pages never change after FromValue. The
+  // gate looks its tool up on every call, and a scan of a large catalog's Tool objects
+  // costs cache misses on each of them.
+  struct StringHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view text) const { return std::hash<std::string_view>{}(text); }
+  };
+  using NameIndex = std::unordered_map<std::string, std::vector<std::pair<std::size_t, std::size_t>>, StringHash,
+                                       std::equal_to<>>;
+  std::map<std::string, NameIndex, std::less<>> tool_index_;
 };
 
 // Server keys: ^[A-Za-z0-9_.-]{1,64}$.

@@ -178,6 +178,23 @@ TEST(ManifestTest, ToolNamesCountDuplicates) {
   EXPECT_EQ(manifest->FindTool("blender_farm", "render_turntable").size(), 2u);
 }
 
+// FindTool's index holds positions: a copy's locations point into the copy, and SetReview
+// (which rebuilds nothing of the pages) leaves them right.
+TEST(ManifestTest, FindToolPointsIntoTheManifestItIsAskedOf) {
+  json::Value doc = ValidManifestJson();
+  doc["servers"]["blender_farm"]["toolPages"][1]["tools"].push_back(internal::RenderTool());
+  auto original = Manifest::FromValue(doc);
+  ASSERT_TRUE(original.ok());
+  const Manifest copy = *original;
+  auto in_copy = copy.FindTool("blender_farm", "render_turntable");
+  ASSERT_EQ(in_copy.size(), 2u);
+  EXPECT_EQ(in_copy[1].Pointer("blender_farm"), "/servers/blender_farm/toolPages/1/tools/1");
+  EXPECT_EQ(in_copy[1].tool, &copy.document()["servers"]["blender_farm"]["toolPages"][1]["tools"][1]);
+  EXPECT_EQ(*in_copy[0].tool, internal::RenderTool());
+  EXPECT_TRUE(copy.FindTool("blender_farm", "absent").empty());
+  EXPECT_TRUE(copy.FindTool("no_such_server", "render_turntable").empty());
+}
+
 TEST(ManifestTest, SetReviewRehashes) {
   auto manifest = Manifest::FromValue(ValidManifestJson());
   ASSERT_TRUE(manifest.ok());

@@ -427,7 +427,7 @@ const char* SubscriptionName(Client::Subscription subscription) {
   return "none";
 }
 
-Result<ToolPages> Client::ListAllTools(std::size_t max_pages, const PageProgress& on_page) {
+Result<ToolPages> Client::ListAllTools(std::size_t max_pages, const PageProgress& on_page, bool lean) {
   if (!initialized_) return udon::MakeError("mcp.not_initialized", "initialize first");
   ToolPages out;
   out.sequence_before = connection_.LastSequence();
@@ -440,8 +440,9 @@ Result<ToolPages> Client::ListAllTools(std::size_t max_pages, const PageProgress
     }
     json::Value params = json::Value::object();
     if (cursor) params["cursor"] = *cursor;
-    auto response = connection_.Request("tools/list", WithMeta(std::move(params), initialized_->protocol_version),
-                                        options_.request_timeout);
+    params = WithMeta(std::move(params), initialized_->protocol_version);
+    auto response = lean ? connection_.RequestToolList(std::move(params), options_.request_timeout)
+                         : connection_.Request("tools/list", std::move(params), options_.request_timeout);
     if (!response.ok()) return std::move(response).error();
     if (response->message.kind == MessageKind::kError) return ErrorResponse(response->message);
     json::Value& page = response->message.result;
@@ -457,8 +458,10 @@ Result<ToolPages> Client::ListAllTools(std::size_t max_pages, const PageProgress
       next = page["nextCursor"].get<std::string>();
     }
     out.sequence_after = response->sequence_at_response;
-    tools_so_far += page["tools"].size();
+    const auto& lean_tools = response->message.lean_tools;
+    tools_so_far += lean_tools ? lean_tools->tools.size() : page["tools"].size();
     out.pages.push_back(std::move(page));
+    out.lean.push_back(lean_tools);
     if (on_page) on_page(out.pages.size(), tools_so_far);
     if (!next) break;
     if (!seen_cursors.insert(*next).second) {

@@ -84,6 +84,9 @@ struct InitializeResult {
 // sequence_after] arrived during the listing (e.g. notifications/tools/list_changed).
 struct ToolPages {
   std::vector<json::Value> pages;
+  // With ListAllTools(..., lean): per page, its Tool objects as bytes (pages[i]["tools"]
+  // then an empty stand-in), or null where the page was read whole.
+  std::vector<std::shared_ptr<const LeanToolList>> lean;
   std::uint64_t sequence_before = 0;
   std::uint64_t sequence_after = 0;
 };
@@ -130,8 +133,10 @@ class Client {
   // Follows nextCursor until it is absent; refuses a repeated cursor and more than
   // max_pages pages. `on_page`, when set, hears of each page as it arrives (pages and
   // tools so far), for progress on long catalogs.
+  // `lean`: the pages' Tool objects are left as bytes (ToolPages::lean), for a caller that
+  // reads names and one Tool; every check on the pages is the same.
   using PageProgress = std::function<void(std::size_t pages, std::size_t tools)>;
-  Result<ToolPages> ListAllTools(std::size_t max_pages = 1000, const PageProgress& on_page = {});
+  Result<ToolPages> ListAllTools(std::size_t max_pages = 1000, const PageProgress& on_page = {}, bool lean = false);
   // `tool`, when given, is the Tool object the call is bound to: on HTTP in the modern era
   // its x-mcp-header parameters are mirrored into Mcp-Param-* headers.
   // `on_progress`, when set, asks for progress (a progressToken of this call's own) and

@@ -55,6 +55,7 @@ Status Connection::Start() {
     OnRequestFailed(id, std::move(error));
   };
   callbacks.on_closed = [this](Error error) { OnClosed(std::move(error)); };
+  callbacks.lean_tool_lists = [this] { return lean_pending_.load(std::memory_order_acquire) > 0; };
   Status started = transport_->Start(std::move(callbacks));
   if (!started.ok()) {
     std::lock_guard lock(mutex_);
@@ -75,8 +76,19 @@ Result<std::int64_t> Connection::NextIdLocked() {
 Result<Response> Connection::Request(const std::string& method, json::Value params,
                                      std::chrono::milliseconds timeout, bool cancellable,
                                      const RequestHeaders& headers) {
+  return Exchange(method, std::move(params), timeout, cancellable, headers, /*lean=*/false);
+}
+
+Result<Response> Connection::RequestToolList(json::Value params, std::chrono::milliseconds timeout) {
+  return Exchange("tools/list", std::move(params), timeout, /*cancellable=*/true, {}, /*lean=*/true);
+}
+
+Result<Response> Connection::Exchange(const std::string& method, json::Value params,
+                                      std::chrono::milliseconds timeout, bool cancellable,
+                                      const RequestHeaders& headers, bool lean) {
   if (timeout.count() <= 0) timeout = options_.default_timeout;
   auto pending = std::make_shared<Pending>();
+  pending->lean = lean;
   std::int64_t id = 0;
   std::uint64_t sequence_at_send = 0;
   {
@@ -85,6 +97,15 @@ Result<Response> Connection::Request(const std::string& method, json::Value para
     pending_[id] = pending;
     sequence_at_send = last_sequence_;
   }
+  // From before the request leaves until it is settled, frames are read lean; a whole
+  // message that needs its tools is completed in Record.
+  if (lean) lean_pending_.fetch_add(1, std::memory_order_acq_rel);
+  struct LeanScope {
+    std::atomic<int>* count;
+    ~LeanScope() {
+      if (count != nullptr) count->fetch_sub(1, std::memory_order_acq_rel);
+    }
+  } lean_scope{lean ? &lean_pending_ : nullptr};
   Status sent = transport_->SendRequest(MakeRequest(id, method, std::move(params)), headers);
   if (!sent.ok()) {
     std::lock_guard lock(mutex_);
@@ -160,6 +181,11 @@ std::optional<Message> Connection::Record(Message message) {
     std::lock_guard lock(mutex_);
     if (message.IsResponse()) {
       auto id = OurId(message.id);
+      // Read lean while a RequestToolList waited: only its own answer stays lean.
+      if (message.lean_tools) {
+        auto it = id ? pending_.find(*id) : pending_.end();
+        if (it == pending_.end() || !it->second->lean) CompleteLeanResult(message);
+      }
       if (id && streams_.erase(*id) > 0) {
         Event event;
         event.kind = EventKind::kStreamEnded;

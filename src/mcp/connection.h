@@ -10,6 +10,7 @@
 //   mcp.closed         the connection was closed locally
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -81,6 +82,11 @@ class Connection {
   Result<Response> Request(const std::string& method, json::Value params = nullptr,
                            std::chrono::milliseconds timeout = std::chrono::milliseconds{0},
                            bool cancellable = true, const RequestHeaders& headers = {});
+  // Request("tools/list", ...) whose answer keeps its Tool objects as bytes
+  // (Message::lean_tools; result["tools"] an empty stand-in) for a caller that reads one
+  // of them. Every other message stays whole, and so does this one if its result has no
+  // tools array.
+  Result<Response> RequestToolList(json::Value params, std::chrono::milliseconds timeout);
   // Sends a long-lived request whose answer is a stream of notifications (the modern
   // era's subscriptions/listen) and returns its id without waiting. Its end, graceful or
   // not, is recorded as a kStreamEnded event. Fails like Request when it cannot be sent.
@@ -114,11 +120,14 @@ class Connection {
 
  private:
   struct Pending {
+    bool lean = false;  // RequestToolList
     std::optional<Message> response;
     std::optional<Error> failure;
     std::uint64_t sequence_at_response = 0;
   };
 
+  Result<Response> Exchange(const std::string& method, json::Value params, std::chrono::milliseconds timeout,
+                            bool cancellable, const RequestHeaders& headers, bool lean);
   // A fresh request id, or mcp.disconnected once the connection is closed.
   Result<std::int64_t> NextIdLocked();
   void OnMessage(Message message);
@@ -137,6 +146,7 @@ class Connection {
   mutable std::condition_variable changed_;
   std::int64_t next_id_ = 1;
   std::map<std::int64_t, std::shared_ptr<Pending>> pending_;
+  std::atomic<int> lean_pending_{0};  // pending RequestToolList calls: frames are read lean
   std::set<std::int64_t> streams_;  // open long-lived requests
   std::deque<Event> events_;
   std::map<std::uint64_t, std::shared_ptr<const EventObserver>> observers_;

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -282,6 +283,65 @@ TEST(ConnectionTest, EventLogIsBounded) {
   EXPECT_EQ(connection.LastSequence(), 10u);
   EXPECT_EQ(connection.FirstRetainedSequence(), 7u);
   EXPECT_EQ(connection.EventsSince(0).size(), 4u);
+}
+
+
+MemoryTransport::Script ToolListPeer() {
+  return [](const Message& in, MemoryPeer& peer) {
+    if (in.kind != MessageKind::kRequest) return;
+    peer.Send(MakeResult(in.id, {{"tools", {{{"name", "t"}, {"description", in.method}}}}}));
+  };
+}
+
+TEST(ConnectionTest, RequestToolListKeepsItsToolsAsBytesAndEveryOtherAnswerWhole) {
+  Harness h(ToolListPeer());
+  auto lean = h.connection->RequestToolList(json::Value::object(), milliseconds(5000));
+  ASSERT_TRUE(lean.ok()) << lean.error().Describe();
+  ASSERT_NE(lean->message.lean_tools, nullptr);
+  EXPECT_TRUE(lean->message.result["tools"].empty());
+  ASSERT_EQ(lean->message.lean_tools->tools.size(), 1u);
+  EXPECT_EQ(lean->message.lean_tools->tools[0].name, "t");
+  auto whole = h.connection->Request("tools/list", json::Value::object());
+  ASSERT_TRUE(whole.ok());
+  EXPECT_EQ(whole->message.lean_tools, nullptr);
+  EXPECT_EQ(whole->message.result["tools"][0]["description"], "tools/list");
+}
+
+// While a RequestToolList waits, frames are read lean; an answer to another request read
+// then is completed before its caller sees it.
+TEST(ConnectionTest, AnAnswerReadLeanForAnotherRequestIsCompletedBeforeItIsDelivered) {
+  std::atomic<bool> release{false};
+  std::optional<json::Value> held_id;
+  std::mutex held_mutex;
+  Harness h([&](const Message& in, MemoryPeer& peer) {
+    if (in.kind != MessageKind::kRequest) return;
+    if (in.method == "tools/list") {
+      std::lock_guard lock(held_mutex);
+      held_id = in.id;  // answered after the other request's answer
+      return;
+    }
+    peer.Send(MakeResult(in.id, {{"tools", {{{"name", "other"}}}}}));
+    std::lock_guard lock(held_mutex);
+    if (held_id) peer.Send(MakeResult(*held_id, {{"tools", {{{"name", "listed"}}}}}));
+  });
+  std::optional<Result<Response>> lean;
+  std::thread lister([&] { lean = h.connection->RequestToolList(json::Value::object(), milliseconds(5000)); });
+  for (int i = 0; i < 500; ++i) {
+    {
+      std::lock_guard lock(held_mutex);
+      if (held_id) break;
+    }
+    std::this_thread::sleep_for(milliseconds(2));
+  }
+  auto other = h.connection->Request("other/method");
+  lister.join();
+  ASSERT_TRUE(other.ok());
+  EXPECT_EQ(other->message.lean_tools, nullptr);
+  EXPECT_EQ(other->message.result["tools"][0]["name"], "other");
+  ASSERT_TRUE(lean.has_value() && lean->ok());
+  ASSERT_NE((*lean)->message.lean_tools, nullptr);
+  EXPECT_EQ((*lean)->message.lean_tools->tools[0].name, "listed");
+  (void)release;
 }
 
 }  // namespace

@@ -123,7 +123,7 @@ struct HttpTransport::Transfer {
 
   // Delivers one frame; false stops the transfer.
   bool Deliver(std::string_view frame) {
-    auto message = ParseFrame(frame, owner->options_.max_message_bytes);
+    auto message = ParseFrame(frame, owner->options_.max_message_bytes, owner->callbacks_);
     if (!message.ok()) {
       failure = std::move(message).error();
       return false;

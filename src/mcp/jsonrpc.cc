@@ -1,5 +1,7 @@
 #include "mcp/jsonrpc.h"
 
+#include <memory>
+#include <string>
 #include <utility>
 
 #include "json/pointer.h"
@@ -15,19 +17,26 @@ bool IsValidId(const json::Value& id) { return id.is_string() || id.is_number_in
 
 }  // namespace
 
-Result<Message> ParseMessage(std::string_view frame, const MessageLimits& limits) {
+Result<Message> ParseMessage(std::string_view frame, const MessageLimits& limits, bool lean_tool_list) {
   if (frame.size() > limits.max_bytes) {
     return udon::MakeError("rpc.too_large", "message exceeds the size limit");
   }
   json::ParseOptions options;
   options.max_depth = limits.max_depth;
-  auto parsed = json::Parse(frame, options);
+  Result<json::PartialValue> parsed = json::PartialValue{};
+  if (lean_tool_list) {
+    parsed = json::ParseLeavingElements(frame, options, "result", "tools");
+  } else if (auto whole = json::Parse(frame, options); whole.ok()) {
+    parsed->value = std::move(whole).value();
+  } else {
+    parsed = std::move(whole).error();
+  }
   if (!parsed.ok()) {
     Error error = parsed.error().WithCode("rpc.malformed");
     error.details["jsonCode"] = parsed.error().code;
     return error;
   }
-  json::Value& value = *parsed;
+  json::Value& value = parsed->value;
   if (value.is_array()) return udon::MakeError("rpc.batch", "JSON-RPC batches are not supported");
   if (!value.is_object()) return Invalid("a JSON-RPC message must be an object");
   for (const auto& [name, member] : value.items()) {
@@ -69,6 +78,10 @@ Result<Message> ParseMessage(std::string_view frame, const MessageLimits& limits
     if (!has_id) return Invalid("a result needs an id");
     message.kind = MessageKind::kResult;
     message.result = std::move(value["result"]);
+    if (parsed->found) {
+      message.lean_tools = std::make_shared<const LeanToolList>(
+          LeanToolList{std::string(frame), std::move(parsed->elements), limits.max_depth});
+    }
     return message;
   }
   const json::Value& error = value["error"];
@@ -79,6 +92,16 @@ Result<Message> ParseMessage(std::string_view frame, const MessageLimits& limits
   message.kind = MessageKind::kError;
   message.error = error;
   return message;
+}
+
+void CompleteLeanResult(Message& message) {
+  if (!message.lean_tools) return;
+  json::ParseOptions options;
+  options.max_depth = message.lean_tools->max_depth;
+  // The frame was read whole once already: it cannot fail now.
+  auto whole = json::Parse(message.lean_tools->frame, options);
+  if (whole.ok()) message.result["tools"] = std::move((*whole)["result"]["tools"]);
+  message.lean_tools.reset();
 }
 
 std::string SerializeMessage(const Message& message) {

@@ -4,8 +4,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "json/json.h"
 #include "json/result.h"
@@ -24,13 +26,25 @@ inline constexpr std::size_t kDefaultMaxMessageBytes = 16u * 1024u * 1024u;
 
 enum class MessageKind { kRequest, kNotification, kResult, kError };
 
+// A tools/list result read lean (ParseMessage with lean_tool_list): its Tool objects were
+// checked like every other byte of the frame but not built; they stay bytes of the frame.
+struct LeanToolList {
+  std::string frame;
+  std::vector<json::RawElement> tools;  // result.tools, in order
+  std::size_t max_depth = json::kDefaultMaxDepth;
+  std::string_view Bytes(const json::RawElement& tool) const {
+    return std::string_view(frame).substr(tool.begin, tool.end - tool.begin);
+  }
+};
+
 struct Message {
   MessageKind kind = MessageKind::kNotification;
   json::Value id;       // requests and responses: integer or string
   std::string method;   // requests and notifications
   json::Value params;   // null when absent
-  json::Value result;   // kResult
+  json::Value result;   // kResult (with lean_tools: "tools" an empty stand-in)
   json::Value error;    // kError: {code, message, data?}
+  std::shared_ptr<const LeanToolList> lean_tools;  // kResult read lean; else null
 
   bool IsResponse() const { return kind == MessageKind::kResult || kind == MessageKind::kError; }
 };
@@ -43,7 +57,13 @@ struct MessageLimits {
 // Strict parse of one frame. Error codes: rpc.too_large, rpc.malformed (not JSON, or the
 // JSON parser's reason in details.jsonCode), rpc.batch (an array), rpc.invalid (not a valid
 // JSON-RPC 2.0 message). Messages never quote the frame's content.
-Result<Message> ParseMessage(std::string_view frame, const MessageLimits& limits = {});
+// `lean_tool_list`: a result with a tools array keeps its elements as bytes (lean_tools);
+// the verdict on the frame is the same either way.
+Result<Message> ParseMessage(std::string_view frame, const MessageLimits& limits = {}, bool lean_tool_list = false);
+
+// Builds the Tool objects a lean read left as bytes: result["tools"] whole again, and
+// lean_tools null. A no-op for a message read whole.
+void CompleteLeanResult(Message& message);
 
 // Compact single-line JSON (no raw newline can appear: strings are escaped).
 std::string SerializeMessage(const Message& message);

@@ -76,5 +76,47 @@ TEST(JsonRpcTest, SerializesOnOneLineAndRoundTrips) {
             R"({"error":{"code":-32700,"message":"Parse error"},"jsonrpc":"2.0"})");
 }
 
+
+TEST(JsonRpcTest, ALeanReadKeepsAToolListsToolsAsBytesAndCompletesToTheWholeRead) {
+  const std::string frame =
+      R"({"jsonrpc":"2.0","id":3,"result":{"tools":[{"name":"a","inputSchema":{"type":"object"}},)"
+      R"({"name":"b"}],"nextCursor":"n"}})";
+  auto lean = ParseMessage(frame, {}, /*lean_tool_list=*/true);
+  ASSERT_TRUE(lean.ok()) << lean.error().Describe();
+  ASSERT_NE(lean->lean_tools, nullptr);
+  EXPECT_EQ(lean->result["tools"], json::Value::array());
+  EXPECT_EQ(lean->result["nextCursor"], "n");
+  ASSERT_EQ(lean->lean_tools->tools.size(), 2u);
+  EXPECT_EQ(lean->lean_tools->tools[1].name, "b");
+  EXPECT_EQ(lean->lean_tools->Bytes(lean->lean_tools->tools[1]), R"({"name":"b"})");
+
+  auto whole = ParseMessage(frame);
+  ASSERT_TRUE(whole.ok());
+  EXPECT_EQ(whole->lean_tools, nullptr);
+  Message completed = *lean;
+  CompleteLeanResult(completed);
+  EXPECT_EQ(completed.lean_tools, nullptr);
+  EXPECT_EQ(completed.result, whole->result);
+}
+
+TEST(JsonRpcTest, ALeanReadRefusesWhatAWholeReadRefusesAndLeavesOtherMessagesWhole) {
+  for (const char* bad : {R"({"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","name":"a"}]}})",
+                          R"({"jsonrpc":"2.0","id":1,"result":{"tools":[{"s":"\udc00"}]}})",
+                          R"({"jsonrpc":"2.0","id":1,"result":{"tools":[{"s":1]}})"}) {
+    auto lean = ParseMessage(bad, {}, true);
+    ASSERT_FALSE(lean.ok()) << bad;
+    EXPECT_EQ(lean.error().code, ParseMessage(bad).error().code) << bad;
+    EXPECT_EQ(lean.error().details, ParseMessage(bad).error().details) << bad;
+  }
+  for (const char* other : {R"({"jsonrpc":"2.0","id":1,"result":{"content":[]}})",
+                            R"({"jsonrpc":"2.0","method":"x","params":{"tools":[1]}})",
+                            R"({"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m","data":{"tools":[]}}})"}) {
+    auto lean = ParseMessage(other, {}, true);
+    ASSERT_TRUE(lean.ok()) << other;
+    EXPECT_EQ(lean->lean_tools, nullptr) << other;
+    EXPECT_EQ(SerializeMessage(*lean), SerializeMessage(*ParseMessage(other))) << other;
+  }
+}
+
 }  // namespace
 }  // namespace udon::mcp

@@ -283,7 +283,7 @@ void StdioTransport::ReadStdout() {
       chunk.remove_prefix(newline + 1);
       if (!line.empty() && line.back() == '\r') line.pop_back();
       if (line.empty()) continue;
-      auto message = ParseFrame(line, options_.max_message_bytes);
+      auto message = ParseFrame(line, options_.max_message_bytes, callbacks_);
       line.clear();
       if (!message.ok()) {
         Fail(std::move(message).error());

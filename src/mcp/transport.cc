@@ -4,10 +4,14 @@
 
 namespace udon::mcp {
 
-Result<Message> ParseFrame(std::string_view frame, std::size_t max_message_bytes) {
+Result<Message> ParseFrame(std::string_view frame, std::size_t max_message_bytes, const TransportCallbacks& callbacks) {
+  return ParseFrame(frame, max_message_bytes, callbacks.lean_tool_lists && callbacks.lean_tool_lists());
+}
+
+Result<Message> ParseFrame(std::string_view frame, std::size_t max_message_bytes, bool lean_tool_list) {
   MessageLimits limits;
   limits.max_bytes = max_message_bytes;
-  auto parsed = ParseMessage(frame, limits);
+  auto parsed = ParseMessage(frame, limits, lean_tool_list);
   if (parsed.ok()) return parsed;
   const std::string cause = parsed.error().code;
   Error error = cause == "rpc.too_large"

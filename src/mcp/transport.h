@@ -47,6 +47,9 @@ struct TransportCallbacks {
   std::function<void(Message)> on_message;
   std::function<void(const json::Value& id, Error)> on_request_failed;
   std::function<void(Error)> on_closed;
+  // Asked before each received frame is parsed: true reads a tools/list result lean
+  // (Message::lean_tools). Unset: every frame is read whole.
+  std::function<bool()> lean_tool_lists;
 };
 
 class Transport {
@@ -86,6 +89,8 @@ namespace udon::mcp {
 
 // Parses one received frame under the size limit, mapping the parser's codes to
 // mcp.message_too_large / mcp.malformed_message (details.cause keeps the rpc.* code).
-Result<Message> ParseFrame(std::string_view frame, std::size_t max_message_bytes);
+Result<Message> ParseFrame(std::string_view frame, std::size_t max_message_bytes, bool lean_tool_list = false);
+// ParseFrame as the callbacks ask (lean_tool_lists).
+Result<Message> ParseFrame(std::string_view frame, std::size_t max_message_bytes, const TransportCallbacks& callbacks);
 
 }  // namespace udon::mcp

@@ -148,6 +148,10 @@ class Parser {
     return OkStatus();
   }
 
+  // Bytes consumed so far: in a handler's OnBeginObject/OnBeginArray the container's
+  // opening bracket is the byte before; in OnEndObject/OnEndArray its closing one.
+  std::size_t offset() const { return static_cast<std::size_t>(p_ - begin_); }
+
  private:
   struct Frame {
     bool is_object = false;
