@@ -2,7 +2,9 @@
 
 #include <curl/curl.h>
 
+#include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cstdlib>
 #include <utility>
 
@@ -38,6 +40,15 @@ bool IsVisibleAscii(std::string_view text) {
 bool IsBlank(std::string_view text) { return Trim(text).empty(); }
 
 constexpr std::size_t kErrorBodyBytes = 4096;
+
+// After a request's response has arrived on its SSE stream, the rest of the stream is read
+// (and dropped) for this long and this many bytes at most, so that a stream the server
+// closes right away ends cleanly and its keep-alive connection serves the next request.
+// Cutting the transfer at the response closed the connection: every request paid a new
+// TCP connection (docs/benchmarks.md, client CPU). A stream still open after the window,
+// or longer than the bound, is cut as before.
+constexpr std::chrono::milliseconds kDrainWindow{20};
+constexpr std::size_t kDrainBytes = 64 * 1024;
 
 // The protocol version a modern-era request names in params._meta, or empty.
 std::string ModernVersionOf(const Message& message) {
@@ -84,6 +95,8 @@ struct HttpTransport::Transfer {
   std::string last_event_id;
   std::optional<long> retry_ms;
   bool got_response = false;
+  std::chrono::steady_clock::time_point drain_until;  // set when got_response is
+  std::size_t drained = 0;                              // bytes read after the response
   std::optional<Error> failure;  // fatal for the connection (too large, malformed)
   CURLcode code = CURLE_OK;
   void* multi = nullptr;  // CURLM* while performing, for wakeups (guarded by owner mutex)
@@ -128,7 +141,10 @@ struct HttpTransport::Transfer {
       failure = std::move(message).error();
       return false;
     }
-    if (request_id && message->IsResponse() && message->id == *request_id) got_response = true;
+    if (request_id && message->IsResponse() && message->id == *request_id && !got_response) {
+      got_response = true;
+      drain_until = std::chrono::steady_clock::now() + kDrainWindow;
+    }
     owner->callbacks_.on_message(std::move(message).value());
     return true;
   }
@@ -139,6 +155,11 @@ struct HttpTransport::Transfer {
       const std::string type = Lower(content_type);
       is_sse = !ignore_body && status >= 200 && status < 300 && type.find("text/event-stream") != std::string::npos;
       is_json = status >= 200 && status < 300 && type.find("application/json") != std::string::npos;
+    }
+    if (is_sse && got_response) {
+      // Past the response: nothing more is delivered; the stream is only read to its end.
+      drained += bytes.size();
+      return drained <= kDrainBytes;
     }
     if (is_sse) {
       std::vector<SseEvent> events;
@@ -154,8 +175,8 @@ struct HttpTransport::Transfer {
         if (!Deliver(event.data)) return false;
       }
       // A request's stream has served its purpose once the response is in (a resumed GET
-      // stream may stay open).
-      return !got_response;
+      // stream may stay open); what follows is drained, bounded (kDrainWindow).
+      return true;
     }
     if (is_json && !ignore_body) {
       if (body.size() + bytes.size() > owner->options_.max_message_bytes) {
@@ -356,7 +377,17 @@ int HttpTransport::RunMulti(void* multi_handle, void* easy_handle, Transfer& tra
       code = CURLE_ABORTED_BY_CALLBACK;
       break;
     }
-    curl_multi_poll(multi, nullptr, 0, 1000, nullptr);
+    int wait_ms = 1000;
+    if (transfer.got_response) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          transfer.drain_until - std::chrono::steady_clock::now());
+      if (left.count() <= 0) {
+        code = CURLE_ABORTED_BY_CALLBACK;  // the stream outlived its response: cut it
+        break;
+      }
+      wait_ms = static_cast<int>(std::min<long long>(wait_ms, left.count() + 1));
+    }
+    curl_multi_poll(multi, nullptr, 0, wait_ms, nullptr);
   }
   int queued = 0;
   while (CURLMsg* msg = curl_multi_info_read(multi, &queued)) {

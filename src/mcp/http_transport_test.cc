@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -33,6 +34,7 @@ class FakeHttpServer {
     std::string method;       // HTTP method
     std::string rpc_method;   // JSON-RPC method of a POST body
     httplib::Headers headers;
+    int remote_port = -1;     // the client's end of the TCP connection it came on
   };
   using PostHandler = std::function<void(const Message&, httplib::Response&)>;
 
@@ -58,6 +60,7 @@ class FakeHttpServer {
       Record(req, "");
       res.status = 200;
     });
+    server_.set_keep_alive_max_count(1000);  // as udon's server; httplib's default is 5
     port_ = server_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { server_.listen_after_bind(); });
   }
@@ -77,7 +80,7 @@ class FakeHttpServer {
  private:
   void Record(const httplib::Request& req, std::string rpc_method) {
     std::lock_guard lock(mutex_);
-    seen_.push_back(Seen{req.method, std::move(rpc_method), req.headers});
+    seen_.push_back(Seen{req.method, std::move(rpc_method), req.headers, req.remote_port});
   }
 
   PostHandler on_post_;
@@ -167,6 +170,70 @@ TEST(HttpTransportTest, JsonAndSseAnswersWithSessionAndVersionHeaders) {
   }
   EXPECT_EQ(seen[3].method, "DELETE");
   EXPECT_EQ(Header(seen[3].headers, "Mcp-Session-Id"), "sess-1");
+}
+
+// A request answered on an SSE stream the server closes after the response: the client
+// reads the stream to its end, so the keep-alive connection carries the next requests
+// (it used to cut the transfer at the response, which closed the connection every time).
+TEST(HttpTransportTest, SseAnswersKeepTheConnectionForTheNextRequests) {
+  FakeHttpServer server([](const Message& in, httplib::Response& res) {
+    if (in.method == "initialize") {
+      Stream(res, Sse(SerializeMessage(InitResult(in.id)), "e1"), "sess-1");
+    } else if (in.method == "notifications/initialized") {
+      res.status = 202;
+    } else if (in.method == "tools/list") {
+      Stream(res, Sse("", "p0") + Sse(SerializeMessage(MakeResult(in.id, ListResult())), "e1"));
+    }
+  });
+  auto client = Connect(server.url());
+  ASSERT_NE(client, nullptr);
+  ASSERT_TRUE(client->Initialize().ok());
+  constexpr int kLists = 10;
+  for (int i = 0; i < kLists; ++i) ASSERT_TRUE(client->ListAllTools().ok()) << i;
+  client->Close();
+  std::set<int> ports;
+  int lists = 0;
+  for (const auto& seen : server.seen()) {
+    if (seen.rpc_method != "tools/list") continue;
+    ++lists;
+    ports.insert(seen.remote_port);
+  }
+  EXPECT_EQ(lists, kLists);
+  // One connection would do; a second may open while the first still reads a stream's end.
+  EXPECT_LE(ports.size(), static_cast<std::size_t>(kLists / 2));
+}
+
+// The drain after a response is bounded: a server that holds the stream open after the
+// response sees the client cut it while the connection is still in use, not at its close.
+TEST(HttpTransportTest, AStreamHeldOpenAfterItsResponseIsCut) {
+  auto departed = std::make_shared<std::atomic<bool>>(false);
+  FakeHttpServer server([departed](const Message& in, httplib::Response& res) {
+    if (in.method == "initialize") {
+      Json(res, InitResult(in.id));
+    } else if (in.method == "notifications/initialized") {
+      res.status = 202;
+    } else if (in.method == "tools/list") {
+      const std::string body = Sse(SerializeMessage(MakeResult(in.id, ListResult())), "e1");
+      res.set_chunked_content_provider("text/event-stream", [body, departed](std::size_t, httplib::DataSink& sink) {
+        sink.write(body.data(), body.size());
+        // Keep-alive comments until the client is gone (bounded, so the test cannot hang).
+        for (int i = 0; i < 2000 && sink.is_writable(); ++i) {
+          sink.write(": keep-alive\n\n", 14);
+          std::this_thread::sleep_for(milliseconds(5));
+        }
+        *departed = !sink.is_writable();
+        sink.done();
+        return true;
+      });
+    }
+  });
+  auto client = Connect(server.url());
+  ASSERT_NE(client, nullptr);
+  ASSERT_TRUE(client->Initialize().ok());
+  ASSERT_TRUE(client->ListAllTools().ok());
+  for (int i = 0; i < 2000 && !*departed; ++i) std::this_thread::sleep_for(milliseconds(5));
+  EXPECT_TRUE(*departed);  // before Close: the client cut the stream itself
+  client->Close();
 }
 
 json::Value DiscoverResult() {
