@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -17,6 +18,7 @@
 #endif
 
 #include "json/internal/parser.h"
+#include "json/sha256.h"
 
 namespace udon::json {
 namespace {
@@ -361,46 +363,92 @@ class ValueWriter {
 //    final pass copies the buffer with those objects' members rearranged.
 // So a byte is copied at most a few times, and nothing is allocated per value.
 
-// Output storage for the text path: a std::string used as a raw byte area (its size is the
-// capacity; size_ counts the bytes written), so appends are a bounds check and a store.
+// Output storage for the text path: an uninitialized byte area (a std::string would be
+// zero-filled first: one more pass over the whole output), so appends are a bounds check
+// and a store.
 class ByteBuffer {
  public:
   void reserve(std::size_t bytes) {
-    if (bytes > storage_.size()) storage_.resize(bytes);
+    if (bytes > capacity_) Reallocate(bytes);
   }
   std::size_t size() const { return size_; }
-  char* data() { return storage_.data(); }
-  const char* data() const { return storage_.data(); }
+  char* data() { return storage_.get(); }
+  const char* data() const { return storage_.get(); }
 
   [[gnu::always_inline]] void push_back(char c) {
-    if (size_ == storage_.size()) [[unlikely]] Grow(1);
+    if (size_ == capacity_) [[unlikely]] Grow(1);
     storage_[size_++] = c;
   }
   [[gnu::always_inline]] void append(const char* bytes, std::size_t count) {
-    if (storage_.size() - size_ < count) [[unlikely]] Grow(count);
-    std::memcpy(storage_.data() + size_, bytes, count);
+    if (capacity_ - size_ < count) [[unlikely]] Grow(count);
+    std::memcpy(storage_.get() + size_, bytes, count);
     size_ += count;
   }
   void append(std::string_view bytes) { append(bytes.data(), bytes.size()); }
   void append(std::size_t count, char c) {
-    if (storage_.size() - size_ < count) Grow(count);
-    std::memset(storage_.data() + size_, c, count);
+    if (capacity_ - size_ < count) Grow(count);
+    std::memset(storage_.get() + size_, c, count);
     size_ += count;
-  }
-
-  std::string Take() && {
-    storage_.resize(size_);
-    size_ = 0;
-    return std::move(storage_);
   }
 
  private:
   [[gnu::noinline]] void Grow(std::size_t at_least) {
-    storage_.resize(std::max(storage_.size() * 2, size_ + at_least + 64));
+    Reallocate(std::max(capacity_ * 2, size_ + at_least + 64));
+  }
+  void Reallocate(std::size_t capacity) {
+    std::unique_ptr<char[]> storage(new char[capacity]);
+    if (size_ != 0) std::memcpy(storage.get(), storage_.get(), size_);
+    storage_ = std::move(storage);
+    capacity_ = capacity;
   }
 
-  std::string storage_;
+  std::unique_ptr<char[]> storage_;
+  std::size_t capacity_ = 0;
   std::size_t size_ = 0;
+};
+
+// Where the finished canonical bytes go: a string (CanonicalizeText) or SHA-256
+// (CanonicalSha256Text). Both take the same append calls as ByteBuffer.
+class StringSink {
+ public:
+  explicit StringSink(std::string& out) : out_(out) {}
+  void push_back(char c) { out_.push_back(c); }
+  void append(const char* bytes, std::size_t count) { out_.append(bytes, count); }
+
+ private:
+  std::string& out_;
+};
+
+// Feeds SHA-256 in blocks: the final pass emits many short pieces (a brace, a comma, one
+// member), which are gathered here; long ones go to the hash without a copy.
+class HashSink {
+ public:
+  explicit HashSink(Sha256Stream& hash) : hash_(hash) {}
+  void push_back(char c) {
+    if (used_ == kBlock) Flush();
+    block_[used_++] = c;
+  }
+  void append(const char* bytes, std::size_t count) {
+    if (count >= kDirect) {
+      Flush();
+      hash_.Update(std::string_view(bytes, count));
+      return;
+    }
+    if (kBlock - used_ < count) Flush();
+    std::memcpy(block_.data() + used_, bytes, count);
+    used_ += count;
+  }
+  void Flush() {
+    hash_.Update(std::string_view(block_.data(), used_));
+    used_ = 0;
+  }
+
+ private:
+  static constexpr std::size_t kBlock = 16 * 1024;
+  static constexpr std::size_t kDirect = 1024;
+  Sha256Stream& hash_;
+  std::array<char, kBlock> block_;
+  std::size_t used_ = 0;
 };
 
 class CanonicalTextWriter {
@@ -413,7 +461,7 @@ class CanonicalTextWriter {
 
   bool OnBeginObject() {
     Separate();
-    objects_.push_back({out_.size(), members_.size(), reordered_.size()});
+    objects_.push_back({out_.size(), members_.size(), reordered_.size(), keys_.size()});
     out_.push_back('{');
     first_in_container_ = true;
     return true;
@@ -421,9 +469,16 @@ class CanonicalTextWriter {
 
   bool OnKey(std::string_view name) {
     Separate();
-    members_.push_back({out_.size(), keys_.size(), name.size()});
-    keys_.append(name);
+    const std::size_t begin = out_.size();
     if (!AppendString(name)) return Refuse("member name holds a noncharacter");
+    // Escaping only lengthens, so an output of the same length is the name itself: it is
+    // read back from out_ when the members are ordered. Only escaped names are kept aside.
+    if (out_.size() - begin == name.size() + 2) {
+      members_.push_back({begin, kInOutput, name.size()});
+    } else {
+      members_.push_back({begin, keys_.size(), name.size()});
+      keys_.append(name);
+    }
     out_.push_back(':');
     first_in_container_ = true;  // the value follows without a comma
     return true;
@@ -434,7 +489,7 @@ class CanonicalTextWriter {
     objects_.pop_back();
     if (members_.size() - object.first_member > 1 && !OrderMembers(object)) return false;
     members_.resize(object.first_member);
-    keys_.resize(members_.empty() ? 0 : members_.back().key_offset + members_.back().key_length);
+    keys_.resize(object.keys_size);
     out_.push_back('}');
     first_in_container_ = false;
     return true;
@@ -491,14 +546,16 @@ class CanonicalTextWriter {
 
   std::pair<const char*, const char*> failure() const { return failure_; }
 
-  // The canonical bytes, once the parser has finished without error.
-  std::string Finish() && {
-    if (reordered_.empty()) return std::move(out_).Take();
-    std::string result;
-    result.reserve(out_.size());
-    EmitRange(result, 0, out_.size(), 0, reordered_.size());
-    return result;
+  // Writes the canonical bytes to sink, once the parser has finished without error.
+  template <class Sink>
+  void Emit(Sink& sink) const {
+    if (reordered_.empty()) {
+      sink.append(out_.data(), out_.size());
+      return;
+    }
+    EmitRange(sink, 0, out_.size(), 0, reordered_.size());
   }
+  std::size_t size() const { return out_.size(); }
 
  private:
   // Objects up to this size are permuted in place when they close.
@@ -508,10 +565,13 @@ class CanonicalTextWriter {
     std::size_t begin;             // offset of '{' in out_
     std::size_t first_member;      // index into members_
     std::size_t first_reordered;   // reordered_.size() when the object opened
+    std::size_t keys_size;         // keys_.size() when the object opened
   };
+  // key_offset of a member whose name is written unescaped right after its quote in out_.
+  static constexpr std::size_t kInOutput = static_cast<std::size_t>(-1);
   struct Member {
-    std::size_t begin;  // offset of the name's opening quote in out_
-    std::size_t key_offset;
+    std::size_t begin;       // offset of the name's opening quote in out_
+    std::size_t key_offset;  // into keys_, or kInOutput
     std::size_t key_length;
   };
   // The bytes of a member of a reordered object.
@@ -549,7 +609,12 @@ class CanonicalTextWriter {
     return AppendCanonicalString<true>(out_, text);
   }
 
+  // Names of the open objects' members stay where they were written: an object is only
+  // rearranged when it closes, and what closes later lies after them.
   std::string_view Key(const Member& member) const {
+    if (member.key_offset == kInOutput) {
+      return std::string_view(out_.data() + member.begin + 1, member.key_length);
+    }
     return std::string_view(keys_).substr(member.key_offset, member.key_length);
   }
 
@@ -608,7 +673,8 @@ class CanonicalTextWriter {
 
   // Copies out_[begin, end), whose records are reordered_[first, last), rearranging every
   // reordered object in it.
-  void EmitRange(std::string& result, std::size_t begin, std::size_t end, std::size_t first,
+  template <class Sink>
+  void EmitRange(Sink& result, std::size_t begin, std::size_t end, std::size_t first,
                  std::size_t last) const {
     std::size_t position = begin;
     std::size_t next = first;
@@ -669,8 +735,11 @@ Result<std::string> Canonicalize(const Value& value) {
   return out;
 }
 
-Result<std::string> CanonicalizeText(std::string_view text, const ParseOptions& options) {
-  CanonicalTextWriter writer(text);
+namespace {
+
+// Runs the strict parser into writer; on failure, the error CanonicalizeText reports.
+Status WriteCanonicalText(std::string_view text, const ParseOptions& options,
+                          CanonicalTextWriter& writer) {
   internal::Parser<CanonicalTextWriter> parser(text, options, writer);
   Status status = parser.Run();
   if (!status.ok()) {
@@ -679,9 +748,31 @@ Result<std::string> CanonicalizeText(std::string_view text, const ParseOptions& 
     // first parse error in document order. Report what Parse reports.
     Result<Value> parsed = Parse(text, options);
     if (!parsed.ok()) return std::move(parsed).error();
-    return std::move(status).error();
+    return status;
   }
-  return std::move(writer).Finish();
+  return OkStatus();
+}
+
+}  // namespace
+
+Result<std::string> CanonicalizeText(std::string_view text, const ParseOptions& options) {
+  CanonicalTextWriter writer(text);
+  UDON_RETURN_IF_ERROR(WriteCanonicalText(text, options, writer));
+  std::string result;
+  result.reserve(writer.size());
+  StringSink sink(result);
+  writer.Emit(sink);
+  return result;
+}
+
+Result<std::string> CanonicalSha256Text(std::string_view text, const ParseOptions& options) {
+  CanonicalTextWriter writer(text);
+  UDON_RETURN_IF_ERROR(WriteCanonicalText(text, options, writer));
+  Sha256Stream hash;
+  HashSink sink(hash);
+  writer.Emit(sink);
+  sink.Flush();
+  return hash.FinishHex();
 }
 
 }  // namespace udon::json

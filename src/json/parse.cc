@@ -1,5 +1,6 @@
 #include <charconv>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -61,6 +62,20 @@ class DomBuilder {
   bool OnNull() { return Put(Value(nullptr)) != nullptr; }
 
   bool OnNumber(const internal::NumberToken& token) {
+    if (token.has_magnitude) {
+      constexpr std::uint64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
+      if (!token.negative) {
+        if (token.magnitude <= kInt64Max) {
+          return Put(Value(static_cast<std::int64_t>(token.magnitude))) != nullptr;
+        }
+        return Put(Value(token.magnitude)) != nullptr;
+      }
+      // Down to -2^63; two's complement wraps 2^63 to INT64_MIN exactly.
+      if (token.magnitude <= kInt64Max + 1) {
+        return Put(Value(static_cast<std::int64_t>(0 - token.magnitude))) != nullptr;
+      }
+      return Put(Value(token.value)) != nullptr;
+    }
     if (token.is_integer) {
       const char* first = token.text.data();
       const char* last = first + token.text.size();

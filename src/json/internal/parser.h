@@ -33,6 +33,12 @@ struct NumberToken {
   std::string_view text;  // the literal as written
   bool is_integer;        // no fraction and no exponent
   double value;           // nearest double; finite (overflow is refused)
+  // For integers of at most 19 digits (always below 2^64): the exact magnitude and sign,
+  // so a handler that wants an integer need not convert the text again. -0 has
+  // magnitude 0 and negative set.
+  bool has_magnitude = false;
+  bool negative = false;
+  std::uint64_t magnitude = 0;
 };
 
 // Length of the well-formed UTF-8 sequence at p (RFC 3629: no overlongs, no surrogates,
@@ -120,6 +126,23 @@ inline const unsigned char* SkipWhitespace(const unsigned char* p, const unsigne
   return p;
 }
 
+// The first byte at or after p that is not plain string text or part of a well-formed
+// UTF-8 sequence ('"', '\\', a control character, malformed UTF-8), or end. Runs of
+// multi-byte characters (CJK text) are validated back to back without returning to the
+// ASCII scan between them.
+inline const unsigned char* SkipWellFormedStringBytes(const unsigned char* p,
+                                                      const unsigned char* end) {
+  for (;;) {
+    p = SkipPlainStringBytes(p, end);
+    if (p == end || *p < 0x80) return p;
+    do {
+      const std::size_t n = Utf8SequenceLength(p, end);
+      if (n == 0) return p;
+      p += n;
+    } while (p != end && *p >= 0x80);
+  }
+}
+
 SourceLocation LocateOffset(std::string_view text, std::size_t offset);
 std::string EscapePointerToken(std::string_view token);
 
@@ -149,11 +172,17 @@ class Parser {
   }
 
  private:
+  // The current member name is only needed to name the pointer of an error: a name without
+  // escapes stays a view of the input; only a decoded one is copied (scratch_ is reused).
   struct Frame {
     bool is_object = false;
     std::size_t index = 0;
     bool has_key = false;
-    std::string key;
+    bool key_in_input = false;
+    std::string_view input_key;
+    std::string decoded_key;
+
+    std::string_view key() const { return key_in_input ? input_key : decoded_key; }
   };
 
   bool ParseValue() {
@@ -200,7 +229,9 @@ class Parser {
       if (p_ == end_ || *p_ != '"') return Stop("json.syntax", "expected a member name");
       if (!ParseString()) return false;
       Frame& frame = stack_.back();
-      frame.key.assign(scratch_view_);
+      frame.key_in_input = scratch_in_input_;
+      if (scratch_in_input_) frame.input_key = scratch_view_;
+      else frame.decoded_key.assign(scratch_view_);
       frame.has_key = true;
       if (!Check(handler_.OnKey(scratch_view_))) return false;
       SkipSpace();
@@ -251,25 +282,21 @@ class Parser {
     }
   }
 
-  // Leaves the decoded string in scratch_view_ (pointing into the input when it has no
-  // escapes, into scratch_ otherwise).
+  // Leaves the decoded string in scratch_view_: pointing into the input when it has no
+  // escapes (scratch_in_input_), into scratch_ otherwise.
   bool ParseString() {
     ++p_;  // opening quote
     const unsigned char* start = p_;
     // Fast path: plain bytes and well-formed UTF-8 up to the closing quote (anything else
     // is left to the copying loop below, which reports it).
-    for (;;) {
-      p_ = SkipPlainStringBytes(p_, end_);
-      if (p_ == end_ || *p_ < 0x80) break;
-      const std::size_t n = Utf8SequenceLength(p_, end_);
-      if (n == 0) break;
-      p_ += n;
-    }
+    p_ = SkipWellFormedStringBytes(p_, end_);
     if (p_ != end_ && *p_ == '"') {
       scratch_view_ = std::string_view(reinterpret_cast<const char*>(start), p_ - start);
+      scratch_in_input_ = true;
       ++p_;
       return true;
     }
+    scratch_in_input_ = false;
     scratch_.assign(reinterpret_cast<const char*>(start), p_ - start);
     while (p_ != end_) {
       const unsigned char c = *p_;
@@ -363,14 +390,18 @@ class Parser {
 
   bool ParseNumber() {
     const unsigned char* start = p_;
-    if (*p_ == '-') ++p_;
+    const bool negative = *p_ == '-';
+    if (negative) ++p_;
     if (p_ == end_ || !IsDigit(*p_)) return Stop("json.syntax", "invalid number");
+    const unsigned char* integer_begin = p_;
+    std::uint64_t magnitude = 0;  // wraps beyond 19 digits, where it is not used
     if (*p_ == '0') {
       ++p_;
       if (p_ != end_ && IsDigit(*p_)) return Stop("json.syntax", "leading zeros are not allowed");
     } else {
-      while (p_ != end_ && IsDigit(*p_)) ++p_;
+      for (; p_ != end_ && IsDigit(*p_); ++p_) magnitude = magnitude * 10 + (*p_ - '0');
     }
+    const std::size_t integer_digits = static_cast<std::size_t>(p_ - integer_begin);
     bool is_integer = true;
     if (p_ != end_ && *p_ == '.') {
       is_integer = false;
@@ -388,6 +419,15 @@ class Parser {
     NumberToken token;
     token.text = std::string_view(reinterpret_cast<const char*>(start), p_ - start);
     token.is_integer = is_integer;
+    if (is_integer && integer_digits <= 19) {
+      // Below 10^19 < 2^64 the magnitude is exact, and converting it to double rounds once,
+      // to nearest: the same double from_chars gives for the text, without parsing it again.
+      token.has_magnitude = true;
+      token.negative = negative;
+      token.magnitude = magnitude;
+      token.value = negative ? -static_cast<double>(magnitude) : static_cast<double>(magnitude);
+      return Check(handler_.OnNumber(token));
+    }
     const auto [ptr, ec] =
         std::from_chars(token.text.data(), token.text.data() + token.text.size(), token.value);
     if (ec == std::errc::result_out_of_range) {
@@ -438,7 +478,7 @@ class Parser {
     return decimal_exponent > 0;
   }
 
-  void SkipSpace() {
+  [[gnu::always_inline]] void SkipSpace() {
     // Compact JSON has no whitespace between tokens; every whitespace byte is <= ' '.
     if (p_ == end_ || *p_ > ' ') return;
     p_ = SkipWhitespace(p_, end_);
@@ -456,7 +496,7 @@ class Parser {
       if (frame.is_object) {
         if (!frame.has_key) break;
         pointer += '/';
-        pointer += EscapePointerToken(frame.key);
+        pointer += EscapePointerToken(frame.key());
       } else {
         pointer += '/';
         pointer += std::to_string(frame.index);
@@ -486,6 +526,7 @@ class Parser {
   std::vector<Frame> stack_;
   std::string scratch_;
   std::string_view scratch_view_;
+  bool scratch_in_input_ = false;
   Status error_;
 };
 
