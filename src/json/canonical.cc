@@ -6,7 +6,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -132,22 +131,19 @@ std::uint32_t DecodeUtf8(const unsigned char* p, std::size_t length) {
   }
 }
 
-// True if text has a byte >= 0xEF, the only lead bytes of noncharacters (U+FDD0.., U+xFFFE).
-// Eight bytes at a time: for a byte b, ((b & 0x7F) + 0x11) & 0x80 is set iff (b & 0x7F) >=
-// 0x6F, which with b's own high bit means b >= 0xEF; no carry crosses into the next byte.
-bool HasHighLeadByte(std::string_view text) {
-  const char* p = text.data();
-  const char* end = p + text.size();
-  constexpr std::uint64_t kLow7 = 0x7F7F7F7F7F7F7F7Full;
-  constexpr std::uint64_t kHigh = 0x8080808080808080ull;
-  constexpr std::uint64_t kStep = 0x1111111111111111ull;
-  for (; end - p >= 8; p += 8) {
-    std::uint64_t word;
-    std::memcpy(&word, p, 8);
-    if ((((word & kLow7) + kStep) & word & kHigh) != 0) return true;
-  }
-  for (; p != end; ++p) {
-    if (static_cast<unsigned char>(*p) >= 0xEF) return true;
+// True if a minimally escaped string as written (well-formed UTF-8, escapes only for
+// ASCII characters) holds a noncharacter. Only the lead bytes EF..F4 can begin one.
+bool HoldsNoncharacter(std::string_view written) {
+  const auto* p = reinterpret_cast<const unsigned char*>(written.data());
+  const auto* end = p + written.size();
+  while ((p = SkipPlainValidated(p, end)) != end) {
+    if (*p < 0xEF) {  // a quote, backslash or control character of an escape
+      ++p;
+      continue;
+    }
+    const std::size_t length = *p >= 0xF0 ? 4 : 3;
+    if (IsNoncharacter(DecodeUtf8(p, length))) return true;
+    p += length;
   }
   return false;
 }
@@ -363,6 +359,63 @@ class ValueWriter {
 //    final pass copies the buffer with those objects' members rearranged.
 // So a byte is copied at most a few times, and nothing is allocated per value.
 
+// memcpy for the short, non-overlapping pieces the text path copies by the million (names,
+// words, members of small objects): a call to memcpy costs more than the copy itself
+// there. Up to 64 bytes are moved with a few possibly overlapping fixed-size loads and
+// stores, all loads before the stores.
+// Out of line: inlined, g++ 12 warns about the memcpy for callers whose source is a short
+// array, although their counts never reach it.
+[[gnu::noinline]] void CopyLongBytes(char* destination, const char* source, std::size_t count) {
+  std::memcpy(destination, source, count);
+}
+
+[[gnu::always_inline]] inline void CopyBytes(char* destination, const char* source,
+                                             std::size_t count) {
+  if (count > 64) {
+    CopyLongBytes(destination, source, count);
+  } else if (count >= 16) {
+#if defined(__SSE2__)
+    const auto load = [](const char* p) {
+      return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    };
+    const auto store = [](char* p, __m128i v) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(p), v);
+    };
+    if (count > 32) {
+      const __m128i a = load(source), b = load(source + 16);
+      const __m128i c = load(source + count - 32), d = load(source + count - 16);
+      store(destination, a);
+      store(destination + 16, b);
+      store(destination + count - 32, c);
+      store(destination + count - 16, d);
+    } else {
+      const __m128i a = load(source), b = load(source + count - 16);
+      store(destination, a);
+      store(destination + count - 16, b);
+    }
+#else
+    std::memcpy(destination, source, count);
+#endif
+  } else if (count >= 8) {
+    std::uint64_t a, b;
+    std::memcpy(&a, source, 8);
+    std::memcpy(&b, source + count - 8, 8);
+    std::memcpy(destination, &a, 8);
+    std::memcpy(destination + count - 8, &b, 8);
+  } else if (count >= 4) {
+    std::uint32_t a, b;
+    std::memcpy(&a, source, 4);
+    std::memcpy(&b, source + count - 4, 4);
+    std::memcpy(destination, &a, 4);
+    std::memcpy(destination + count - 4, &b, 4);
+  } else if (count != 0) {
+    const char a = source[0], b = source[count / 2], c = source[count - 1];
+    destination[0] = a;
+    destination[count / 2] = b;
+    destination[count - 1] = c;
+  }
+}
+
 // Output storage for the text path: an uninitialized byte area (a std::string would be
 // zero-filled first: one more pass over the whole output), so appends are a bounds check
 // and a store.
@@ -381,15 +434,18 @@ class ByteBuffer {
   }
   [[gnu::always_inline]] void append(const char* bytes, std::size_t count) {
     if (capacity_ - size_ < count) [[unlikely]] Grow(count);
-    std::memcpy(storage_.get() + size_, bytes, count);
+    CopyBytes(storage_.get() + size_, bytes, count);
     size_ += count;
   }
-  void append(std::string_view bytes) { append(bytes.data(), bytes.size()); }
+  [[gnu::always_inline]] void append(std::string_view bytes) {
+    append(bytes.data(), bytes.size());
+  }
   void append(std::size_t count, char c) {
     if (capacity_ - size_ < count) Grow(count);
     std::memset(storage_.get() + size_, c, count);
     size_ += count;
   }
+  void clear() { size_ = 0; }
 
  private:
   [[gnu::noinline]] void Grow(std::size_t at_least) {
@@ -435,7 +491,7 @@ class HashSink {
       return;
     }
     if (kBlock - used_ < count) Flush();
-    std::memcpy(block_.data() + used_, bytes, count);
+    CopyBytes(block_.data() + used_, bytes, count);
     used_ += count;
   }
   void Flush() {
@@ -453,7 +509,7 @@ class HashSink {
 
 class CanonicalTextWriter {
  public:
-  explicit CanonicalTextWriter(std::string_view input) : input_(input) {
+  explicit CanonicalTextWriter(std::string_view input) {
     // Canonical text is rarely longer than its source (only number spellings like 1e20 and
     // some escapes grow); the buffer grows if it is.
     out_.reserve(input.size() + 64);
@@ -467,10 +523,11 @@ class CanonicalTextWriter {
     return true;
   }
 
-  bool OnKey(std::string_view name) {
+  bool OnKey(const internal::StringToken& token) {
     Separate();
+    const std::string_view name = token.text;
     const std::size_t begin = out_.size();
-    if (!AppendString(name)) return Refuse("member name holds a noncharacter");
+    if (!AppendString(token)) return Refuse("member name holds a noncharacter");
     // Escaping only lengthens, so an output of the same length is the name itself: it is
     // read back from out_ when the members are ordered. Only escaped names are kept aside.
     if (out_.size() - begin == name.size() + 2) {
@@ -508,10 +565,10 @@ class CanonicalTextWriter {
     return true;
   }
 
-  bool OnString(std::string_view text) {
+  bool OnString(const internal::StringToken& token) {
     Separate();
     first_in_container_ = false;
-    if (!AppendString(text)) return Refuse("string holds a noncharacter");
+    if (!AppendString(token)) return Refuse("string holds a noncharacter");
     return true;
   }
 
@@ -593,20 +650,35 @@ class CanonicalTextWriter {
     if (!first_in_container_) out_.push_back(',');
   }
 
-  // A decoded string that is a view of the input had no escapes there, so it holds no
-  // quote, backslash or control character (JSON requires those escaped): its canonical
-  // form is itself in quotes, unless it may hold a noncharacter.
-  bool AppendString(std::string_view text) {
-    const bool in_input = std::less_equal<>()(input_.data(), text.data()) &&
-                          std::less_equal<>()(text.data() + text.size(),
-                                              input_.data() + input_.size());
-    if (in_input && !HasHighLeadByte(text)) {
-      out_.push_back('"');
-      out_.append(text);
-      out_.push_back('"');
-      return true;
+  // A string written with minimal escapes (all strings without any, and what JSON
+  // serializers write) is its own canonical form, if it holds no noncharacter: the bytes
+  // as written are copied. Others are escaped again from their decoded text.
+  bool AppendString(const internal::StringToken& token) {
+    if (!token.minimally_escaped) return AppendCanonicalString<true>(out_, token.text);
+    if (token.may_hold_noncharacter && HoldsNoncharacter(token.written)) return false;
+    out_.push_back('"');
+    out_.append(token.written);
+    out_.push_back('"');
+    return true;
+  }
+
+  // A member of the object being ordered: the first eight bytes of its name (zero-padded,
+  // big-endian) and its index among the object's members.
+  struct Ordered {
+    std::uint64_t prefix;
+    std::uint32_t index;
+  };
+
+  // Clears prefixes_decide if a byte of the prefix is EE or above (see OrderMembers).
+  static std::uint64_t NamePrefix(std::string_view name, bool& prefixes_decide) {
+    const std::size_t length = std::min<std::size_t>(name.size(), 8);
+    std::uint64_t prefix = 0;
+    for (std::size_t i = 0; i < 8; ++i) {
+      const auto byte = i < length ? static_cast<unsigned char>(name[i]) : 0u;
+      if (byte >= 0xEE) prefixes_decide = false;
+      prefix = (prefix << 8) | byte;
     }
-    return AppendCanonicalString<true>(out_, text);
+    return prefix;
   }
 
   // Names of the open objects' members stay where they were written: an object is only
@@ -621,20 +693,29 @@ class CanonicalTextWriter {
   bool OrderMembers(const OpenObject& object) {
     const Member* first = members_.data() + object.first_member;
     const std::size_t count = members_.size() - object.first_member;
+    // Most names differ in their first eight bytes: compared as one big-endian integer,
+    // they order as bytes do, which is UTF-16 order unless a byte EE or above (U+E000 and
+    // up) is involved; then, and on a tie, the names themselves are compared.
+    order_.resize(count);
+    bool prefixes_decide = true;
+    for (std::size_t i = 0; i < count; ++i) {
+      order_[i] = {NamePrefix(Key(first[i]), prefixes_decide), static_cast<std::uint32_t>(i)};
+    }
+    const auto compare = [&](const Ordered& a, const Ordered& b) {
+      if (prefixes_decide && a.prefix != b.prefix) return a.prefix < b.prefix ? -1 : 1;
+      return CompareUtf16(Key(first[a.index]), Key(first[b.index]));
+    };
     bool sorted = true;
     for (std::size_t i = 1; i < count; ++i) {
-      const int order = CompareUtf16(Key(first[i - 1]), Key(first[i]));
+      const int order = compare(order_[i - 1], order_[i]);
       if (order == 0) return Duplicate();
       if (order > 0) sorted = false;
     }
     if (sorted) return true;
-    order_.resize(count);
-    for (std::size_t i = 0; i < count; ++i) order_[i] = static_cast<std::uint32_t>(i);
-    std::sort(order_.begin(), order_.end(), [&](std::uint32_t a, std::uint32_t b) {
-      return CompareUtf16(Key(first[a]), Key(first[b])) < 0;
-    });
+    std::sort(order_.begin(), order_.end(),
+              [&](const Ordered& a, const Ordered& b) { return compare(a, b) < 0; });
     for (std::size_t i = 1; i < count; ++i) {
-      if (Key(first[order_[i - 1]]) == Key(first[order_[i]])) return Duplicate();
+      if (compare(order_[i - 1], order_[i]) == 0) return Duplicate();
     }
     // A member ends at the comma before the next one; the last one at the current end.
     const std::size_t end = out_.size();
@@ -644,13 +725,14 @@ class CanonicalTextWriter {
     const bool has_records_inside = reordered_.size() != object.first_reordered;
     if (!has_records_inside && end - object.begin <= kInPlaceLimit) {
       const std::size_t members_begin = object.begin + 1;
-      scratch_.assign(out_.data() + members_begin, end - members_begin);
+      scratch_.clear();
+      scratch_.append(out_.data() + members_begin, end - members_begin);
       char* write = out_.data() + members_begin;
       for (std::size_t i = 0; i < count; ++i) {
         if (i != 0) *write++ = ',';
-        const std::uint32_t index = order_[i];
+        const std::uint32_t index = order_[i].index;
         const std::size_t length = span_end(index) - first[index].begin;
-        std::memcpy(write, scratch_.data() + (first[index].begin - members_begin), length);
+        CopyBytes(write, scratch_.data() + (first[index].begin - members_begin), length);
         write += length;
       }
       return true;
@@ -659,7 +741,9 @@ class CanonicalTextWriter {
     const Reordered record{object.begin, end + 1, spans_.size(), count};
     reordered_.insert(reordered_.begin() + static_cast<std::ptrdiff_t>(object.first_reordered),
                       record);
-    for (std::uint32_t index : order_) spans_.push_back({first[index].begin, span_end(index)});
+    for (const Ordered& member : order_) {
+      spans_.push_back({first[member.index].begin, span_end(member.index)});
+    }
     return true;
   }
 
@@ -707,14 +791,13 @@ class CanonicalTextWriter {
     return false;
   }
 
-  std::string_view input_;
   ByteBuffer out_;
   bool first_in_container_ = true;
   std::vector<OpenObject> objects_;
   std::vector<Member> members_;
   std::string keys_;
-  std::vector<std::uint32_t> order_;
-  std::string scratch_;
+  std::vector<Ordered> order_;
+  ByteBuffer scratch_;
   std::vector<Span> spans_;
   std::vector<Reordered> reordered_;
   std::pair<const char*, const char*> failure_{"json.syntax", "invalid JSON"};

@@ -231,6 +231,51 @@ TEST(Strings, MinimalEscaping) {
                   "[\"\\u0000\\u0001\\u001f\\b\\f\\n\\r\\t\\\"\\\\/\x7f\xc3\xa9\xe2\x82\xac\"]");
 }
 
+// A string written with minimal escapes is copied as written; any other escape makes the
+// writer escape the decoded text again. Every kind of escape, alone and after a minimal
+// one, as values and as member names.
+TEST(Strings, MinimalEscapesAreKeptAndOthersRewritten) {
+  const std::string minimal = R"(\u0000\u0001\u001f\b\f\n\r\t\"\\ \u000b\u001e)";
+  ExpectCanonical("[\"" + minimal + "\"]", "[\"" + minimal + "\"]");
+  const std::pair<const char*, const char*> rewritten[] = {
+      {R"(\/)", "/"},          {R"(\u0041)", "A"},       {R"(\u001F)", R"(\u001f)"},
+      {R"(\u0008)", R"(\b)"}, {R"(\u0009)", R"(\t)"},   {R"(\u000a)", R"(\n)"},
+      {R"(\u000c)", R"(\f)"}, {R"(\u000D)", R"(\r)"},   {R"(\u0022)", R"(\")"},
+      {R"(\u005c)", R"(\\)"}, {R"(\u007f)", "\x7f"},   {R"(\u00e9)", "\xc3\xa9"},
+      {R"(\u0100)", "\xc4\x80"}, {R"(\ud83d\ude00)", "\xf0\x9f\x98\x80"}};
+  for (const auto& [escape, canonical] : rewritten) {
+    SCOPED_TRACE(escape);
+    ExpectCanonical(std::string("[\"a") + escape + "b\"]", std::string("[\"a") + canonical + "b\"]");
+    ExpectCanonical(std::string("[\"\\t") + escape + "\"]",
+                    std::string("[\"\\t") + canonical + "\"]");
+    ExpectCanonical(std::string("{\"z\":1,\"\\n") + escape + "\":2}",
+                    std::string("{\"\\n") + canonical + "\":2,\"z\":1}");
+  }
+  // Noncharacters after minimal escapes (the bytes as written are checked) are refused;
+  // their neighbours are not.
+  ExpectRefused("{\"k\":\"\\t\xef\xb7\x90\"}", "json.not_canonicalizable", "/k");
+  ExpectRefused("{\"k\":\"\\\"\\\\\xf4\x8f\xbf\xbf\"}", "json.not_canonicalizable", "/k");
+  ExpectRefused("{\"\\u0001\xef\xbf\xbe\":0}", "json.not_canonicalizable", "/\x01\xef\xbf\xbe");
+  ExpectCanonical("[\"\\t\xef\xb7\x8f\xef\xbf\xbd\\\"\"]", "[\"\\t\xef\xb7\x8f\xef\xbf\xbd\\\"\"]");
+}
+
+// Strings and members of every length up to past the short-copy sizes (4, 8, 16, 32, 64
+// bytes), written and then moved when their object is reordered.
+TEST(Strings, EveryLengthIsCopiedWhole) {
+  for (std::size_t length = 0; length < 140; ++length) {
+    SCOPED_TRACE(length);
+    std::string x, y;
+    for (std::size_t i = 0; i < length; ++i) {
+      x.push_back(static_cast<char>('a' + i % 26));
+      y.push_back(static_cast<char>('A' + i % 26));
+    }
+    ExpectCanonical("{\"b\":\"" + x + "\",\"a\":\"" + y + "\"}",
+                    "{\"a\":\"" + y + "\",\"b\":\"" + x + "\"}");
+    ExpectCanonical("{\"b" + x + "\":[\"" + y + "\"],\"a" + y + "\":{\"" + x + "\":1}}",
+                    "{\"a" + y + "\":{\"" + x + "\":1},\"b" + x + "\":[\"" + y + "\"]}");
+  }
+}
+
 TEST(Strings, InvalidUtf8InAValueIsRefused) {
   Value document = {{"s", std::string("\xc3\x28")}};
   Result<std::string> result = Canonicalize(document);

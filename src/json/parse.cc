@@ -48,16 +48,18 @@ class DomBuilder {
   bool OnEndObject() { return Close(); }
   bool OnEndArray() { return Close(); }
 
-  bool OnKey(std::string_view name) {
-    if (stack_.back()->contains(name)) {
+  bool OnKey(const internal::StringToken& name) {
+    if (stack_.back()->contains(name.text)) {
       failure_ = {"json.duplicate_key", "duplicate member name"};
       return false;
     }
-    key_.assign(name);
+    key_.assign(name.text);
     return true;
   }
 
-  bool OnString(std::string_view text) { return Put(Value(std::string(text))) != nullptr; }
+  bool OnString(const internal::StringToken& token) {
+    return Put(Value(std::string(token.text))) != nullptr;
+  }
   bool OnBool(bool flag) { return Put(Value(flag)) != nullptr; }
   bool OnNull() { return Put(Value(nullptr)) != nullptr; }
 
