@@ -359,55 +359,42 @@ class ValueWriter {
 //    final pass copies the buffer with those objects' members rearranged.
 // So a byte is copied at most a few times, and nothing is allocated per value.
 
-// memcpy for the short, non-overlapping pieces the text path copies by the million (names,
-// words, members of small objects): a call to memcpy costs more than the copy itself
-// there. Up to 64 bytes are moved with a few possibly overlapping fixed-size loads and
-// stores, all loads before the stores.
 // Out of line: inlined, g++ 12 warns about the memcpy for callers whose source is a short
 // array, although their counts never reach it.
 [[gnu::noinline]] void CopyLongBytes(char* destination, const char* source, std::size_t count) {
   std::memcpy(destination, source, count);
 }
 
+// Copies kSize <= count <= 2 * kSize bytes as a head and a tail of kSize bytes that may
+// overlap, both loaded before either is stored.
+template <std::size_t kSize>
+[[gnu::always_inline]] inline void CopyHeadAndTail(char* destination, const char* source,
+                                                   std::size_t count) {
+  struct Word {
+    char bytes[kSize];
+  };
+  Word head, tail;
+  std::memcpy(&head, source, kSize);
+  std::memcpy(&tail, source + count - kSize, kSize);
+  std::memcpy(destination, &head, kSize);
+  std::memcpy(destination + count - kSize, &tail, kSize);
+}
+
+// memcpy for the short, non-overlapping pieces the text path copies by the million (names,
+// words, members of small objects): a call to memcpy costs more than the copy itself
+// there. Up to 64 bytes are moved with fixed-size loads and stores.
 [[gnu::always_inline]] inline void CopyBytes(char* destination, const char* source,
                                              std::size_t count) {
   if (count > 64) {
     CopyLongBytes(destination, source, count);
+  } else if (count >= 32) {
+    CopyHeadAndTail<32>(destination, source, count);
   } else if (count >= 16) {
-#if defined(__SSE2__)
-    const auto load = [](const char* p) {
-      return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    };
-    const auto store = [](char* p, __m128i v) {
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(p), v);
-    };
-    if (count > 32) {
-      const __m128i a = load(source), b = load(source + 16);
-      const __m128i c = load(source + count - 32), d = load(source + count - 16);
-      store(destination, a);
-      store(destination + 16, b);
-      store(destination + count - 32, c);
-      store(destination + count - 16, d);
-    } else {
-      const __m128i a = load(source), b = load(source + count - 16);
-      store(destination, a);
-      store(destination + count - 16, b);
-    }
-#else
-    std::memcpy(destination, source, count);
-#endif
+    CopyHeadAndTail<16>(destination, source, count);
   } else if (count >= 8) {
-    std::uint64_t a, b;
-    std::memcpy(&a, source, 8);
-    std::memcpy(&b, source + count - 8, 8);
-    std::memcpy(destination, &a, 8);
-    std::memcpy(destination + count - 8, &b, 8);
+    CopyHeadAndTail<8>(destination, source, count);
   } else if (count >= 4) {
-    std::uint32_t a, b;
-    std::memcpy(&a, source, 4);
-    std::memcpy(&b, source + count - 4, 4);
-    std::memcpy(destination, &a, 4);
-    std::memcpy(destination + count - 4, &b, 4);
+    CopyHeadAndTail<4>(destination, source, count);
   } else if (count != 0) {
     const char a = source[0], b = source[count / 2], c = source[count - 1];
     destination[0] = a;
