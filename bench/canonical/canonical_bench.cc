@@ -1,7 +1,10 @@
 // Throughput of parse + RFC 8785 canonicalization + SHA-256 over one document, with the
 // input already in memory, and the process's peak memory relative to the input size.
 //
-//   canonical_bench text FILE   CanonicalizeText (the fast path) + Sha256Hex
+//   canonical_bench text FILE   CanonicalSha256Text (the fast path, digest only, as
+//                               `udon-mcp digest` runs it)
+//   canonical_bench string FILE CanonicalizeText (the canonical bytes as a string) +
+//                               Sha256Hex
 //   canonical_bench dom FILE    Parse (nlohmann Value) + Canonicalize + Sha256Hex
 //
 // One mode per process, so that ru_maxrss belongs to that mode alone. Prints one JSON line.
@@ -32,6 +35,10 @@ double CpuSeconds() {
 }
 
 udon::Result<std::string> DigestText(const std::string& text) {
+  return udon::json::CanonicalSha256Text(text);
+}
+
+udon::Result<std::string> DigestString(const std::string& text) {
   UDON_ASSIGN_OR_RETURN(const std::string canonical, udon::json::CanonicalizeText(text));
   return udon::json::Sha256Hex(canonical);
 }
@@ -45,18 +52,18 @@ udon::Result<std::string> DigestDom(const std::string& text) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 3 || (std::string(argv[1]) != "text" && std::string(argv[1]) != "dom")) {
-    std::fprintf(stderr, "usage: canonical_bench text|dom FILE\n");
+  const std::string mode = argc == 3 ? argv[1] : "";
+  if (mode != "text" && mode != "string" && mode != "dom") {
+    std::fprintf(stderr, "usage: canonical_bench text|string|dom FILE\n");
     return 2;
   }
-  const std::string mode = argv[1];
   udon::Result<std::string> input = udon::json::ReadFile(argv[2]);
   if (!input.ok()) {
     std::fprintf(stderr, "%s\n", input.error().Describe().c_str());
     return 2;
   }
   const std::string& text = *input;
-  auto run = mode == "text" ? DigestText : DigestDom;
+  auto run = mode == "text" ? DigestText : mode == "string" ? DigestString : DigestDom;
 
   // At least 5 runs and 3 seconds; report the medians and the best run.
   std::vector<double> seconds;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # parse + RFC 8785 canonicalization + SHA-256 of a ~20 MB tool catalog: udon's text fast
-# path, udon through a nlohmann Value, and JSON.parse + canonicalize@5.1.0 + crypto.
+# path (digest only, and with the canonical string), udon through a nlohmann Value, and
+# JSON.parse + canonicalize@5.1.0 + crypto.
 # Run through bench/run.sh, which sets BENCH_BIN, BENCH_DATA, NODE and BENCH_DIR.
 set -euo pipefail
 
@@ -11,6 +12,7 @@ fi
 
 results=$(
   "$BENCH_BIN" text "$input"
+  "$BENCH_BIN" string "$input"
   "$BENCH_BIN" dom "$input"
   (cd "$BENCH_DIR" && "$NODE" canonical/canonicalize.mjs "$input")
 )

@@ -3,7 +3,6 @@
 
 #include "cli/commands.h"
 #include "cli/output.h"
-#include "json/canonical.h"
 #include "json/file.h"
 #include "json/sha256.h"
 
@@ -18,9 +17,10 @@ struct DigestOptions {
 int RunDigest(const DigestOptions& options) {
   Result<std::string> text = json::ReadFile(options.file);
   if (!text.ok()) return ReportError(text.error(), options.json);
-  Result<std::string> canonical = json::CanonicalizeText(*text);
-  if (!canonical.ok()) return ReportError(canonical.error(), options.json, options.file);
-  const std::string digest = json::Sha256Hex(*canonical);
+  // Only the digest is needed: the canonical bytes stream into the hash.
+  Result<std::string> digest_result = json::CanonicalSha256Text(*text);
+  if (!digest_result.ok()) return ReportError(digest_result.error(), options.json, options.file);
+  const std::string& digest = *digest_result;
   if (options.json) {
     PrintJsonResult({{"sha256", digest}});
   } else {

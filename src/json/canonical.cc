@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -17,6 +17,7 @@
 #endif
 
 #include "json/internal/parser.h"
+#include "json/sha256.h"
 
 namespace udon::json {
 namespace {
@@ -130,22 +131,19 @@ std::uint32_t DecodeUtf8(const unsigned char* p, std::size_t length) {
   }
 }
 
-// True if text has a byte >= 0xEF, the only lead bytes of noncharacters (U+FDD0.., U+xFFFE).
-// Eight bytes at a time: for a byte b, ((b & 0x7F) + 0x11) & 0x80 is set iff (b & 0x7F) >=
-// 0x6F, which with b's own high bit means b >= 0xEF; no carry crosses into the next byte.
-bool HasHighLeadByte(std::string_view text) {
-  const char* p = text.data();
-  const char* end = p + text.size();
-  constexpr std::uint64_t kLow7 = 0x7F7F7F7F7F7F7F7Full;
-  constexpr std::uint64_t kHigh = 0x8080808080808080ull;
-  constexpr std::uint64_t kStep = 0x1111111111111111ull;
-  for (; end - p >= 8; p += 8) {
-    std::uint64_t word;
-    std::memcpy(&word, p, 8);
-    if ((((word & kLow7) + kStep) & word & kHigh) != 0) return true;
-  }
-  for (; p != end; ++p) {
-    if (static_cast<unsigned char>(*p) >= 0xEF) return true;
+// True if a minimally escaped string as written (well-formed UTF-8, escapes only for
+// ASCII characters) holds a noncharacter. Only the lead bytes EF..F4 can begin one.
+bool HoldsNoncharacter(std::string_view written) {
+  const auto* p = reinterpret_cast<const unsigned char*>(written.data());
+  const auto* end = p + written.size();
+  while ((p = SkipPlainValidated(p, end)) != end) {
+    if (*p < 0xEF) {  // a quote, backslash or control character of an escape
+      ++p;
+      continue;
+    }
+    const std::size_t length = *p >= 0xF0 ? 4 : 3;
+    if (IsNoncharacter(DecodeUtf8(p, length))) return true;
+    p += length;
   }
   return false;
 }
@@ -361,51 +359,144 @@ class ValueWriter {
 //    final pass copies the buffer with those objects' members rearranged.
 // So a byte is copied at most a few times, and nothing is allocated per value.
 
-// Output storage for the text path: a std::string used as a raw byte area (its size is the
-// capacity; size_ counts the bytes written), so appends are a bounds check and a store.
+// Out of line: inlined, g++ 12 warns about the memcpy for callers whose source is a short
+// array, although their counts never reach it.
+[[gnu::noinline]] void CopyLongBytes(char* destination, const char* source, std::size_t count) {
+  std::memcpy(destination, source, count);
+}
+
+// Copies kSize <= count <= 2 * kSize bytes as a head and a tail of kSize bytes that may
+// overlap, both loaded before either is stored.
+template <std::size_t kSize>
+[[gnu::always_inline]] inline void CopyHeadAndTail(char* destination, const char* source,
+                                                   std::size_t count) {
+  struct Word {
+    char bytes[kSize];
+  };
+  Word head, tail;
+  std::memcpy(&head, source, kSize);
+  std::memcpy(&tail, source + count - kSize, kSize);
+  std::memcpy(destination, &head, kSize);
+  std::memcpy(destination + count - kSize, &tail, kSize);
+}
+
+// memcpy for the short, non-overlapping pieces the text path copies by the million (names,
+// words, members of small objects): a call to memcpy costs more than the copy itself
+// there. Up to 64 bytes are moved with fixed-size loads and stores.
+[[gnu::always_inline]] inline void CopyBytes(char* destination, const char* source,
+                                             std::size_t count) {
+  if (count > 64) {
+    CopyLongBytes(destination, source, count);
+  } else if (count >= 32) {
+    CopyHeadAndTail<32>(destination, source, count);
+  } else if (count >= 16) {
+    CopyHeadAndTail<16>(destination, source, count);
+  } else if (count >= 8) {
+    CopyHeadAndTail<8>(destination, source, count);
+  } else if (count >= 4) {
+    CopyHeadAndTail<4>(destination, source, count);
+  } else if (count != 0) {
+    const char a = source[0], b = source[count / 2], c = source[count - 1];
+    destination[0] = a;
+    destination[count / 2] = b;
+    destination[count - 1] = c;
+  }
+}
+
+// Output storage for the text path: an uninitialized byte area (a std::string would be
+// zero-filled first: one more pass over the whole output), so appends are a bounds check
+// and a store.
 class ByteBuffer {
  public:
   void reserve(std::size_t bytes) {
-    if (bytes > storage_.size()) storage_.resize(bytes);
+    if (bytes > capacity_) Reallocate(bytes);
   }
   std::size_t size() const { return size_; }
-  char* data() { return storage_.data(); }
-  const char* data() const { return storage_.data(); }
+  char* data() { return storage_.get(); }
+  const char* data() const { return storage_.get(); }
 
   [[gnu::always_inline]] void push_back(char c) {
-    if (size_ == storage_.size()) [[unlikely]] Grow(1);
+    if (size_ == capacity_) [[unlikely]] Grow(1);
     storage_[size_++] = c;
   }
   [[gnu::always_inline]] void append(const char* bytes, std::size_t count) {
-    if (storage_.size() - size_ < count) [[unlikely]] Grow(count);
-    std::memcpy(storage_.data() + size_, bytes, count);
+    if (capacity_ - size_ < count) [[unlikely]] Grow(count);
+    CopyBytes(storage_.get() + size_, bytes, count);
     size_ += count;
   }
-  void append(std::string_view bytes) { append(bytes.data(), bytes.size()); }
+  [[gnu::always_inline]] void append(std::string_view bytes) {
+    append(bytes.data(), bytes.size());
+  }
   void append(std::size_t count, char c) {
-    if (storage_.size() - size_ < count) Grow(count);
-    std::memset(storage_.data() + size_, c, count);
+    if (capacity_ - size_ < count) Grow(count);
+    std::memset(storage_.get() + size_, c, count);
     size_ += count;
   }
-
-  std::string Take() && {
-    storage_.resize(size_);
-    size_ = 0;
-    return std::move(storage_);
-  }
+  void clear() { size_ = 0; }
 
  private:
   [[gnu::noinline]] void Grow(std::size_t at_least) {
-    storage_.resize(std::max(storage_.size() * 2, size_ + at_least + 64));
+    Reallocate(std::max(capacity_ * 2, size_ + at_least + 64));
+  }
+  void Reallocate(std::size_t capacity) {
+    std::unique_ptr<char[]> storage(new char[capacity]);
+    if (size_ != 0) std::memcpy(storage.get(), storage_.get(), size_);
+    storage_ = std::move(storage);
+    capacity_ = capacity;
   }
 
-  std::string storage_;
+  std::unique_ptr<char[]> storage_;
+  std::size_t capacity_ = 0;
   std::size_t size_ = 0;
+};
+
+// Where the finished canonical bytes go: a string (CanonicalizeText) or SHA-256
+// (CanonicalSha256Text). Both take the same append calls as ByteBuffer.
+class StringSink {
+ public:
+  explicit StringSink(std::string& out) : out_(out) {}
+  void push_back(char c) { out_.push_back(c); }
+  void append(const char* bytes, std::size_t count) { out_.append(bytes, count); }
+
+ private:
+  std::string& out_;
+};
+
+// Feeds SHA-256 in blocks: the final pass emits many short pieces (a brace, a comma, one
+// member), which are gathered here; long ones go to the hash without a copy.
+class HashSink {
+ public:
+  explicit HashSink(Sha256Stream& hash) : hash_(hash) {}
+  void push_back(char c) {
+    if (used_ == kBlock) Flush();
+    block_[used_++] = c;
+  }
+  void append(const char* bytes, std::size_t count) {
+    if (count >= kDirect) {
+      Flush();
+      hash_.Update(std::string_view(bytes, count));
+      return;
+    }
+    if (kBlock - used_ < count) Flush();
+    CopyBytes(block_.data() + used_, bytes, count);
+    used_ += count;
+  }
+  void Flush() {
+    hash_.Update(std::string_view(block_.data(), used_));
+    used_ = 0;
+  }
+
+ private:
+  static constexpr std::size_t kBlock = 16 * 1024;
+  static constexpr std::size_t kDirect = 1024;
+  Sha256Stream& hash_;
+  std::array<char, kBlock> block_;
+  std::size_t used_ = 0;
 };
 
 class CanonicalTextWriter {
  public:
-  explicit CanonicalTextWriter(std::string_view input) : input_(input) {
+  explicit CanonicalTextWriter(std::string_view input) {
     // Canonical text is rarely longer than its source (only number spellings like 1e20 and
     // some escapes grow); the buffer grows if it is.
     out_.reserve(input.size() + 64);
@@ -413,17 +504,25 @@ class CanonicalTextWriter {
 
   bool OnBeginObject() {
     Separate();
-    objects_.push_back({out_.size(), members_.size(), reordered_.size()});
+    objects_.push_back({out_.size(), members_.size(), reordered_.size(), keys_.size()});
     out_.push_back('{');
     first_in_container_ = true;
     return true;
   }
 
-  bool OnKey(std::string_view name) {
+  bool OnKey(const internal::StringToken& token) {
     Separate();
-    members_.push_back({out_.size(), keys_.size(), name.size()});
-    keys_.append(name);
-    if (!AppendString(name)) return Refuse("member name holds a noncharacter");
+    const std::string_view name = token.text;
+    const std::size_t begin = out_.size();
+    if (!AppendString(token)) return Refuse("member name holds a noncharacter");
+    // Escaping only lengthens, so an output of the same length is the name itself: it is
+    // read back from out_ when the members are ordered. Only escaped names are kept aside.
+    if (out_.size() - begin == name.size() + 2) {
+      members_.push_back({begin, kInOutput, name.size()});
+    } else {
+      members_.push_back({begin, keys_.size(), name.size()});
+      keys_.append(name);
+    }
     out_.push_back(':');
     first_in_container_ = true;  // the value follows without a comma
     return true;
@@ -434,7 +533,7 @@ class CanonicalTextWriter {
     objects_.pop_back();
     if (members_.size() - object.first_member > 1 && !OrderMembers(object)) return false;
     members_.resize(object.first_member);
-    keys_.resize(members_.empty() ? 0 : members_.back().key_offset + members_.back().key_length);
+    keys_.resize(object.keys_size);
     out_.push_back('}');
     first_in_container_ = false;
     return true;
@@ -453,10 +552,10 @@ class CanonicalTextWriter {
     return true;
   }
 
-  bool OnString(std::string_view text) {
+  bool OnString(const internal::StringToken& token) {
     Separate();
     first_in_container_ = false;
-    if (!AppendString(text)) return Refuse("string holds a noncharacter");
+    if (!AppendString(token)) return Refuse("string holds a noncharacter");
     return true;
   }
 
@@ -491,14 +590,16 @@ class CanonicalTextWriter {
 
   std::pair<const char*, const char*> failure() const { return failure_; }
 
-  // The canonical bytes, once the parser has finished without error.
-  std::string Finish() && {
-    if (reordered_.empty()) return std::move(out_).Take();
-    std::string result;
-    result.reserve(out_.size());
-    EmitRange(result, 0, out_.size(), 0, reordered_.size());
-    return result;
+  // Writes the canonical bytes to sink, once the parser has finished without error.
+  template <class Sink>
+  void Emit(Sink& sink) const {
+    if (reordered_.empty()) {
+      sink.append(out_.data(), out_.size());
+      return;
+    }
+    EmitRange(sink, 0, out_.size(), 0, reordered_.size());
   }
+  std::size_t size() const { return out_.size(); }
 
  private:
   // Objects up to this size are permuted in place when they close.
@@ -508,10 +609,13 @@ class CanonicalTextWriter {
     std::size_t begin;             // offset of '{' in out_
     std::size_t first_member;      // index into members_
     std::size_t first_reordered;   // reordered_.size() when the object opened
+    std::size_t keys_size;         // keys_.size() when the object opened
   };
+  // key_offset of a member whose name is written unescaped right after its quote in out_.
+  static constexpr std::size_t kInOutput = static_cast<std::size_t>(-1);
   struct Member {
-    std::size_t begin;  // offset of the name's opening quote in out_
-    std::size_t key_offset;
+    std::size_t begin;       // offset of the name's opening quote in out_
+    std::size_t key_offset;  // into keys_, or kInOutput
     std::size_t key_length;
   };
   // The bytes of a member of a reordered object.
@@ -533,43 +637,72 @@ class CanonicalTextWriter {
     if (!first_in_container_) out_.push_back(',');
   }
 
-  // A decoded string that is a view of the input had no escapes there, so it holds no
-  // quote, backslash or control character (JSON requires those escaped): its canonical
-  // form is itself in quotes, unless it may hold a noncharacter.
-  bool AppendString(std::string_view text) {
-    const bool in_input = std::less_equal<>()(input_.data(), text.data()) &&
-                          std::less_equal<>()(text.data() + text.size(),
-                                              input_.data() + input_.size());
-    if (in_input && !HasHighLeadByte(text)) {
-      out_.push_back('"');
-      out_.append(text);
-      out_.push_back('"');
-      return true;
-    }
-    return AppendCanonicalString<true>(out_, text);
+  // A string written with minimal escapes (all strings without any, and what JSON
+  // serializers write) is its own canonical form, if it holds no noncharacter: the bytes
+  // as written are copied. Others are escaped again from their decoded text.
+  bool AppendString(const internal::StringToken& token) {
+    if (!token.minimally_escaped) return AppendCanonicalString<true>(out_, token.text);
+    if (token.may_hold_noncharacter && HoldsNoncharacter(token.written)) return false;
+    out_.push_back('"');
+    out_.append(token.written);
+    out_.push_back('"');
+    return true;
   }
 
+  // A member of the object being ordered: the first eight bytes of its name (zero-padded,
+  // big-endian) and its index among the object's members.
+  struct Ordered {
+    std::uint64_t prefix;
+    std::uint32_t index;
+  };
+
+  // Clears prefixes_decide if a byte of the prefix is EE or above (see OrderMembers).
+  static std::uint64_t NamePrefix(std::string_view name, bool& prefixes_decide) {
+    const std::size_t length = std::min<std::size_t>(name.size(), 8);
+    std::uint64_t prefix = 0;
+    for (std::size_t i = 0; i < 8; ++i) {
+      const auto byte = i < length ? static_cast<unsigned char>(name[i]) : 0u;
+      if (byte >= 0xEE) prefixes_decide = false;
+      prefix = (prefix << 8) | byte;
+    }
+    return prefix;
+  }
+
+  // Names of the open objects' members stay where they were written: an object is only
+  // rearranged when it closes, and what closes later lies after them.
   std::string_view Key(const Member& member) const {
+    if (member.key_offset == kInOutput) {
+      return std::string_view(out_.data() + member.begin + 1, member.key_length);
+    }
     return std::string_view(keys_).substr(member.key_offset, member.key_length);
   }
 
   bool OrderMembers(const OpenObject& object) {
     const Member* first = members_.data() + object.first_member;
     const std::size_t count = members_.size() - object.first_member;
+    // Most names differ in their first eight bytes: compared as one big-endian integer,
+    // they order as bytes do, which is UTF-16 order unless a byte EE or above (U+E000 and
+    // up) is involved; then, and on a tie, the names themselves are compared.
+    order_.resize(count);
+    bool prefixes_decide = true;
+    for (std::size_t i = 0; i < count; ++i) {
+      order_[i] = {NamePrefix(Key(first[i]), prefixes_decide), static_cast<std::uint32_t>(i)};
+    }
+    const auto compare = [&](const Ordered& a, const Ordered& b) {
+      if (prefixes_decide && a.prefix != b.prefix) return a.prefix < b.prefix ? -1 : 1;
+      return CompareUtf16(Key(first[a.index]), Key(first[b.index]));
+    };
     bool sorted = true;
     for (std::size_t i = 1; i < count; ++i) {
-      const int order = CompareUtf16(Key(first[i - 1]), Key(first[i]));
+      const int order = compare(order_[i - 1], order_[i]);
       if (order == 0) return Duplicate();
       if (order > 0) sorted = false;
     }
     if (sorted) return true;
-    order_.resize(count);
-    for (std::size_t i = 0; i < count; ++i) order_[i] = static_cast<std::uint32_t>(i);
-    std::sort(order_.begin(), order_.end(), [&](std::uint32_t a, std::uint32_t b) {
-      return CompareUtf16(Key(first[a]), Key(first[b])) < 0;
-    });
+    std::sort(order_.begin(), order_.end(),
+              [&](const Ordered& a, const Ordered& b) { return compare(a, b) < 0; });
     for (std::size_t i = 1; i < count; ++i) {
-      if (Key(first[order_[i - 1]]) == Key(first[order_[i]])) return Duplicate();
+      if (compare(order_[i - 1], order_[i]) == 0) return Duplicate();
     }
     // A member ends at the comma before the next one; the last one at the current end.
     const std::size_t end = out_.size();
@@ -579,13 +712,14 @@ class CanonicalTextWriter {
     const bool has_records_inside = reordered_.size() != object.first_reordered;
     if (!has_records_inside && end - object.begin <= kInPlaceLimit) {
       const std::size_t members_begin = object.begin + 1;
-      scratch_.assign(out_.data() + members_begin, end - members_begin);
+      scratch_.clear();
+      scratch_.append(out_.data() + members_begin, end - members_begin);
       char* write = out_.data() + members_begin;
       for (std::size_t i = 0; i < count; ++i) {
         if (i != 0) *write++ = ',';
-        const std::uint32_t index = order_[i];
+        const std::uint32_t index = order_[i].index;
         const std::size_t length = span_end(index) - first[index].begin;
-        std::memcpy(write, scratch_.data() + (first[index].begin - members_begin), length);
+        CopyBytes(write, scratch_.data() + (first[index].begin - members_begin), length);
         write += length;
       }
       return true;
@@ -594,7 +728,9 @@ class CanonicalTextWriter {
     const Reordered record{object.begin, end + 1, spans_.size(), count};
     reordered_.insert(reordered_.begin() + static_cast<std::ptrdiff_t>(object.first_reordered),
                       record);
-    for (std::uint32_t index : order_) spans_.push_back({first[index].begin, span_end(index)});
+    for (const Ordered& member : order_) {
+      spans_.push_back({first[member.index].begin, span_end(member.index)});
+    }
     return true;
   }
 
@@ -608,7 +744,8 @@ class CanonicalTextWriter {
 
   // Copies out_[begin, end), whose records are reordered_[first, last), rearranging every
   // reordered object in it.
-  void EmitRange(std::string& result, std::size_t begin, std::size_t end, std::size_t first,
+  template <class Sink>
+  void EmitRange(Sink& result, std::size_t begin, std::size_t end, std::size_t first,
                  std::size_t last) const {
     std::size_t position = begin;
     std::size_t next = first;
@@ -641,14 +778,13 @@ class CanonicalTextWriter {
     return false;
   }
 
-  std::string_view input_;
   ByteBuffer out_;
   bool first_in_container_ = true;
   std::vector<OpenObject> objects_;
   std::vector<Member> members_;
   std::string keys_;
-  std::vector<std::uint32_t> order_;
-  std::string scratch_;
+  std::vector<Ordered> order_;
+  ByteBuffer scratch_;
   std::vector<Span> spans_;
   std::vector<Reordered> reordered_;
   std::pair<const char*, const char*> failure_{"json.syntax", "invalid JSON"};
@@ -669,8 +805,11 @@ Result<std::string> Canonicalize(const Value& value) {
   return out;
 }
 
-Result<std::string> CanonicalizeText(std::string_view text, const ParseOptions& options) {
-  CanonicalTextWriter writer(text);
+namespace {
+
+// Runs the strict parser into writer; on failure, the error CanonicalizeText reports.
+Status WriteCanonicalText(std::string_view text, const ParseOptions& options,
+                          CanonicalTextWriter& writer) {
   internal::Parser<CanonicalTextWriter> parser(text, options, writer);
   Status status = parser.Run();
   if (!status.ok()) {
@@ -679,9 +818,31 @@ Result<std::string> CanonicalizeText(std::string_view text, const ParseOptions& 
     // first parse error in document order. Report what Parse reports.
     Result<Value> parsed = Parse(text, options);
     if (!parsed.ok()) return std::move(parsed).error();
-    return std::move(status).error();
+    return status;
   }
-  return std::move(writer).Finish();
+  return OkStatus();
+}
+
+}  // namespace
+
+Result<std::string> CanonicalizeText(std::string_view text, const ParseOptions& options) {
+  CanonicalTextWriter writer(text);
+  UDON_RETURN_IF_ERROR(WriteCanonicalText(text, options, writer));
+  std::string result;
+  result.reserve(writer.size());
+  StringSink sink(result);
+  writer.Emit(sink);
+  return result;
+}
+
+Result<std::string> CanonicalSha256Text(std::string_view text, const ParseOptions& options) {
+  CanonicalTextWriter writer(text);
+  UDON_RETURN_IF_ERROR(WriteCanonicalText(text, options, writer));
+  Sha256Stream hash;
+  HashSink sink(hash);
+  writer.Emit(sink);
+  sink.Flush();
+  return hash.FinishHex();
 }
 
 }  // namespace udon::json

@@ -1,7 +1,8 @@
 // Fuzz target: RFC 8785 canonicalization. Oracles: the fast path (CanonicalizeText, no DOM)
 // and the DOM path (Parse, then Canonicalize) agree on every input, byte for byte or on
 // the error code; the canonical form is a fixed point (it parses, and canonicalizes to
-// itself); and canonical equality is insensitive to the input's formatting.
+// itself); canonical equality is insensitive to the input's formatting; and the digest-only
+// path (CanonicalSha256Text) hashes exactly the fast path's bytes, or refuses alike.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -10,10 +11,21 @@
 #include "fuzz/check.h"
 #include "json/canonical.h"
 #include "json/json.h"
+#include "json/sha256.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   auto fast = udon::json::CanonicalizeText(text);
+  auto digest = udon::json::CanonicalSha256Text(text);
+  UDON_FUZZ_CHECK(digest.ok() == fast.ok(), "the digest path accepts what the fast path does");
+  if (fast.ok()) {
+    UDON_FUZZ_CHECK(*digest == udon::json::Sha256Hex(*fast),
+                    "the digest path hashes the fast path's bytes");
+  } else {
+    UDON_FUZZ_CHECK(digest.error().code == fast.error().code &&
+                        digest.error().pointer == fast.error().pointer,
+                    "the digest path refuses with the fast path's code and pointer");
+  }
   auto parsed = udon::json::Parse(text);
   if (!parsed.ok()) {
     UDON_FUZZ_CHECK(!fast.ok(), "the fast path refuses what the parser refuses");

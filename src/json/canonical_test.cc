@@ -5,6 +5,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <sstream>
 #include <string>
@@ -12,6 +13,7 @@
 
 #include "json/internal/test_files.h"
 #include "json/json.h"
+#include "json/sha256.h"
 
 namespace udon::json {
 namespace {
@@ -23,11 +25,15 @@ double FromBits(const std::string& hex) {
   return std::bit_cast<double>(static_cast<std::uint64_t>(std::stoull(hex, nullptr, 16)));
 }
 
-// Both paths: the fast text path and Parse + Canonicalize.
+// Both paths: the fast text path (as a string and as a streamed digest) and Parse +
+// Canonicalize.
 void ExpectCanonical(const std::string& input, const std::string& expected) {
   Result<std::string> fast = CanonicalizeText(input);
   ASSERT_TRUE(fast.ok()) << fast.error().Describe();
   EXPECT_EQ(*fast, expected);
+  Result<std::string> digest = CanonicalSha256Text(input);
+  ASSERT_TRUE(digest.ok()) << digest.error().Describe();
+  EXPECT_EQ(*digest, Sha256Hex(expected));
   Result<Value> parsed = Parse(input);
   ASSERT_TRUE(parsed.ok()) << parsed.error().Describe();
   Result<std::string> slow = Canonicalize(*parsed);
@@ -40,6 +46,14 @@ void ExpectRefused(const std::string& input, const std::string& code, const std:
   ASSERT_FALSE(fast.ok());
   EXPECT_EQ(fast.error().code, code);
   EXPECT_EQ(fast.error().pointer, pointer);
+  Result<std::string> digest = CanonicalSha256Text(input);
+  ASSERT_FALSE(digest.ok());
+  EXPECT_EQ(digest.error().code, code);
+  EXPECT_EQ(digest.error().pointer, pointer);
+  EXPECT_EQ(digest.error().location.has_value(), fast.error().location.has_value());
+  if (digest.error().location && fast.error().location) {
+    EXPECT_EQ(digest.error().location->offset, fast.error().location->offset);
+  }
 }
 
 class UpstreamVectors : public ::testing::TestWithParam<const char*> {};
@@ -168,6 +182,42 @@ TEST(Numbers, IntegersCanonicalizeAsTheDoubleTheyConvertTo) {
                   "[9223372036854776000,18446744073709552000]");
 }
 
+// The parser reads integers of up to 19 digits without from_chars: their double must be the
+// one the text converts to, at the edges of exactness (2^53), of int64 and of 19 digits.
+TEST(Numbers, IntegerFastPathBoundaries) {
+  ExpectCanonical("[-0,0,-1,9007199254740992,9007199254740993,-9007199254740993]",
+                  "[0,0,-1,9007199254740992,9007199254740992,-9007199254740992]");
+  ExpectCanonical("[9223372036854775807,9223372036854775808,-9223372036854775808,"
+                  "-9223372036854775809]",
+                  "[9223372036854776000,9223372036854776000,-9223372036854776000,"
+                  "-9223372036854776000]");
+  // 19 digits (the last the fast path takes), 20 (from_chars again), and ties to even.
+  ExpectCanonical("[9999999999999999999,10000000000000000000,99999999999999999999,"
+                  "9007199254740995,9007199254740997]",
+                  "[10000000000000000000,10000000000000000000,100000000000000000000,"
+                  "9007199254740996,9007199254740996]");
+  // With an exponent or a fraction, a number is no integer token.
+  ExpectCanonical("[1e2,-0e0,10E-1,1.0,-0.0]", "[100,0,1,1,0]");
+  for (const char* text : {"[00]", "[-01]", "[012]", "[-]", "[1e]", "[0x1]"}) {
+    SCOPED_TRACE(text);
+    ExpectRefused(text, "json.syntax", "/0");
+  }
+}
+
+TEST(Numbers, IntegerFastPathAgreesWithStrtod) {
+  std::uint64_t state = 0x9E3779B97F4A7C15ull;
+  for (int i = 0; i < 2000; ++i) {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    std::string digits = std::to_string(state);
+    digits = digits.substr(0, 1 + static_cast<std::size_t>(i) % digits.size());
+    const std::string text = (i % 3 == 0 ? "-" : "") + digits;
+    SCOPED_TRACE(text);
+    ExpectCanonical("[" + text + "]", "[" + FormatEs6Number(std::strtod(text.c_str(), nullptr)) + "]");
+  }
+}
+
 TEST(Numbers, NonFiniteValuesAreRefusedWithTheirPointer) {
   Value document = {{"a", Value::array({1, std::numeric_limits<double>::infinity()})}};
   Result<std::string> result = Canonicalize(document);
@@ -179,6 +229,51 @@ TEST(Numbers, NonFiniteValuesAreRefusedWithTheirPointer) {
 TEST(Strings, MinimalEscaping) {
   ExpectCanonical(R"(["\u0000\u0001\u001f\b\f\n\r\t\"\\\/\u007f\u00e9\u20ac"])",
                   "[\"\\u0000\\u0001\\u001f\\b\\f\\n\\r\\t\\\"\\\\/\x7f\xc3\xa9\xe2\x82\xac\"]");
+}
+
+// A string written with minimal escapes is copied as written; any other escape makes the
+// writer escape the decoded text again. Every kind of escape, alone and after a minimal
+// one, as values and as member names.
+TEST(Strings, MinimalEscapesAreKeptAndOthersRewritten) {
+  const std::string minimal = R"(\u0000\u0001\u001f\b\f\n\r\t\"\\ \u000b\u001e)";
+  ExpectCanonical("[\"" + minimal + "\"]", "[\"" + minimal + "\"]");
+  const std::pair<const char*, const char*> rewritten[] = {
+      {R"(\/)", "/"},          {R"(\u0041)", "A"},       {R"(\u001F)", R"(\u001f)"},
+      {R"(\u0008)", R"(\b)"}, {R"(\u0009)", R"(\t)"},   {R"(\u000a)", R"(\n)"},
+      {R"(\u000c)", R"(\f)"}, {R"(\u000D)", R"(\r)"},   {R"(\u0022)", R"(\")"},
+      {R"(\u005c)", R"(\\)"}, {R"(\u007f)", "\x7f"},   {R"(\u00e9)", "\xc3\xa9"},
+      {R"(\u0100)", "\xc4\x80"}, {R"(\ud83d\ude00)", "\xf0\x9f\x98\x80"}};
+  for (const auto& [escape, canonical] : rewritten) {
+    SCOPED_TRACE(escape);
+    ExpectCanonical(std::string("[\"a") + escape + "b\"]", std::string("[\"a") + canonical + "b\"]");
+    ExpectCanonical(std::string("[\"\\t") + escape + "\"]",
+                    std::string("[\"\\t") + canonical + "\"]");
+    ExpectCanonical(std::string("{\"z\":1,\"\\n") + escape + "\":2}",
+                    std::string("{\"\\n") + canonical + "\":2,\"z\":1}");
+  }
+  // Noncharacters after minimal escapes (the bytes as written are checked) are refused;
+  // their neighbours are not.
+  ExpectRefused("{\"k\":\"\\t\xef\xb7\x90\"}", "json.not_canonicalizable", "/k");
+  ExpectRefused("{\"k\":\"\\\"\\\\\xf4\x8f\xbf\xbf\"}", "json.not_canonicalizable", "/k");
+  ExpectRefused("{\"\\u0001\xef\xbf\xbe\":0}", "json.not_canonicalizable", "/\x01\xef\xbf\xbe");
+  ExpectCanonical("[\"\\t\xef\xb7\x8f\xef\xbf\xbd\\\"\"]", "[\"\\t\xef\xb7\x8f\xef\xbf\xbd\\\"\"]");
+}
+
+// Strings and members of every length up to past the short-copy sizes (4, 8, 16, 32, 64
+// bytes), written and then moved when their object is reordered.
+TEST(Strings, EveryLengthIsCopiedWhole) {
+  for (std::size_t length = 0; length < 140; ++length) {
+    SCOPED_TRACE(length);
+    std::string x, y;
+    for (std::size_t i = 0; i < length; ++i) {
+      x.push_back(static_cast<char>('a' + i % 26));
+      y.push_back(static_cast<char>('A' + i % 26));
+    }
+    ExpectCanonical("{\"b\":\"" + x + "\",\"a\":\"" + y + "\"}",
+                    "{\"a\":\"" + y + "\",\"b\":\"" + x + "\"}");
+    ExpectCanonical("{\"b" + x + "\":[\"" + y + "\"],\"a" + y + "\":{\"" + x + "\":1}}",
+                    "{\"a" + y + "\":{\"" + x + "\":1},\"b" + x + "\":[\"" + y + "\"]}");
+  }
 }
 
 TEST(Strings, InvalidUtf8InAValueIsRefused) {
@@ -232,6 +327,28 @@ TEST(Sorting, Utf16CodeUnitsNotCodePoints) {
                   "{\"x\":-1,\"x\xf0\x9f\x98\x82\":0,\"x\xee\xbf\xbf\":1}");
 }
 
+// Names that are written unescaped are read back from the output to be ordered; escaped
+// ones are kept aside. Both kinds in one object, small and far above the in-place size.
+TEST(Sorting, EscapedAndPlainNamesTogether) {
+  ExpectCanonical(R"({"b\n":1,"b":2,"a\u0001":3,"a":0,"a\"":4})",
+                  R"({"a":0,"a\u0001":3,"a\"":4,"b":2,"b\n":1})");
+  ExpectRefused(R"({"a\"":1,"a\u0022":2})", "json.duplicate_key", "/a\"");
+  ExpectRefused(R"({"x":{"q\t":1,"q":2,"q\u0009":3}})", "json.duplicate_key", "/x/q\t");
+  std::string large = "{";
+  std::string padding(40, 'p');
+  for (int i = 300; i > 0; --i) {
+    if (i != 300) large += ",";
+    large += "\"k" + std::to_string(i) + (i % 3 == 0 ? "\\t" : "") + "\":{\"z\":\"" +
+             padding + "\",\"y\":" + std::to_string(i) + "}";
+  }
+  large += "}";
+  Result<Value> parsed = Parse(large);
+  ASSERT_TRUE(parsed.ok()) << parsed.error().Describe();
+  Result<std::string> slow = Canonicalize(*parsed);
+  ASSERT_TRUE(slow.ok());
+  ExpectCanonical(large, *slow);
+}
+
 TEST(Sorting, NestedObjectsInsideReorderedMembers) {
   ExpectCanonical(R"({"b":[{"z":1,"y":{"d":4,"c":[3,{"f":6,"e":5}]}},"s"],"a":{"k":true}})",
                   R"({"a":{"k":true},"b":[{"y":{"c":[3,{"e":5,"f":6}],"d":4},"z":1},"s"]})");
@@ -282,6 +399,10 @@ TEST(TextPath, LargeDocumentsAgreeWithTheValuePath) {
     Result<std::string> fast = CanonicalizeText(text);
     ASSERT_TRUE(fast.ok()) << fast.error().Describe();
     EXPECT_EQ(*fast, *slow);
+    // The digest path sends the same rearranged bytes to the hash in pieces.
+    Result<std::string> digest = CanonicalSha256Text(text);
+    ASSERT_TRUE(digest.ok());
+    EXPECT_EQ(*digest, Sha256Hex(*slow));
     EXPECT_GT(text.size(), 200'000u);  // objects far above the in-place size
   }
 }
@@ -335,6 +456,37 @@ TEST(Errors, ParseErrorsWinOverEarlierCanonicalizationErrors) {
   ExpectRefused(R"(["\uffff"], 1)", "json.trailing_bytes", "");
   // A duplicate comes first in document order, though its object never closes.
   ExpectRefused("{\"a\":1,\"a\":2,\"b\":\"\x01\"}", "json.duplicate_key", "/a");
+}
+
+// The parser validates runs of multi-byte characters back to back; every malformed form is
+// refused at its first byte wherever it falls against the 16-byte scan, after ASCII or
+// after other multi-byte characters.
+TEST(Strings, MalformedUtf8AtEveryOffset) {
+  const std::string bad_forms[] = {
+      "\xC0\xAF",          "\xC1\xBF",         "\xE0\x80\xAF",     "\xE0\x9F\xBF",
+      "\xF0\x80\x80\xAF", "\xF0\x8F\xBF\xBF", "\xED\xA0\x80",     "\xED\xBF\xBF",
+      "\xF4\x90\x80\x80", "\xF5\x80\x80\x80", "\xFF",             "\xFE",
+      "\x80",              "\xBF",             "\xE2\x82",         "\xF0\x9F\x98",
+      "\xC3",              "\xE2\x28\xA1",     "\xC3\x28"};
+  const std::string leads[] = {"x", "\xC3\xA9", "\xE6\xB8\xB2", "\xF0\x9F\x8E\xAC"};
+  for (const std::string& lead : leads) {
+    for (std::size_t count = 0; count < 20; ++count) {
+      std::string prefix;
+      for (std::size_t i = 0; i < count; ++i) prefix += lead;
+      ExpectCanonical("\"" + prefix + "\"", "\"" + prefix + "\"");
+      for (const std::string& bad : bad_forms) {
+        for (const char* tail : {"\"", "tail\"", "\xE6\xB8\xB2\""}) {
+          const std::string text = "[\"" + prefix + bad + tail + "]";
+          Result<std::string> fast = CanonicalizeText(text);
+          ASSERT_FALSE(fast.ok()) << text;
+          EXPECT_EQ(fast.error().code, "json.invalid_utf8") << text;
+          EXPECT_EQ(fast.error().pointer, "/0");
+          ASSERT_TRUE(fast.error().location.has_value());
+          EXPECT_EQ(fast.error().location->offset, 2 + prefix.size()) << text;
+        }
+      }
+    }
+  }
 }
 
 TEST(Scalars, TopLevelValues) {

@@ -1,5 +1,6 @@
 #include <charconv>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -49,20 +50,36 @@ class DomBuilder {
   bool OnEndObject() { return Close(); }
   bool OnEndArray() { return Close(); }
 
-  bool OnKey(std::string_view name) {
-    if (stack_.back()->contains(name)) {
+  bool OnKey(const internal::StringToken& name) {
+    if (stack_.back()->contains(name.text)) {
       failure_ = {"json.duplicate_key", "duplicate member name"};
       return false;
     }
-    key_.assign(name);
+    key_.assign(name.text);
     return true;
   }
 
-  bool OnString(std::string_view text) { return Put(Value(std::string(text))) != nullptr; }
+  bool OnString(const internal::StringToken& token) {
+    return Put(Value(std::string(token.text))) != nullptr;
+  }
   bool OnBool(bool flag) { return Put(Value(flag)) != nullptr; }
   bool OnNull() { return Put(Value(nullptr)) != nullptr; }
 
   bool OnNumber(const internal::NumberToken& token) {
+    if (token.has_magnitude) {
+      constexpr std::uint64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
+      if (!token.negative) {
+        if (token.magnitude <= kInt64Max) {
+          return Put(Value(static_cast<std::int64_t>(token.magnitude))) != nullptr;
+        }
+        return Put(Value(token.magnitude)) != nullptr;
+      }
+      // Down to -2^63; two's complement wraps 2^63 to INT64_MIN exactly.
+      if (token.magnitude <= kInt64Max + 1) {
+        return Put(Value(static_cast<std::int64_t>(0 - token.magnitude))) != nullptr;
+      }
+      return Put(Value(token.value)) != nullptr;
+    }
     if (token.is_integer) {
       const char* first = token.text.data();
       const char* last = first + token.text.size();

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
 namespace udon::json {
 namespace {
 
@@ -28,6 +32,48 @@ TEST(ParseTest, KeepsLargeIntegersExactWhereTheyFit) {
   EXPECT_TRUE((*result)[0].is_number_unsigned());
   EXPECT_TRUE((*result)[1].is_number_integer());
   EXPECT_TRUE((*result)[2].is_number_float());
+}
+
+// Integers of up to 19 digits are read without from_chars; the kinds must not change.
+TEST(ParseTest, IntegerKindsAtTheFastPathBoundaries) {
+  auto result = Parse(
+      "[-0, 9223372036854775807, 9223372036854775808, -9223372036854775808,"
+      " -9223372036854775809, 9999999999999999999, 10000000000000000000, 9007199254740993,"
+      " 1e2, -0.0]");
+  ASSERT_TRUE(result.ok()) << result.error().Describe();
+  const Value& v = *result;
+  EXPECT_TRUE(v[0].is_number_integer());
+  EXPECT_EQ(v[0].get<std::int64_t>(), 0);
+  EXPECT_TRUE(v[1].is_number_integer());
+  EXPECT_EQ(v[1].get<std::int64_t>(), std::numeric_limits<std::int64_t>::max());
+  EXPECT_TRUE(v[2].is_number_unsigned());
+  EXPECT_EQ(v[2].get<std::uint64_t>(), 9223372036854775808ull);
+  EXPECT_TRUE(v[3].is_number_integer());
+  EXPECT_EQ(v[3].get<std::int64_t>(), std::numeric_limits<std::int64_t>::min());
+  EXPECT_TRUE(v[4].is_number_float());
+  EXPECT_EQ(v[4].get<double>(), -9223372036854775808.0);
+  EXPECT_TRUE(v[5].is_number_unsigned());
+  EXPECT_EQ(v[5].get<std::uint64_t>(), 9999999999999999999ull);
+  EXPECT_TRUE(v[6].is_number_unsigned());
+  EXPECT_EQ(v[6].get<std::uint64_t>(), 10000000000000000000ull);
+  EXPECT_TRUE(v[7].is_number_integer());
+  EXPECT_EQ(v[7].get<std::int64_t>(), 9007199254740993);
+  EXPECT_TRUE(v[8].is_number_float());
+  EXPECT_TRUE(v[9].is_number_float());
+  EXPECT_TRUE(std::signbit(v[9].get<double>()));
+  Error error = ParseError("[1, -012]");
+  EXPECT_EQ(error.code, "json.syntax");
+  EXPECT_EQ(error.pointer, "/1");
+  ASSERT_TRUE(error.location.has_value());
+  EXPECT_EQ(error.location->offset, 6u);
+}
+
+// The member name in an error pointer survives the strings parsed after it, whether it was
+// escaped (decoded into the parser's scratch space, which is reused) or not.
+TEST(ParseTest, ErrorPointerKeepsEscapedAndPlainMemberNames) {
+  EXPECT_EQ(ParseError(R"({"k\u0031":["\u0041\n", tru]})").pointer, "/k1/1");
+  EXPECT_EQ(ParseError(R"({"plain":["\u0041\n", tru]})").pointer, "/plain/1");
+  EXPECT_EQ(ParseError(R"({"a\/b":{"c":"\t","d":[}]}})").pointer, "/a~1b/d/0");
 }
 
 TEST(ParseTest, RefusesDuplicateMemberNamesAtAnyDepth) {

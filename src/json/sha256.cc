@@ -14,9 +14,10 @@ std::array<std::uint8_t, 32> Sha256(std::string_view bytes) {
   return digest;
 }
 
-std::string Sha256Hex(std::string_view bytes) {
+namespace {
+
+std::string Hex(const std::array<std::uint8_t, 32>& digest) {
   static constexpr char kHex[] = "0123456789abcdef";
-  const std::array<std::uint8_t, 32> digest = Sha256(bytes);
   std::string hex;
   hex.reserve(64);
   for (std::uint8_t byte : digest) {
@@ -24,6 +25,29 @@ std::string Sha256Hex(std::string_view bytes) {
     hex.push_back(kHex[byte & 0xF]);
   }
   return hex;
+}
+
+}  // namespace
+
+std::string Sha256Hex(std::string_view bytes) { return Hex(Sha256(bytes)); }
+
+// EVP_MD_CTX_new and EVP_DigestInit_ex fail only on memory exhaustion, like the one-shot
+// EVP_Digest above.
+Sha256Stream::Sha256Stream() : context_(EVP_MD_CTX_new()) {
+  EVP_DigestInit_ex(context_, EVP_sha256(), nullptr);
+}
+
+Sha256Stream::~Sha256Stream() { EVP_MD_CTX_free(context_); }
+
+void Sha256Stream::Update(std::string_view bytes) {
+  EVP_DigestUpdate(context_, bytes.data(), bytes.size());
+}
+
+std::string Sha256Stream::FinishHex() {
+  std::array<std::uint8_t, 32> digest{};
+  unsigned int length = 0;
+  EVP_DigestFinal_ex(context_, digest.data(), &length);
+  return Hex(digest);
 }
 
 Result<std::string> CanonicalSha256(const Value& value) {

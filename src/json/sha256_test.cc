@@ -41,6 +41,26 @@ TEST(Sha256, CanonicalDigestPropagatesRefusal) {
   EXPECT_EQ(hex.error().code, "json.not_canonicalizable");
 }
 
+TEST(Sha256, StreamInPiecesEqualsOneShot) {
+  EXPECT_EQ(Sha256Stream().FinishHex(), Sha256Hex(""));
+  const std::string text(1000, 'q');
+  Sha256Stream stream;
+  for (std::size_t at = 0; at < text.size(); at += 7) stream.Update(std::string_view(text).substr(at, 7));
+  EXPECT_EQ(stream.FinishHex(), Sha256Hex(text));
+}
+
+TEST(Sha256, CanonicalDigestOfTextEqualsDigestOfCanonicalBytes) {
+  const std::string text = R"({"b":[1,{"z":null,"y":"\u00e9"}],"a":1e21})";
+  Result<std::string> canonical = CanonicalizeText(text);
+  ASSERT_TRUE(canonical.ok());
+  Result<std::string> digest = CanonicalSha256Text(text);
+  ASSERT_TRUE(digest.ok());
+  EXPECT_EQ(*digest, Sha256Hex(*canonical));
+  Result<std::string> refused = CanonicalSha256Text(R"({"a":1,"a":2})");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, "json.duplicate_key");
+}
+
 TEST(Sha256, IsSha256Hex) {
   EXPECT_TRUE(IsSha256Hex(std::string(64, 'a')));
   EXPECT_TRUE(IsSha256Hex(Sha256Hex("x")));

@@ -4,9 +4,9 @@
 // structural questions, like duplicate member names, to the handler.
 //
 // Handler contract (each returns false to stop; then handler.failure() names why):
-//   bool OnBeginObject();  bool OnKey(std::string_view decoded_name);
+//   bool OnBeginObject();  bool OnKey(const StringToken& name);
 //   bool OnEndObject();    bool OnBeginArray();  bool OnEndArray();
-//   bool OnString(std::string_view decoded);     bool OnNumber(const NumberToken&);
+//   bool OnString(const StringToken&);           bool OnNumber(const NumberToken&);
 //   bool OnBool(bool);     bool OnNull();
 //   std::pair<const char*, const char*> failure() const;  // {code, message}
 // Decoded strings are valid UTF-8 and are only valid during the call.
@@ -29,10 +29,32 @@
 
 namespace udon::json::internal {
 
+struct StringToken {
+  std::string_view text;  // decoded
+  // The string had no escapes: text is a view of the input's own bytes.
+  bool in_input;
+  // The string as written between its quotes (a view of the input), and whether that
+  // spelling is minimal: escapes only where JSON requires them (quote, backslash, control
+  // characters), each in its shortest form (\" \\ \b \f \n \r \t, else \u00xx in
+  // lowercase), which is the form RFC 8785 and ES JSON.stringify write. Always true when
+  // in_input.
+  std::string_view written;
+  bool minimally_escaped;
+  // False only if no byte of written is EF..F4, the only lead bytes that can begin a
+  // noncharacter (U+FDD0..U+FDEF, U+xFFFE, U+xFFFF). Known for free while validating.
+  bool may_hold_noncharacter;
+};
+
 struct NumberToken {
   std::string_view text;  // the literal as written
   bool is_integer;        // no fraction and no exponent
   double value;           // nearest double; finite (overflow is refused)
+  // For integers of at most 19 digits (always below 2^64): the exact magnitude and sign,
+  // so a handler that wants an integer need not convert the text again. -0 has
+  // magnitude 0 and negative set.
+  bool has_magnitude = false;
+  bool negative = false;
+  std::uint64_t magnitude = 0;
 };
 
 // Length of the well-formed UTF-8 sequence at p (RFC 3629: no overlongs, no surrogates,
@@ -120,6 +142,25 @@ inline const unsigned char* SkipWhitespace(const unsigned char* p, const unsigne
   return p;
 }
 
+// The first byte at or after p that is not plain string text or part of a well-formed
+// UTF-8 sequence ('"', '\\', a control character, malformed UTF-8), or end. Runs of
+// multi-byte characters (CJK text) are validated back to back without returning to the
+// ASCII scan between them. max_lead is raised to the highest lead byte passed.
+inline const unsigned char* SkipWellFormedStringBytes(const unsigned char* p,
+                                                      const unsigned char* end,
+                                                      unsigned char& max_lead) {
+  for (;;) {
+    p = SkipPlainStringBytes(p, end);
+    if (p == end || *p < 0x80) return p;
+    do {
+      const std::size_t n = Utf8SequenceLength(p, end);
+      if (n == 0) return p;
+      if (*p > max_lead) max_lead = *p;
+      p += n;
+    } while (p != end && *p >= 0x80);
+  }
+}
+
 SourceLocation LocateOffset(std::string_view text, std::size_t offset);
 std::string EscapePointerToken(std::string_view token);
 
@@ -153,11 +194,17 @@ class Parser {
   std::size_t offset() const { return static_cast<std::size_t>(p_ - begin_); }
 
  private:
+  // The current member name is only needed to name the pointer of an error: a name without
+  // escapes stays a view of the input; only a decoded one is copied (scratch_ is reused).
   struct Frame {
     bool is_object = false;
     std::size_t index = 0;
     bool has_key = false;
-    std::string key;
+    bool key_in_input = false;
+    std::string_view input_key;
+    std::string decoded_key;
+
+    std::string_view key() const { return key_in_input ? input_key : decoded_key; }
   };
 
   bool ParseValue() {
@@ -167,7 +214,7 @@ class Parser {
       case '[': return ParseArray();
       case '"': {
         if (!ParseString()) return false;
-        return Check(handler_.OnString(scratch_view_));
+        return Check(handler_.OnString(scratch_token_));
       }
       case 't': return ParseLiteral("true", 4) && Check(handler_.OnBool(true));
       case 'f': return ParseLiteral("false", 5) && Check(handler_.OnBool(false));
@@ -204,9 +251,11 @@ class Parser {
       if (p_ == end_ || *p_ != '"') return Stop("json.syntax", "expected a member name");
       if (!ParseString()) return false;
       Frame& frame = stack_.back();
-      frame.key.assign(scratch_view_);
+      frame.key_in_input = scratch_token_.in_input;
+      if (scratch_token_.in_input) frame.input_key = scratch_token_.text;
+      else frame.decoded_key.assign(scratch_token_.text);
       frame.has_key = true;
-      if (!Check(handler_.OnKey(scratch_view_))) return false;
+      if (!Check(handler_.OnKey(scratch_token_))) return false;
       SkipSpace();
       if (p_ == end_ || *p_ != ':') return Stop("json.syntax", "expected ':' after a member name");
       ++p_;
@@ -255,36 +304,43 @@ class Parser {
     }
   }
 
-  // Leaves the decoded string in scratch_view_ (pointing into the input when it has no
-  // escapes, into scratch_ otherwise).
+  // Leaves the decoded string in scratch_token_: a view of the input when it has no
+  // escapes, of scratch_ otherwise.
   bool ParseString() {
     ++p_;  // opening quote
     const unsigned char* start = p_;
     // Fast path: plain bytes and well-formed UTF-8 up to the closing quote (anything else
     // is left to the copying loop below, which reports it).
-    for (;;) {
-      p_ = SkipPlainStringBytes(p_, end_);
-      if (p_ == end_ || *p_ < 0x80) break;
-      const std::size_t n = Utf8SequenceLength(p_, end_);
-      if (n == 0) break;
-      p_ += n;
-    }
+    unsigned char max_lead = 0;
+    p_ = SkipWellFormedStringBytes(p_, end_, max_lead);
     if (p_ != end_ && *p_ == '"') {
-      scratch_view_ = std::string_view(reinterpret_cast<const char*>(start), p_ - start);
+      scratch_token_.text = std::string_view(reinterpret_cast<const char*>(start), p_ - start);
+      scratch_token_.in_input = true;
+      scratch_token_.written = scratch_token_.text;
+      scratch_token_.minimally_escaped = true;
+      scratch_token_.may_hold_noncharacter = max_lead >= 0xEF;
       ++p_;
       return true;
     }
     scratch_.assign(reinterpret_cast<const char*>(start), p_ - start);
+    bool minimal = true;
     while (p_ != end_) {
       const unsigned char c = *p_;
       if (c == '"') {
+        scratch_token_.text = scratch_;
+        scratch_token_.in_input = false;
+        scratch_token_.written =
+            std::string_view(reinterpret_cast<const char*>(start), p_ - start);
+        scratch_token_.minimally_escaped = minimal;
+        scratch_token_.may_hold_noncharacter = max_lead >= 0xEF;
         ++p_;
-        scratch_view_ = scratch_;
         return true;
       }
       if (c < 0x20) return Stop("json.syntax", "control character in a string must be escaped");
       if (c == '\\') {
+        const unsigned char* escape = p_;
         if (!ParseEscape()) return false;
+        if (minimal) minimal = IsMinimalEscape(escape, p_);
         continue;
       }
       if (c < 0x80) {  // a run of plain bytes, copied at once
@@ -295,10 +351,24 @@ class Parser {
       }
       const std::size_t n = Utf8SequenceLength(p_, end_);
       if (n == 0) return Stop("json.invalid_utf8", "invalid UTF-8 in a string");
+      if (c > max_lead) max_lead = c;
       scratch_.append(reinterpret_cast<const char*>(p_), n);
       p_ += n;
     }
     return Stop("json.syntax", "unterminated string");
+  }
+
+  // True if the well-formed escape [begin, end) is the shortest spelling of a character
+  // that must be escaped (see StringToken::minimally_escaped).
+  static bool IsMinimalEscape(const unsigned char* begin, const unsigned char* end) {
+    if (end - begin == 2) return begin[1] != '/';
+    if (end - begin != 6 || begin[2] != '0' || begin[3] != '0') return false;
+    const unsigned char high = begin[4];
+    const unsigned char low = begin[5];
+    if (high != '0' && high != '1') return false;
+    if (!IsDigit(low) && !(low >= 'a' && low <= 'f')) return false;
+    // \u0008 \u0009 \u000a \u000c \u000d have two-character forms.
+    return !(high == '0' && (low == '8' || low == '9' || low == 'a' || low == 'c' || low == 'd'));
   }
 
   bool ReadHex4(std::uint32_t& out) {
@@ -367,14 +437,18 @@ class Parser {
 
   bool ParseNumber() {
     const unsigned char* start = p_;
-    if (*p_ == '-') ++p_;
+    const bool negative = *p_ == '-';
+    if (negative) ++p_;
     if (p_ == end_ || !IsDigit(*p_)) return Stop("json.syntax", "invalid number");
+    const unsigned char* integer_begin = p_;
+    std::uint64_t magnitude = 0;  // wraps beyond 19 digits, where it is not used
     if (*p_ == '0') {
       ++p_;
       if (p_ != end_ && IsDigit(*p_)) return Stop("json.syntax", "leading zeros are not allowed");
     } else {
-      while (p_ != end_ && IsDigit(*p_)) ++p_;
+      for (; p_ != end_ && IsDigit(*p_); ++p_) magnitude = magnitude * 10 + (*p_ - '0');
     }
+    const std::size_t integer_digits = static_cast<std::size_t>(p_ - integer_begin);
     bool is_integer = true;
     if (p_ != end_ && *p_ == '.') {
       is_integer = false;
@@ -392,6 +466,15 @@ class Parser {
     NumberToken token;
     token.text = std::string_view(reinterpret_cast<const char*>(start), p_ - start);
     token.is_integer = is_integer;
+    if (is_integer && integer_digits <= 19) {
+      // Below 10^19 < 2^64 the magnitude is exact, and converting it to double rounds once,
+      // to nearest: the same double from_chars gives for the text, without parsing it again.
+      token.has_magnitude = true;
+      token.negative = negative;
+      token.magnitude = magnitude;
+      token.value = negative ? -static_cast<double>(magnitude) : static_cast<double>(magnitude);
+      return Check(handler_.OnNumber(token));
+    }
     const auto [ptr, ec] =
         std::from_chars(token.text.data(), token.text.data() + token.text.size(), token.value);
     if (ec == std::errc::result_out_of_range) {
@@ -442,7 +525,7 @@ class Parser {
     return decimal_exponent > 0;
   }
 
-  void SkipSpace() {
+  [[gnu::always_inline]] void SkipSpace() {
     // Compact JSON has no whitespace between tokens; every whitespace byte is <= ' '.
     if (p_ == end_ || *p_ > ' ') return;
     p_ = SkipWhitespace(p_, end_);
@@ -460,7 +543,7 @@ class Parser {
       if (frame.is_object) {
         if (!frame.has_key) break;
         pointer += '/';
-        pointer += EscapePointerToken(frame.key);
+        pointer += EscapePointerToken(frame.key());
       } else {
         pointer += '/';
         pointer += std::to_string(frame.index);
@@ -489,7 +572,7 @@ class Parser {
   Handler& handler_;
   std::vector<Frame> stack_;
   std::string scratch_;
-  std::string_view scratch_view_;
+  StringToken scratch_token_{};
   Status error_;
 };
 
