@@ -39,6 +39,7 @@ struct Row {
   double median_ms;
   std::map<std::string, double> steps;  // median per gate step
   double cpu_ms = 0;                    // this process's CPU per call (the client side), mean
+  double server_cpu_ms = 0;             // the demo server's CPU per call, mean
 };
 
 }  // namespace
@@ -120,6 +121,7 @@ int main(int argc, char** argv) {
     std::vector<double> samples, calls_only;
     std::unique_ptr<udon::mcp::Client> client;
     const double cpu_start = udon::bench::ProcessCpuMs();
+    const double server_cpu_start = udon::bench::ProcessCpuMsOf(server_pid);
     for (int i = 0; i < calls; ++i) {
       const auto start = Clock::now();
       if (!client) {
@@ -145,7 +147,8 @@ int main(int argc, char** argv) {
     std::string mode = fresh ? "bare, fresh connection" : "bare, persistent";
     if (modern) mode = "bare " + modern_version + (fresh ? ", fresh" : ", persistent");
     rows.push_back({mode, Median(samples), {{"dispatch", Median(calls_only)}},
-                    (udon::bench::ProcessCpuMs() - cpu_start) / calls});
+                    (udon::bench::ProcessCpuMs() - cpu_start) / calls,
+                    (udon::bench::ProcessCpuMsOf(server_pid) - server_cpu_start) / calls});
   };
   auto gated = [&](bool fresh) {
     udon::gate::GateEnvironment env;
@@ -158,6 +161,7 @@ int main(int argc, char** argv) {
     udon::gate::CallOptions options;
     options.expect_output = true;
     const double cpu_start = udon::bench::ProcessCpuMs();
+    const double server_cpu_start = udon::bench::ProcessCpuMsOf(server_pid);
     for (int i = 0; i < calls; ++i) {
       const auto start = Clock::now();
       udon::gate::GateResult result = gate.Call(binding, kArgs, options);
@@ -166,7 +170,8 @@ int main(int argc, char** argv) {
       for (const auto& step : result.steps) steps[step.step].push_back(step.milliseconds);
     }
     Row row{fresh ? "gated, fresh connection" : "gated, persistent", Median(samples), {},
-            (udon::bench::ProcessCpuMs() - cpu_start) / calls};
+            (udon::bench::ProcessCpuMs() - cpu_start) / calls,
+            (udon::bench::ProcessCpuMsOf(server_pid) - server_cpu_start) / calls};
     for (auto& [name, values] : steps) row.steps[name] = Median(values);
     rows.push_back(std::move(row));
   };
@@ -179,7 +184,8 @@ int main(int argc, char** argv) {
 
   std::printf("tools=%d calls=%d\n", tools, calls);
   for (const Row& row : rows) {
-    std::printf("%-32s median %8.3f ms  client CPU %7.3f ms", row.mode.c_str(), row.median_ms, row.cpu_ms);
+    std::printf("%-32s median %8.3f ms  CPU client %6.2f server %6.2f ms", row.mode.c_str(), row.median_ms,
+                row.cpu_ms, row.server_cpu_ms);
     for (const char* step : {"digest", "static", "connect", "list", "compare", "arguments", "dispatch"}) {
       if (row.steps.count(step)) std::printf("  %s %.3f", step, row.steps.at(step));
     }

@@ -25,7 +25,24 @@ Error WriteFailed(const std::string& path) {
 
 // Reads fd to the end; false on a read error or when more than max_bytes arrive.
 enum class ReadOutcome { kOk, kFailed, kTooLarge };
-ReadOutcome ReadAll(int fd, std::size_t max_bytes, std::string& out) {
+// Reads straight into `out` up to `expected` bytes (a regular file's size: no staging
+// copy of a large manifest on every call), then whatever follows in 64 KiB pieces.
+ReadOutcome ReadAll(int fd, std::size_t max_bytes, std::string& out, std::size_t expected = 0) {
+  if (expected > 0) {
+    out.resize(expected);
+    std::size_t filled = 0;
+    while (filled < expected) {
+      const ssize_t n = ::read(fd, out.data() + filled, expected - filled);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return ReadOutcome::kFailed;
+      }
+      if (n == 0) break;  // the file shrank meanwhile
+      filled += static_cast<std::size_t>(n);
+    }
+    out.resize(filled);
+    if (filled < expected) return ReadOutcome::kOk;
+  }
   char buffer[1 << 16];
   for (;;) {
     const ssize_t n = ::read(fd, buffer, sizeof buffer);
@@ -88,12 +105,12 @@ Result<std::string> ReadFile(const std::string& path, std::size_t max_bytes) {
       error.details["path"] = path;
       return error;
     }
-    contents.reserve(static_cast<std::size_t>(info.st_size));
   } else if (!is_stdin && S_ISDIR(info.st_mode)) {
     ::close(fd);
     return Unreadable(path);
   }
-  const ReadOutcome outcome = ReadAll(fd, max_bytes, contents);
+  const std::size_t expected = S_ISREG(info.st_mode) ? static_cast<std::size_t>(info.st_size) : 0;
+  const ReadOutcome outcome = ReadAll(fd, max_bytes, contents, expected);
   if (!is_stdin) ::close(fd);
   if (outcome == ReadOutcome::kFailed) return Unreadable(path);
   if (outcome == ReadOutcome::kTooLarge) {

@@ -179,7 +179,8 @@ class PartialBuilder {
   bool OnEndObject() { return End(); }
   bool OnEndArray() { return End(); }
 
-  bool OnKey(std::string_view name) {
+  bool OnKey(const internal::StringToken& token) {
+    const std::string_view name = token.text;
     if (skip_depth_ > 0) {
       if (!keys_.Insert(name)) {
         duplicate_ = true;
@@ -190,17 +191,17 @@ class PartialBuilder {
     }
     if (depth_ == 1) outer_next_ = name == outer_;
     if (depth_ == 2 && in_outer_) inner_next_ = name == inner_;
-    return dom_.OnKey(name);
+    return dom_.OnKey(token);
   }
 
-  bool OnString(std::string_view text) {
+  bool OnString(const internal::StringToken& token) {
     if (skip_depth_ > 0) {
-      if (name_next_) elements_.back().name.emplace(text);
+      if (name_next_) elements_.back().name.emplace(token.text);
       name_next_ = false;
       return true;
     }
     if (InTargetArray()) return Scalar();
-    return dom_.OnString(text);
+    return dom_.OnString(token);
   }
   bool OnNumber(const internal::NumberToken& token) { return Skipped() || dom_.OnNumber(token); }
   bool OnBool(bool flag) { return Skipped() || dom_.OnBool(flag); }

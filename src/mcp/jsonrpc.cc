@@ -105,28 +105,40 @@ void CompleteLeanResult(Message& message) {
 }
 
 std::string SerializeMessage(const Message& message) {
-  json::Value out = json::Value::object();
-  out["jsonrpc"] = "2.0";
+  // Written member by member, never by copying params or result into an envelope value (a
+  // tools/list page is a deep copy of a hundred Tools). Members in sorted order, as a JSON
+  // object value would write them. Invalid UTF-8 cannot reach here through ParseMessage;
+  // replace defensively anyway so a frame is always valid JSON.
+  std::string out = "{";
+  auto member = [&out](const char* name, const json::Value& value) {
+    if (out.size() > 1) out += ',';
+    out += '"';
+    out += name;
+    out += "\":";
+    out += value.dump(-1, ' ', false, json::Value::error_handler_t::replace);
+  };
+  const json::Value version = "2.0";
   switch (message.kind) {
     case MessageKind::kRequest:
-      out["id"] = message.id;
-      [[fallthrough]];
     case MessageKind::kNotification:
-      out["method"] = message.method;
-      if (!message.params.is_null()) out["params"] = message.params;
+      if (message.kind == MessageKind::kRequest) member("id", message.id);
+      member("jsonrpc", version);
+      member("method", json::Value(message.method));
+      if (!message.params.is_null()) member("params", message.params);
       break;
     case MessageKind::kResult:
-      out["id"] = message.id;
-      out["result"] = message.result;
+      member("id", message.id);
+      member("jsonrpc", version);
+      member("result", message.result);
       break;
     case MessageKind::kError:
-      if (!message.id.is_null()) out["id"] = message.id;
-      out["error"] = message.error;
+      member("error", message.error);
+      if (!message.id.is_null()) member("id", message.id);
+      member("jsonrpc", version);
       break;
   }
-  // Invalid UTF-8 cannot reach here through ParseMessage; replace defensively anyway so a
-  // frame is always valid JSON.
-  return out.dump(-1, ' ', false, json::Value::error_handler_t::replace);
+  out += '}';
+  return out;
 }
 
 Message MakeRequest(json::Value id, std::string method, json::Value params) {

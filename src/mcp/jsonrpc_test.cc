@@ -76,6 +76,29 @@ TEST(JsonRpcTest, SerializesOnOneLineAndRoundTrips) {
             R"({"error":{"code":-32700,"message":"Parse error"},"jsonrpc":"2.0"})");
 }
 
+// SerializeMessage writes members one by one (no copy of a large result into an envelope):
+// byte for byte what the envelope object would dump, for every kind.
+TEST(JsonRpcTest, SerializingWritesWhatTheEnvelopeObjectWouldDump) {
+  const json::Value big = {{"tools", {{{"name", "t"}, {"inputSchema", {{"type", "object"}}}}}}, {"nextCursor", "2"}};
+  const std::string invalid_utf8 = "bad \xC0 byte";
+  struct Case {
+    Message message;
+    json::Value envelope;
+  };
+  const Case cases[] = {
+      {MakeRequest(7, "tools/call", {{"name", "a"}}),
+       {{"jsonrpc", "2.0"}, {"id", 7}, {"method", "tools/call"}, {"params", {{"name", "a"}}}}},
+      {MakeRequest("s", "ping"), {{"jsonrpc", "2.0"}, {"id", "s"}, {"method", "ping"}}},
+      {MakeNotification("notifications/x", {{"k", invalid_utf8}}),
+       {{"jsonrpc", "2.0"}, {"method", "notifications/x"}, {"params", {{"k", invalid_utf8}}}}},
+      {MakeResult(9, big), {{"jsonrpc", "2.0"}, {"id", 9}, {"result", big}}},
+      {MakeError(4, kInvalidParams, "bad", {{"d", 1}}),
+       {{"jsonrpc", "2.0"}, {"id", 4}, {"error", {{"code", kInvalidParams}, {"message", "bad"}, {"data", {{"d", 1}}}}}}},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(SerializeMessage(c.message), c.envelope.dump(-1, ' ', false, json::Value::error_handler_t::replace));
+  }
+}
 
 TEST(JsonRpcTest, ALeanReadKeepsAToolListsToolsAsBytesAndCompletesToTheWholeRead) {
   const std::string frame =
