@@ -286,11 +286,20 @@ class RequestChannel : public MessageSink {
     std::string data;
     bool response = false;
     bool keep_alive = false;
+    std::optional<int> error_code;  // a JSON-RPC error response's code, for the HTTP status
   };
 
-  void Send(const Message& message) override { Push({SerializeMessage(message), message.IsResponse()}); }
-  void SendRaw(const std::string& frame) override { Push({frame, false}); }
-  void KeepAlive() override { Push({{}, false, true}); }
+  // The error code is taken from the message, so a large answer is never parsed back.
+  void Send(const Message& message) override {
+    std::optional<int> error_code;
+    if (message.kind == MessageKind::kError && message.error.is_object()) {
+      auto code = message.error.find("code");
+      if (code != message.error.end() && code->is_number_integer()) error_code = code->get<int>();
+    }
+    Push({SerializeMessage(message), message.IsResponse(), false, error_code});
+  }
+  void SendRaw(const std::string& frame) override { Push({frame, false, false, std::nullopt}); }
+  void KeepAlive() override { Push({{}, false, true, std::nullopt}); }
   bool Open() const override {
     std::lock_guard lock(mutex_);
     return !closed_;
@@ -692,12 +701,7 @@ void HttpServer::Impl::ServeModern(const httplib::Request& http_request, Message
       return;
     }
     const std::string& body = frames.back().data;
-    int status = 200;
-    if (auto parsed = json::Parse(body); parsed.ok() && parsed->is_object() && parsed->contains("error") &&
-                                         (*parsed)["error"].contains("code") &&
-                                         (*parsed)["error"]["code"].is_number_integer()) {
-      status = ModernErrorStatus((*parsed)["error"]["code"].get<int>());
-    }
+    const int status = frames.back().error_code ? ModernErrorStatus(*frames.back().error_code) : 200;
     response.status = status;
     if (options.json_responses || status != 200) {
       response.set_content(body, "application/json");
