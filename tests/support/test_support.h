@@ -11,6 +11,23 @@
 
 namespace udon::testing {
 
+// Whether this test binary runs under AddressSanitizer or ThreadSanitizer. Their shadow
+// memory and (TSan) per-object history grow with the work done, so a process's resident
+// memory says nothing about the program's own leaks there (ASan's leak checker does).
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define UDON_TESTING_UNDER_SANITIZER 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define UDON_TESTING_UNDER_SANITIZER 1
+#endif
+#if defined(UDON_TESTING_UNDER_SANITIZER)
+inline constexpr bool kUnderSanitizer = true;
+#else
+inline constexpr bool kUnderSanitizer = false;
+#endif
+
 // Locations baked in by CMake (udon_test compile definitions).
 std::string SharedDir();   // ../shared beside the checkout
 std::string SourceDir();   // the checkout
