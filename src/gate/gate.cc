@@ -216,11 +216,9 @@ struct Gate::Run {
   std::uint64_t bound_sequence = 0;
   std::unique_ptr<StateLock> lock;
   std::shared_ptr<const CompiledTool> compiled;
-  // The live Tool as listed: its canonical bytes, and the Tool itself for a diff (bytes
-  // when its page was read lean, else the value).
+  // The live Tool as listed: its canonical bytes, and its bytes as sent for a drift report.
   std::string live_tool_canonical;
   std::string live_tool_bytes;
-  json::Value live_tool;
 
   // Evidence facts.
   int listings = 0;
@@ -652,27 +650,21 @@ Status Gate::StepList(Run& run) {
   return SelectLiveTool(run, *pages);
 }
 
-// Step 4's end: the selected tool, by name across every page, exactly once; its canonical
-// bytes for the comparison. A page read lean gives names and bytes, a whole one values.
+// Step 4's end: the selected tool, by name across every page, exactly once, and its
+// canonical bytes for the comparison. The listing was read lean: names and bytes, no Tool
+// built (every transport reads a RequestToolList answer lean, see TransportCallbacks).
 Status Gate::SelectLiveTool(Run& run, const mcp::ToolPages& pages) {
   std::size_t occurrences = 0;
   std::string_view bytes;
-  const json::Value* value = nullptr;
   std::size_t max_depth = json::kDefaultMaxDepth;
-  for (std::size_t i = 0; i < pages.pages.size(); ++i) {
-    if (const auto& lean = pages.lean.size() > i ? pages.lean[i] : nullptr) {
-      for (const json::RawElement& tool : lean->tools) {
-        if (!tool.is_object || tool.name != run.binding.tool) continue;
-        if (occurrences++ == 0) bytes = lean->Bytes(tool);
+  for (const auto& lean : pages.lean) {
+    if (lean == nullptr) continue;
+    for (const json::RawElement& tool : lean->tools) {
+      if (!tool.is_object || tool.name != run.binding.tool) continue;
+      if (occurrences++ == 0) {
+        bytes = lean->Bytes(tool);
         max_depth = lean->max_depth;
       }
-      continue;
-    }
-    auto tools = pages.pages[i].find("tools");
-    if (tools == pages.pages[i].end() || !tools->is_array()) continue;
-    for (const json::Value& tool : *tools) {
-      if (!tool.is_object() || !tool.contains("name") || tool["name"] != run.binding.tool) continue;
-      if (occurrences++ == 0) value = &tool;
     }
   }
   if (occurrences == 0) return Refuse("catalog.tool_missing", "the selected tool is absent from the live catalog");
@@ -681,26 +673,20 @@ Status Gate::SelectLiveTool(Run& run, const mcp::ToolPages& pages) {
   }
   json::ParseOptions options;
   options.max_depth = max_depth;
-  auto canonical = value != nullptr ? json::Canonicalize(*value) : json::CanonicalizeText(bytes, options);
+  auto canonical = json::CanonicalizeText(bytes, options);
   // Bytes the listing already accepted cannot fail here; if they did, nothing is forwarded.
   if (!canonical.ok()) return Refuse("catalog.tool_drift", "the live Tool object cannot be canonicalized");
   run.live_tool_canonical = std::move(canonical).value();
   run.live_tool_sha256 = json::Sha256Hex(run.live_tool_canonical);
-  if (value != nullptr) {
-    run.live_tool = *value;
-  } else {
-    run.live_tool_bytes = std::string(bytes);
-  }
+  run.live_tool_bytes = std::string(bytes);
   return OkStatus();
 }
 
 Status Gate::StepCompare(Run& run) {
   if (run.live_tool_canonical != run.compiled->canonical) {
-    if (!run.live_tool_bytes.empty()) {
-      auto live = json::Parse(run.live_tool_bytes);
-      if (live.ok()) run.live_tool = std::move(live).value();
-    }
-    run.drift = DriftDetails(json::Diff(*run.location.tool, run.live_tool));
+    // Only a drifted Tool is built, for the pointers of its differences.
+    auto live = json::Parse(run.live_tool_bytes);
+    run.drift = DriftDetails(json::Diff(*run.location.tool, live.ok() ? *live : json::Value()));
     Error error = Refuse("catalog.tool_drift", "the live Tool object differs from the reviewed one");
     error.details["pointers"] = run.drift;
     return error;

@@ -85,7 +85,7 @@ struct InitializeResult {
 struct ToolPages {
   std::vector<json::Value> pages;
   // With ListAllTools(..., lean): per page, its Tool objects as bytes (pages[i]["tools"]
-  // then an empty stand-in), or null where the page was read whole.
+  // then an empty stand-in); null for a page read whole.
   std::vector<std::shared_ptr<const LeanToolList>> lean;
   std::uint64_t sequence_before = 0;
   std::uint64_t sequence_after = 0;

@@ -35,7 +35,6 @@ namespace {
 constexpr char kSessionHeader[] = "Mcp-Session-Id";
 constexpr char kVersionHeader[] = "MCP-Protocol-Version";
 
-
 // "name[:port]" or "[v6][:port]" -> the name part, lowercased; empty if malformed.
 std::string HostName(std::string_view host_port) {
   std::string_view name = host_port;

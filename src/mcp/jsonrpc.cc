@@ -15,6 +15,12 @@ Error Invalid(const char* message, std::string pointer = {}) {
 
 bool IsValidId(const json::Value& id) { return id.is_string() || id.is_number_integer(); }
 
+// A whole parse in the shape of a partial one that left nothing out.
+Result<json::PartialValue> AsPartial(Result<json::Value> parsed) {
+  if (!parsed.ok()) return std::move(parsed).error();
+  return json::PartialValue{std::move(parsed).value(), false, {}};
+}
+
 }  // namespace
 
 Result<Message> ParseMessage(std::string_view frame, const MessageLimits& limits, bool lean_tool_list) {
@@ -23,14 +29,8 @@ Result<Message> ParseMessage(std::string_view frame, const MessageLimits& limits
   }
   json::ParseOptions options;
   options.max_depth = limits.max_depth;
-  Result<json::PartialValue> parsed = json::PartialValue{};
-  if (lean_tool_list) {
-    parsed = json::ParseLeavingElements(frame, options, "result", "tools");
-  } else if (auto whole = json::Parse(frame, options); whole.ok()) {
-    parsed->value = std::move(whole).value();
-  } else {
-    parsed = std::move(whole).error();
-  }
+  Result<json::PartialValue> parsed = lean_tool_list ? json::ParseLeavingElements(frame, options, "result", "tools")
+                                                     : AsPartial(json::Parse(frame, options));
   if (!parsed.ok()) {
     Error error = parsed.error().WithCode("rpc.malformed");
     error.details["jsonCode"] = parsed.error().code;
@@ -98,7 +98,7 @@ void CompleteLeanResult(Message& message) {
   if (!message.lean_tools) return;
   json::ParseOptions options;
   options.max_depth = message.lean_tools->max_depth;
-  // The frame was read whole once already: it cannot fail now.
+  // The frame already passed the same strict parse: it cannot fail now.
   auto whole = json::Parse(message.lean_tools->frame, options);
   if (whole.ok()) message.result["tools"] = std::move((*whole)["result"]["tools"]);
   message.lean_tools.reset();

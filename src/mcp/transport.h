@@ -48,7 +48,8 @@ struct TransportCallbacks {
   std::function<void(const json::Value& id, Error)> on_request_failed;
   std::function<void(Error)> on_closed;
   // Asked before each received frame is parsed: true reads a tools/list result lean
-  // (Message::lean_tools). Unset: every frame is read whole.
+  // (Message::lean_tools). Every transport parses with ParseFrame(frame, limit, callbacks)
+  // so that a RequestToolList answer is always read lean. Unset: every frame is read whole.
   std::function<bool()> lean_tool_lists;
 };
 
