@@ -110,21 +110,20 @@ Result<std::shared_ptr<const Manifest>> ManifestCache::Get(const std::string& pa
 
 Result<std::shared_ptr<const Manifest>> ManifestCache::Reread(const std::string& path) { return Read(path); }
 
-// Reads and hashes the bytes; the same bytes as last time reuse that parse (and its
-// canonical digest), so a re-read costs one file read and one SHA-256 of the raw bytes.
+// Reads the bytes; the same bytes as last time reuse that parse and its canonical digest,
+// so a re-read of an unchanged manifest costs one file read and one comparison.
 Result<std::shared_ptr<const Manifest>> ManifestCache::Read(const std::string& path) {
   auto text = read_(path);
   if (!text.ok()) {
     Error error = text.error().WithCode("manifest.unreadable");
     std::lock_guard<std::mutex> guard(mutex_);
-    entries_.insert_or_assign(path, Entry{std::string(), error});
+    entries_.insert_or_assign(path, Entry{std::nullopt, error});
     return error;
   }
-  std::string bytes_sha256 = json::Sha256Hex(*text);
   {
     std::lock_guard<std::mutex> guard(mutex_);
     auto it = entries_.find(path);
-    if (it != entries_.end() && it->second.bytes_sha256 == bytes_sha256) return it->second.loaded;
+    if (it != entries_.end() && it->second.bytes == *text) return it->second.loaded;
   }
   // Parsed outside the lock: concurrent gated calls of other manifests do not wait for it.
   auto parsed = Manifest::FromText(*text);
@@ -132,7 +131,7 @@ Result<std::shared_ptr<const Manifest>> ManifestCache::Read(const std::string& p
       parsed.ok() ? Result<std::shared_ptr<const Manifest>>(std::make_shared<const Manifest>(std::move(parsed).value()))
                   : Result<std::shared_ptr<const Manifest>>(std::move(parsed).error());
   std::lock_guard<std::mutex> guard(mutex_);
-  entries_.insert_or_assign(path, Entry{std::move(bytes_sha256), loaded});
+  entries_.insert_or_assign(path, Entry{std::move(text).value(), loaded});
   return loaded;
 }
 

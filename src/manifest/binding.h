@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,10 +47,10 @@ Result<std::string> ResolveManifestPath(std::string_view reference, const std::s
 Result<Binding> ParseBinding(const json::Value& block, const std::string& directory,
                              std::vector<Error>* problems = nullptr);
 
-// Manifests by path, each kept with the SHA-256 of the bytes it was parsed from. Get reads
-// a path once and answers every later call from memory (failures included); Reread reads
-// and hashes the bytes every time and parses them again only when they changed. Safe to
-// share between threads.
+// Manifests by path, each kept with the bytes it was parsed from. Get reads a path once and
+// answers every later call from memory (failures included); Reread reads the bytes every
+// time, compares every one of them with the kept bytes, and parses, canonicalizes and
+// hashes them again only when they differ. Safe to share between threads.
 class ManifestCache {
  public:
   // How bytes are read; a test seam (counting reads). Default: json::ReadFile.
@@ -66,7 +67,10 @@ class ManifestCache {
 
  private:
   struct Entry {
-    std::string bytes_sha256;  // empty when the bytes could not be read
+    // The bytes the manifest was parsed from; none when they could not be read. Equal
+    // bytes have the same canonical digest, so comparing them is the digest check for
+    // bytes already hashed (and stricter than comparing a hash of them).
+    std::optional<std::string> bytes;
     Result<std::shared_ptr<const Manifest>> loaded;
   };
 

@@ -191,6 +191,35 @@ TEST(ManifestCacheTest, RereadReadsEveryTimeAndReparsesOnlyChangedBytes) {
   EXPECT_EQ(cache.Reread(kPath).error().code, "manifest.unreadable");
 }
 
+// Unchanged bytes skip the hash, so the comparison must see every byte: an edit that keeps
+// the length (one character of a description) is a changed manifest.
+TEST(ManifestCacheTest, RereadSeesAnEditThatKeepsTheLength) {
+  Files files;
+  json::Value document = ValidManifestJson();
+  document["x-note"] = "aaaa";
+  files.bytes[kPath] = document.dump();
+  ManifestCache cache(files.Reader());
+  auto first = cache.Reread(kPath);
+  ASSERT_TRUE(first.ok());
+  document["x-note"] = "aaab";
+  const std::string edited_bytes = document.dump();
+  ASSERT_EQ(edited_bytes.size(), files.bytes[kPath].size());
+  files.bytes[kPath] = edited_bytes;
+  auto edited = cache.Reread(kPath);
+  ASSERT_TRUE(edited.ok());
+  EXPECT_NE((*edited)->sha256(), (*first)->sha256());
+  EXPECT_EQ((*edited)->sha256(), PinOf(document));
+}
+
+// A failed read keeps no bytes, so no later content (not even an empty file) is taken for it.
+TEST(ManifestCacheTest, AnEmptyFileAfterAFailedReadIsParsedNotTakenForTheFailure) {
+  Files files;
+  ManifestCache cache(files.Reader());
+  EXPECT_EQ(cache.Reread(kPath).error().code, "manifest.unreadable");
+  files.bytes[kPath] = "";
+  EXPECT_EQ(cache.Reread(kPath).error().code, "manifest.invalid");
+}
+
 TEST(ManifestCacheTest, ABrokenManifestIsInvalid) {
   Files files;
   files.bytes[kPath] = "{\"profile\": ";
