@@ -21,6 +21,28 @@ Result<json::PartialValue> AsPartial(Result<json::Value> parsed) {
   return json::PartialValue{std::move(parsed).value(), false, {}};
 }
 
+std::string Dump(const json::Value& value) {
+  return value.dump(-1, ' ', false, json::Value::error_handler_t::replace);
+}
+
+// A result object whose "tools" member is the page's serialized array, written as it is.
+void AppendResultWithToolsArray(std::string& out, const json::Value& result, std::string_view tools) {
+  out += '{';
+  bool first = true;
+  for (auto it = result.begin(); it != result.end(); ++it) {
+    if (!first) out += ',';
+    first = false;
+    out += Dump(json::Value(it.key()));
+    out += ':';
+    if (it.key() == "tools") {
+      out += tools;
+    } else {
+      out += Dump(it.value());
+    }
+  }
+  out += '}';
+}
+
 }  // namespace
 
 Result<Message> ParseMessage(std::string_view frame, const MessageLimits& limits, bool lean_tool_list) {
@@ -98,13 +120,23 @@ void CompleteLeanResult(Message& message) {
   if (!message.lean_tools) return;
   json::ParseOptions options;
   options.max_depth = message.lean_tools->max_depth;
-  // The frame already passed the same strict parse: it cannot fail now.
+  // A frame read passed the same strict parse; a sender's page was written from values.
   auto whole = json::Parse(message.lean_tools->frame, options);
-  if (whole.ok()) message.result["tools"] = std::move((*whole)["result"]["tools"]);
+  if (whole.ok()) {
+    const bool is_array = message.lean_tools->holds == LeanToolList::Frame::kToolsArray;
+    message.result["tools"] = is_array ? std::move(*whole) : std::move((*whole)["result"]["tools"]);
+  }
   message.lean_tools.reset();
 }
 
 std::string SerializeMessage(const Message& message) {
+  // A page read lean keeps the frame it came in, whose spacing may include newlines: its
+  // Tools are built again and written compact (a rare path: udon never forwards pages read).
+  if (message.lean_tools && message.lean_tools->holds == LeanToolList::Frame::kMessage) {
+    Message whole = message;
+    CompleteLeanResult(whole);
+    return SerializeMessage(whole);
+  }
   // Written member by member, never by copying params or result into an envelope value (a
   // tools/list page is a deep copy of a hundred Tools). Members in sorted order, as a JSON
   // object value would write them. Invalid UTF-8 cannot reach here through ParseMessage;
@@ -115,7 +147,7 @@ std::string SerializeMessage(const Message& message) {
     out += '"';
     out += name;
     out += "\":";
-    out += value.dump(-1, ' ', false, json::Value::error_handler_t::replace);
+    out += Dump(value);
   };
   const json::Value version = "2.0";
   switch (message.kind) {
@@ -129,7 +161,12 @@ std::string SerializeMessage(const Message& message) {
     case MessageKind::kResult:
       member("id", message.id);
       member("jsonrpc", version);
-      member("result", message.result);
+      if (message.lean_tools && message.result.is_object()) {
+        out += ",\"result\":";
+        AppendResultWithToolsArray(out, message.result, message.lean_tools->frame);
+      } else {
+        member("result", message.result);
+      }
       break;
     case MessageKind::kError:
       member("error", message.error);

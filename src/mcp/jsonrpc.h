@@ -26,12 +26,17 @@ inline constexpr std::size_t kDefaultMaxMessageBytes = 16u * 1024u * 1024u;
 
 enum class MessageKind { kRequest, kNotification, kResult, kError };
 
-// A tools/list result read lean (ParseMessage with lean_tool_list): its Tool objects were
-// checked like every other byte of the frame but not built; they stay bytes of the frame.
+// A tools/list page whose Tool objects are bytes, not values: read lean (ParseMessage with
+// lean_tool_list: checked like every other byte of the frame, not built), or served from
+// Tools serialized once (Server). The message's result["tools"] is then an empty stand-in.
 struct LeanToolList {
+  // What `frame` holds: the whole message read (kMessage), or the tools array itself, as
+  // compact single-line JSON (kToolsArray, a sender's page).
+  enum class Frame { kMessage, kToolsArray };
   std::string frame;
   std::vector<json::RawElement> tools;  // result.tools, in order
   std::size_t max_depth = json::kDefaultMaxDepth;
+  Frame holds = Frame::kMessage;
   std::string_view Bytes(const json::RawElement& tool) const {
     return std::string_view(frame).substr(tool.begin, tool.end - tool.begin);
   }
@@ -65,7 +70,8 @@ Result<Message> ParseMessage(std::string_view frame, const MessageLimits& limits
 // lean_tools null. A no-op for a message read whole.
 void CompleteLeanResult(Message& message);
 
-// Compact single-line JSON (no raw newline can appear: strings are escaped).
+// Compact single-line JSON (no raw newline can appear: strings are escaped). A page of
+// serialized Tools (LeanToolList::Frame::kToolsArray) is written as it is, not rebuilt.
 std::string SerializeMessage(const Message& message);
 
 Message MakeRequest(json::Value id, std::string method, json::Value params = nullptr);

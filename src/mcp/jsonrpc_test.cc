@@ -100,6 +100,37 @@ TEST(JsonRpcTest, SerializingWritesWhatTheEnvelopeObjectWouldDump) {
   }
 }
 
+// A server's page carries its Tools serialized (LeanToolList::Frame::kToolsArray): written
+// out, it is the same bytes as the page built whole; completed, the same value.
+TEST(JsonRpcTest, APageOfSerializedToolsIsWrittenAsThePageBuiltWhole) {
+  const json::Value tools = {{{"name", "a"}, {"inputSchema", {{"type", "object"}}}, {"description", "x\ny \u00e9"}},
+                             {{"name", "b"}}};
+  const json::Value whole_result = {{"tools", tools}, {"nextCursor", "n"}, {"_meta", {{"k", 1}}}, {"ttlMs", 0}};
+  auto list = std::make_shared<LeanToolList>();
+  list->holds = LeanToolList::Frame::kToolsArray;
+  list->frame = tools.dump();
+  Message page = MakeResult(5, {{"tools", json::Value::array()}, {"nextCursor", "n"}, {"_meta", {{"k", 1}}}, {"ttlMs", 0}});
+  page.lean_tools = list;
+  const Message whole = MakeResult(5, whole_result);
+  EXPECT_EQ(SerializeMessage(page), SerializeMessage(whole));
+  CompleteLeanResult(page);
+  EXPECT_EQ(page.lean_tools, nullptr);
+  EXPECT_EQ(page.result, whole_result);
+}
+
+// A page read lean keeps its frame's spacing (newlines included); written out it is compact
+// again, one line, the same bytes as the whole read's.
+TEST(JsonRpcTest, APageReadLeanIsWrittenCompactOnOneLine) {
+  const std::string frame = "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"tools\":[\n  {\"name\": \"a\",\n   \"x\": [1, 2]}\n]}}";
+  auto lean = ParseMessage(frame, {}, /*lean_tool_list=*/true);
+  auto whole = ParseMessage(frame);
+  ASSERT_TRUE(lean.ok() && whole.ok());
+  ASSERT_NE(lean->lean_tools, nullptr);
+  const std::string written = SerializeMessage(*lean);
+  EXPECT_EQ(written, SerializeMessage(*whole));
+  EXPECT_EQ(written.find('\n'), std::string::npos);
+}
+
 TEST(JsonRpcTest, ALeanReadKeepsAToolListsToolsAsBytesAndCompletesToTheWholeRead) {
   const std::string frame =
       R"({"jsonrpc":"2.0","id":3,"result":{"tools":[{"name":"a","inputSchema":{"type":"object"}},)"

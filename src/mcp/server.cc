@@ -9,6 +9,39 @@
 namespace udon::mcp {
 namespace {
 
+// A Tool as tools/list writes it: compact JSON (SerializeMessage's form).
+std::string ToolText(const json::Value& tool) {
+  return tool.dump(-1, ' ', false, json::Value::error_handler_t::replace);
+}
+
+// A page's Tools written into one JSON array from their texts, with where each one is.
+class ToolsArrayWriter {
+ public:
+  ToolsArrayWriter() {
+    list_.holds = LeanToolList::Frame::kToolsArray;
+    list_.frame = "[";
+  }
+  void Add(const json::Value& tool, std::string_view text) {
+    if (!list_.tools.empty()) list_.frame += ',';
+    json::RawElement& element = list_.tools.emplace_back();
+    element.is_object = tool.is_object();
+    element.begin = list_.frame.size();
+    list_.frame += text;
+    element.end = list_.frame.size();
+    if (element.is_object) {
+      auto name = tool.find("name");
+      if (name != tool.end() && name->is_string()) element.name = name->get<std::string>();
+    }
+  }
+  std::shared_ptr<const LeanToolList> Finish() {
+    list_.frame += ']';
+    return std::make_shared<const LeanToolList>(std::move(list_));
+  }
+
+ private:
+  LeanToolList list_;
+};
+
 // A record's name for a client: `prefix`, then the name it declared in clientInfo when it
 // gave one, kept to printable ASCII and 64 bytes (it is the client's own text).
 std::string ClientLabel(const std::string& prefix, const json::Value& client_info) {
@@ -190,6 +223,7 @@ void Server::AddTool(json::Value tool, ToolHandler handler) {
   std::string name = tool.at("name").get<std::string>();
   std::lock_guard lock(catalog_mutex_);
   first_listed_.emplace(name, tools_.size());  // a repeated name keeps its first listing
+  tool_texts_.push_back(ToolText(tool));
   tools_.push_back(std::move(tool));
   handlers_[std::move(name)] = std::move(handler);
 }
@@ -197,9 +231,17 @@ void Server::AddTool(json::Value tool, ToolHandler handler) {
 bool Server::UnlistTool(const std::string& name) {
   std::lock_guard lock(catalog_mutex_);
   if (first_listed_.count(name) == 0) return false;
-  tools_.erase(std::remove_if(tools_.begin(), tools_.end(),
-                              [&](const json::Value& tool) { return tool.value("name", "") == name; }),
-               tools_.end());
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < tools_.size(); ++i) {
+    if (tools_[i].value("name", "") == name) continue;
+    if (kept != i) {
+      tools_[kept] = std::move(tools_[i]);
+      tool_texts_[kept] = std::move(tool_texts_[i]);
+    }
+    ++kept;
+  }
+  tools_.resize(kept);
+  tool_texts_.resize(kept);
   RebuildIndexLocked();
   return true;
 }
@@ -207,9 +249,11 @@ bool Server::UnlistTool(const std::string& name) {
 void Server::SetTools(std::vector<std::pair<json::Value, ToolHandler>> tools) {
   std::lock_guard lock(catalog_mutex_);
   tools_.clear();
+  tool_texts_.clear();
   handlers_.clear();
   for (auto& [tool, handler] : tools) {
     std::string name = tool.at("name").get<std::string>();
+    tool_texts_.push_back(ToolText(tool));
     tools_.push_back(std::move(tool));
     handlers_[std::move(name)] = std::move(handler);
   }
@@ -244,21 +288,21 @@ std::vector<json::Value> Server::ListedTools() const {
 }
 
 std::optional<Server::ListedPage> Server::ListedTools(std::size_t offset, std::size_t count) const {
+  auto page_end = [&](std::size_t total) { return count == 0 ? total : std::min(total, offset + count); };
+  ToolsArrayWriter writer;
   ListedPage page;
-  auto take = [&](const std::vector<json::Value>& tools) -> bool {
-    if (offset > tools.size()) return false;
-    const std::size_t end = count == 0 ? tools.size() : std::min(tools.size(), offset + count);
-    page.tools.assign(tools.begin() + static_cast<std::ptrdiff_t>(offset),
-                      tools.begin() + static_cast<std::ptrdiff_t>(end));
-    page.total = tools.size();
-    return true;
-  };
   if (hooks_ != nullptr && hooks_->TransformsTools()) {
-    if (!take(ListedTools())) return std::nullopt;
-    return page;
+    const std::vector<json::Value> tools = ListedTools();
+    if (offset > tools.size()) return std::nullopt;
+    for (std::size_t i = offset; i < page_end(tools.size()); ++i) writer.Add(tools[i], ToolText(tools[i]));
+    page.total = tools.size();
+  } else {
+    std::lock_guard lock(catalog_mutex_);
+    if (offset > tools_.size()) return std::nullopt;
+    for (std::size_t i = offset; i < page_end(tools_.size()); ++i) writer.Add(tools_[i], tool_texts_[i]);
+    page.total = tools_.size();
   }
-  std::lock_guard lock(catalog_mutex_);
-  if (!take(tools_)) return std::nullopt;
+  page.tools = writer.Finish();
   return page;
 }
 
@@ -658,16 +702,16 @@ Message ServerSession::ListTools(const Message& request, Era era) {
   }
   std::optional<Server::ListedPage> listed = server_.ListedTools(offset, server_.options_.page_size);
   if (!listed) return InvalidParams(request.id, "invalid cursor");
-  const std::size_t end = offset + listed->tools.size();
-  json::Value page = json::Value::array();
-  for (json::Value& tool : listed->tools) page.push_back(std::move(tool));
-  json::Value result = {{"tools", std::move(page)}};
+  const std::size_t end = offset + listed->tools->tools.size();
+  json::Value result = {{"tools", json::Value::array()}};  // the stand-in for lean_tools
   if (end < listed->total) result["nextCursor"] = Server::EncodeCursor(end);
   if (era == Era::kModern) {
     result["ttlMs"] = server_.options_.ttl_ms;
     result["cacheScope"] = CacheScopeName(server_.options_.cache_scope);
   }
-  return MakeResult(request.id, std::move(result));
+  Message response = MakeResult(request.id, std::move(result));
+  response.lean_tools = std::move(listed->tools);
+  return response;
 }
 
 std::optional<Message> ServerSession::PrepareCall(const Message& request, ToolHandler& handler) {

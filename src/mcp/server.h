@@ -141,7 +141,9 @@ class ServerHooks {
   // Whether TransformTools may change anything. While false, the server looks one tool up
   // without copying the whole catalog (a tools/call's cost stays independent of its size).
   virtual bool TransformsTools() const { return true; }
-  // Before a response is sent.
+  // Before a response is sent. A tools/list page carries its Tools serialized
+  // (response.lean_tools; result["tools"] an empty stand-in): CompleteLeanResult(response)
+  // first to read or change them.
   virtual void AfterRequest(const Message& request, Message& response, MessageSink& related) {
     (void)request;
     (void)response;
@@ -217,11 +219,12 @@ class Server {
   // The first tool named `name` as tools/list shows it, if listed. Without a transforming
   // hook: an index lookup and one tool's copy, whatever the catalog's size.
   std::optional<json::Value> ListedTool(const std::string& name) const;
-  // tools/list's page: at most `count` tools (0: all) from `offset`, and how many tools
-  // are listed in all; nullopt when `offset` is past the end. Without a transforming hook
-  // only the page's tools are copied, not the catalog.
+  // tools/list's page: at most `count` tools (0: all) from `offset`, as serialized Tools
+  // (LeanToolList::Frame::kToolsArray), and how many tools are listed in all; nullopt when
+  // `offset` is past the end. Without a transforming hook each Tool's text was written
+  // once, when it was added: a page copies bytes, it builds and serializes no Tool.
   struct ListedPage {
-    std::vector<json::Value> tools;
+    std::shared_ptr<const LeanToolList> tools;
     std::size_t total = 0;
   };
   std::optional<ListedPage> ListedTools(std::size_t offset, std::size_t count) const;
@@ -259,6 +262,7 @@ class Server {
   ServerOptions options_;
   mutable std::mutex catalog_mutex_;
   std::vector<json::Value> tools_;
+  std::vector<std::string> tool_texts_;  // tools_[i] as compact JSON, written once
   std::map<std::string, ToolHandler, std::less<>> handlers_;
   std::map<std::string, std::size_t, std::less<>> first_listed_;  // name -> index in tools_
   ServerHooks* hooks_ = nullptr;

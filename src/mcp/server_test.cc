@@ -15,10 +15,14 @@ using json::Value;
 
 class RecordingSink : public MessageSink {
  public:
+  // Records what a transport would deliver: the message written and read back (a tools/list
+  // page's serialized Tools become values again).
   void Send(const Message& message) override {
+    auto delivered = ParseMessage(SerializeMessage(message));
+    ASSERT_TRUE(delivered.ok()) << delivered.error().message;
     {
       std::lock_guard lock(mutex_);
-      messages_.push_back(message);
+      messages_.push_back(std::move(delivered).value());
     }
     arrived_.notify_all();
   }
@@ -243,6 +247,20 @@ class RenamingHooks : public ServerHooks {
   }
 };
 
+// A page's Tools as values: its array text parsed, and each element's bytes alone the same.
+std::vector<Value> PageTools(const Server::ListedPage& page) {
+  auto array = json::Parse(page.tools->frame);
+  EXPECT_TRUE(array.ok());
+  if (!array.ok()) return {};
+  EXPECT_EQ(array->size(), page.tools->tools.size());
+  std::vector<Value> tools;
+  for (std::size_t i = 0; i < page.tools->tools.size() && i < array->size(); ++i) {
+    EXPECT_EQ(json::Parse(page.tools->Bytes(page.tools->tools[i])).value(), (*array)[i]);
+    tools.push_back((*array)[i]);
+  }
+  return tools;
+}
+
 TEST(ServerListedToolTest, OneToolAndOnePageAreWhatToolsListShows) {
   Server server(ServerOptions{});
   for (const char* name : {"a", "b", "c"}) server.AddTool(Tool(name), Echo);
@@ -259,15 +277,16 @@ TEST(ServerListedToolTest, OneToolAndOnePageAreWhatToolsListShows) {
       EXPECT_EQ(*tool, Tool(name)) << name;  // "b": the first listing, not the repeat
     }
     EXPECT_FALSE(server.ListedTool("z").has_value());
-    // A page copies its tools only, and knows the listed total.
+    // A page writes its tools only, and knows the listed total.
     auto page = server.ListedTools(1, 2);
     ASSERT_TRUE(page.has_value());
     EXPECT_EQ(page->total, 4u);
-    ASSERT_EQ(page->tools.size(), 2u);
-    EXPECT_EQ(page->tools[0], Tool("b"));
-    EXPECT_EQ(page->tools[1], Tool("c"));
-    EXPECT_EQ(server.ListedTools(0, 0)->tools.size(), 4u);  // 0: all
-    EXPECT_TRUE(server.ListedTools(4, 2)->tools.empty());
+    ASSERT_EQ(PageTools(*page).size(), 2u);
+    EXPECT_EQ(PageTools(*page)[0], Tool("b"));
+    EXPECT_EQ(PageTools(*page)[1], Tool("c"));
+    EXPECT_EQ(page->tools->tools[1].name, "c");
+    EXPECT_EQ(PageTools(*server.ListedTools(0, 0)).size(), 4u);  // 0: all
+    EXPECT_TRUE(PageTools(*server.ListedTools(4, 2)).empty());
     EXPECT_FALSE(server.ListedTools(5, 2).has_value());
   }
   // A transforming hook: the transformed catalog answers.
@@ -281,8 +300,9 @@ TEST(ServerListedToolTest, OneToolAndOnePageAreWhatToolsListShows) {
   EXPECT_FALSE(repeat.has_value());
   auto page = server.ListedTools(1, 1);
   ASSERT_TRUE(page.has_value());
-  ASSERT_EQ(page->tools.size(), 1u);
-  EXPECT_EQ(page->tools[0]["name"], "z");
+  ASSERT_EQ(PageTools(*page).size(), 1u);
+  EXPECT_EQ(PageTools(*page)[0]["name"], "z");
+  EXPECT_EQ(page->tools->tools[0].name, "z");
   server.SetHooks(nullptr);
 }
 
