@@ -1,0 +1,202 @@
+#include "json/document.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <utility>
+
+#include "json/internal/number.h"
+#include "json/internal/parser.h"
+
+namespace udon::json {
+
+// The parser's handler that fills a Document; refuses duplicate member names at the same
+// event as json::Parse's builder (the second name), so errors come out identical.
+class DocumentBuilder {
+ public:
+  explicit DocumentBuilder(Document& document) : doc_(document) {}
+
+  bool OnBeginObject() { return Open(Document::Kind::kObject); }
+  bool OnBeginArray() { return Open(Document::Kind::kArray); }
+
+  bool OnEndObject() {
+    Document::Frame& frame = doc_.frames_.back();
+    auto begin = doc_.pending_members_.begin() + static_cast<std::ptrdiff_t>(frame.pending);
+    auto end = doc_.pending_members_.end();
+    // json::Value keeps members in a std::map: the same order (unsigned bytes).
+    std::sort(begin, end, [](const Document::Member& a, const Document::Member& b) {
+      return Document::name(a) < Document::name(b);
+    });
+    Document::Node& node = doc_.nodes_[frame.node];
+    node.first = static_cast<std::uint32_t>(doc_.members_.size());
+    node.size = static_cast<std::uint32_t>(end - begin);
+    doc_.members_.insert(doc_.members_.end(), begin, end);
+    doc_.pending_members_.erase(begin, end);
+    frame.names.reset();
+    doc_.frames_.pop_back();
+    return true;
+  }
+
+  bool OnEndArray() {
+    Document::Frame& frame = doc_.frames_.back();
+    auto begin = doc_.pending_elements_.begin() + static_cast<std::ptrdiff_t>(frame.pending);
+    auto end = doc_.pending_elements_.end();
+    Document::Node& node = doc_.nodes_[frame.node];
+    node.first = static_cast<std::uint32_t>(doc_.elements_.size());
+    node.size = static_cast<std::uint32_t>(end - begin);
+    doc_.elements_.insert(doc_.elements_.end(), begin, end);
+    doc_.pending_elements_.erase(begin, end);
+    doc_.frames_.pop_back();
+    return true;
+  }
+
+  bool OnKey(const internal::StringToken& token) {
+    const std::string_view name = Keep(token);
+    Document::Frame& frame = doc_.frames_.back();
+    const std::size_t count = doc_.pending_members_.size() - frame.pending;
+    if (frame.names != nullptr) {
+      if (!frame.names->insert(name).second) return Duplicate();
+    } else {
+      for (std::size_t i = frame.pending; i < doc_.pending_members_.size(); ++i) {
+        if (Document::name(doc_.pending_members_[i]) == name) return Duplicate();
+      }
+      if (count + 1 > kLinearLimit) {  // from here on a scan per name would be quadratic
+        frame.names = std::make_unique<std::unordered_set<std::string_view>>();
+        for (std::size_t i = frame.pending; i < doc_.pending_members_.size(); ++i) {
+          frame.names->insert(Document::name(doc_.pending_members_[i]));
+        }
+        frame.names->insert(name);
+      }
+    }
+    doc_.pending_members_.push_back(
+        {name.data(), static_cast<std::uint32_t>(name.size()), 0});
+    return true;
+  }
+
+  bool OnString(const internal::StringToken& token) {
+    const std::string_view text = Keep(token);
+    Document::Node node;
+    node.kind = Document::Kind::kString;
+    node.size = static_cast<std::uint32_t>(text.size());
+    node.chars = text.data();
+    Put(node);
+    return true;
+  }
+
+  bool OnNumber(const internal::NumberToken& token) {
+    const internal::StoredNumber number = internal::StoreNumber(token);
+    Document::Node node;
+    switch (number.kind) {
+      case internal::StoredNumber::Kind::kInteger:
+        node.kind = Document::Kind::kInteger;
+        node.integer = number.integer;
+        break;
+      case internal::StoredNumber::Kind::kUnsigned:
+        node.kind = Document::Kind::kUnsigned;
+        node.unsigned_integer = number.unsigned_integer;
+        break;
+      case internal::StoredNumber::Kind::kFloat:
+        node.kind = Document::Kind::kFloat;
+        node.number = number.number;
+        break;
+    }
+    Put(node);
+    return true;
+  }
+
+  bool OnBool(bool flag) {
+    Document::Node node;
+    node.kind = flag ? Document::Kind::kTrue : Document::Kind::kFalse;
+    Put(node);
+    return true;
+  }
+
+  bool OnNull() {
+    Put(Document::Node());
+    return true;
+  }
+
+  std::pair<const char*, const char*> failure() const { return failure_; }
+
+ private:
+  static constexpr std::size_t kLinearLimit = 16;
+
+  bool Duplicate() {
+    failure_ = {"json.duplicate_key", "duplicate member name"};
+    return false;
+  }
+
+  // The decoded text where it stays valid until the next Parse: the input itself when it
+  // had no escapes, else a copy in the document's blocks.
+  std::string_view Keep(const internal::StringToken& token) {
+    if (token.in_input || token.text.empty()) return token.text;
+    char* copy = doc_.Allocate(token.text.size());
+    std::memcpy(copy, token.text.data(), token.text.size());
+    return {copy, token.text.size()};
+  }
+
+  std::uint32_t Put(const Document::Node& node) {
+    const auto index = static_cast<std::uint32_t>(doc_.nodes_.size());
+    doc_.nodes_.push_back(node);
+    if (!doc_.frames_.empty()) {
+      if (doc_.frames_.back().is_object) {
+        doc_.pending_members_.back().value = index;
+      } else {
+        doc_.pending_elements_.push_back(index);
+      }
+    }
+    return index;
+  }
+
+  bool Open(Document::Kind kind) {
+    Document::Node node;
+    node.kind = kind;
+    node.first = 0;
+    const std::uint32_t index = Put(node);
+    Document::Frame& frame = doc_.frames_.emplace_back();
+    frame.node = index;
+    frame.is_object = kind == Document::Kind::kObject;
+    frame.pending = frame.is_object ? doc_.pending_members_.size() : doc_.pending_elements_.size();
+    return true;
+  }
+
+  Document& doc_;
+  std::pair<const char*, const char*> failure_{"json.syntax", "invalid JSON"};
+};
+
+Document::Document() = default;
+Document::~Document() = default;
+
+char* Document::Allocate(std::size_t n) {
+  constexpr std::size_t kBlockSize = 4096;
+  if (blocks_.empty() || block_used_ + n > blocks_.back().size) {
+    const std::size_t size = std::max(kBlockSize, n);
+    blocks_.push_back({std::make_unique<char[]>(size), size});
+    block_used_ = 0;
+  }
+  char* out = blocks_.back().bytes.get() + block_used_;
+  block_used_ += n;
+  return out;
+}
+
+Status Document::Parse(std::string_view text, const ParseOptions& options) {
+  nodes_.clear();
+  elements_.clear();
+  members_.clear();
+  frames_.clear();
+  pending_elements_.clear();
+  pending_members_.clear();
+  if (blocks_.size() > 1) blocks_.erase(blocks_.begin() + 1, blocks_.end());
+  block_used_ = 0;
+  // Node indexes and sizes are 32-bit: longer text is refused as too large.
+  ParseOptions bounded = options;
+  constexpr std::size_t kMaxBytes = std::numeric_limits<std::uint32_t>::max();
+  if (bounded.max_bytes == 0 || bounded.max_bytes > kMaxBytes) bounded.max_bytes = kMaxBytes;
+  DocumentBuilder builder(*this);
+  internal::Parser<DocumentBuilder> parser(text, bounded, builder);
+  Status status = parser.Run();
+  if (!status.ok()) nodes_.clear();
+  return status;
+}
+
+}  // namespace udon::json
