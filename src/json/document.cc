@@ -10,11 +10,37 @@
 
 namespace udon::json {
 
-// The parser's handler that fills a Document; refuses duplicate member names at the same
-// event as json::Parse's builder (the second name), so errors come out identical.
+namespace {
+
+// std::string_view's order (unsigned bytes), inline: member names are short, and a call to
+// memcmp per comparison costs more than the loop.
+inline bool NameLess(const Document::Member& a, const Document::Member& b) {
+  const std::uint32_t n = a.name_size < b.name_size ? a.name_size : b.name_size;
+  const auto* p = reinterpret_cast<const unsigned char*>(a.name);
+  const auto* q = reinterpret_cast<const unsigned char*>(b.name);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    if (p[i] != q[i]) return p[i] < q[i];
+  }
+  return a.name_size < b.name_size;
+}
+
+inline bool SameName(const Document::Member& a, const Document::Member& b) {
+  return a.name_size == b.name_size && std::memcmp(a.name, b.name, a.name_size) == 0;
+}
+
+}  // namespace
+
+// The parser's handler that fills a Document.
+//
+// Duplicate member names: json::Parse refuses one at the second name, and its error names
+// that place. Checking every name against its siblings as it comes costs a scan per name,
+// so the first pass (eager false) only looks for neighbours that are equal once an object
+// is sorted, at its end. Any failure of that pass is rare input, and a second, eager pass
+// over the same text then refuses it at the very event json::Parse's builder does: the
+// same code, message, pointer and location.
 class DocumentBuilder {
  public:
-  explicit DocumentBuilder(Document& document) : doc_(document) {}
+  DocumentBuilder(Document& document, bool eager) : doc_(document), eager_(eager) {}
 
   bool OnBeginObject() { return Open(Document::Kind::kObject); }
   bool OnBeginArray() { return Open(Document::Kind::kArray); }
@@ -24,9 +50,8 @@ class DocumentBuilder {
     auto begin = doc_.pending_members_.begin() + static_cast<std::ptrdiff_t>(frame.pending);
     auto end = doc_.pending_members_.end();
     // json::Value keeps members in a std::map: the same order (unsigned bytes).
-    std::sort(begin, end, [](const Document::Member& a, const Document::Member& b) {
-      return Document::name(a) < Document::name(b);
-    });
+    std::sort(begin, end, NameLess);
+    if (!eager_ && std::adjacent_find(begin, end, SameName) != end) return Duplicate();
     Document::Node& node = doc_.nodes_[frame.node];
     node.first = static_cast<std::uint32_t>(doc_.members_.size());
     node.size = static_cast<std::uint32_t>(end - begin);
@@ -52,24 +77,28 @@ class DocumentBuilder {
 
   bool OnKey(const internal::StringToken& token) {
     const std::string_view name = Keep(token);
-    Document::Frame& frame = doc_.frames_.back();
-    const std::size_t count = doc_.pending_members_.size() - frame.pending;
-    if (frame.names != nullptr) {
-      if (!frame.names->insert(name).second) return Duplicate();
-    } else {
-      for (std::size_t i = frame.pending; i < doc_.pending_members_.size(); ++i) {
-        if (Document::name(doc_.pending_members_[i]) == name) return Duplicate();
-      }
-      if (count + 1 > kLinearLimit) {  // from here on a scan per name would be quadratic
-        frame.names = std::make_unique<std::unordered_set<std::string_view>>();
-        for (std::size_t i = frame.pending; i < doc_.pending_members_.size(); ++i) {
-          frame.names->insert(Document::name(doc_.pending_members_[i]));
-        }
-        frame.names->insert(name);
-      }
-    }
+    if (eager_ && !IsNewName(name)) return Duplicate();
     doc_.pending_members_.push_back(
         {name.data(), static_cast<std::uint32_t>(name.size()), 0});
+    return true;
+  }
+
+
+  // The eager check: false when the innermost object already has this name.
+  bool IsNewName(std::string_view name) {
+    Document::Frame& frame = doc_.frames_.back();
+    if (frame.names != nullptr) return frame.names->insert(name).second;
+    for (std::size_t i = frame.pending; i < doc_.pending_members_.size(); ++i) {
+      if (Document::name(doc_.pending_members_[i]) == name) return false;
+    }
+    if (doc_.pending_members_.size() - frame.pending + 1 > kLinearLimit) {
+      // From here on a scan per name would be quadratic.
+      frame.names = std::make_unique<std::unordered_set<std::string_view>>();
+      for (std::size_t i = frame.pending; i < doc_.pending_members_.size(); ++i) {
+        frame.names->insert(Document::name(doc_.pending_members_[i]));
+      }
+      frame.names->insert(name);
+    }
     return true;
   }
 
@@ -161,6 +190,7 @@ class DocumentBuilder {
   }
 
   Document& doc_;
+  const bool eager_;
   std::pair<const char*, const char*> failure_{"json.syntax", "invalid JSON"};
 };
 
@@ -180,6 +210,17 @@ char* Document::Allocate(std::size_t n) {
 }
 
 Status Document::Parse(std::string_view text, const ParseOptions& options) {
+  // Node indexes and sizes are 32-bit: longer text is refused as too large.
+  ParseOptions bounded = options;
+  constexpr std::size_t kMaxBytes = std::numeric_limits<std::uint32_t>::max();
+  if (bounded.max_bytes == 0 || bounded.max_bytes > kMaxBytes) bounded.max_bytes = kMaxBytes;
+  Status status = Build(text, bounded, /*eager=*/false);
+  if (!status.ok()) status = Build(text, bounded, /*eager=*/true);  // the exact error
+  if (!status.ok()) nodes_.clear();
+  return status;
+}
+
+Status Document::Build(std::string_view text, const ParseOptions& options, bool eager) {
   nodes_.clear();
   elements_.clear();
   members_.clear();
@@ -188,15 +229,9 @@ Status Document::Parse(std::string_view text, const ParseOptions& options) {
   pending_members_.clear();
   if (blocks_.size() > 1) blocks_.erase(blocks_.begin() + 1, blocks_.end());
   block_used_ = 0;
-  // Node indexes and sizes are 32-bit: longer text is refused as too large.
-  ParseOptions bounded = options;
-  constexpr std::size_t kMaxBytes = std::numeric_limits<std::uint32_t>::max();
-  if (bounded.max_bytes == 0 || bounded.max_bytes > kMaxBytes) bounded.max_bytes = kMaxBytes;
-  DocumentBuilder builder(*this);
-  internal::Parser<DocumentBuilder> parser(text, bounded, builder);
-  Status status = parser.Run();
-  if (!status.ok()) nodes_.clear();
-  return status;
+  DocumentBuilder builder(*this, eager);
+  internal::Parser<DocumentBuilder> parser(text, options, builder);
+  return parser.Run();
 }
 
 }  // namespace udon::json

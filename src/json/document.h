@@ -80,6 +80,8 @@ class Document {
     std::unique_ptr<std::unordered_set<std::string_view>> names;
   };
 
+  // One pass of the parser over text; eager: refuse a duplicate name where it appears.
+  Status Build(std::string_view text, const ParseOptions& options, bool eager);
   // Room for n bytes of decoded string that stays put until the next Parse.
   char* Allocate(std::size_t n);
 

@@ -116,6 +116,19 @@ TEST(DocumentTest, RefusesWhatParseRefusesWithTheSameCodesPointersAndLocations) 
   }
 }
 
+// The first pass finds a duplicate only when its object closes; the error must still name
+// the second name's place, and come before any later fault in the same object.
+TEST(DocumentTest, ADuplicateIsReportedWhereParseReportsIt) {
+  Document document;
+  ExpectSameAsParse(document, R"({"a":1,"b":2,"a":3})");
+  ExpectSameAsParse(document, "{\"a\":1,\n\"a\":2,\n\"b\":[1,2,3]}");
+  ExpectSameAsParse(document, R"({"a":1,"a":2,"b":tru})");
+  ExpectSameAsParse(document, R"({"a":1,"a":2,"b":"\ud800"})");
+  ExpectSameAsParse(document, R"({"a":1,"a":2,"b":[[[)");
+  ExpectSameAsParse(document, R"({"x":{"a":1,"a":2},"x":3})");
+  ExpectSameAsParse(document, R"([{"k":[{"z":0,"z":0}],"k":1}])");
+}
+
 TEST(DocumentTest, RefusesDuplicatesInObjectsWithManyMembers) {
   // Past 16 members duplicates are found through a hash set: the same verdict and place.
   std::string text = "{";

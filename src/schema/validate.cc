@@ -75,7 +75,8 @@ std::size_t CodePoints(std::string_view text) {
     std::memcpy(&word, p + i, 8);
     // Bit 7 set and bit 6 clear in a byte; the shift never carries into another bit 7.
     std::uint64_t marks = word & ~(word << 1) & 0x8080808080808080ULL;
-    continuation += static_cast<std::size_t>(__builtin_popcountll(marks));
+    // Most text is ASCII, and without -mpopcnt the count is a library call.
+    if (marks != 0) continuation += static_cast<std::size_t>(__builtin_popcountll(marks));
   }
   for (; i < n; ++i) continuation += (static_cast<unsigned char>(p[i]) & 0xC0) == 0x80;
   return n - continuation;
