@@ -36,5 +36,19 @@ if (udon && ajv) {
   summary.ratio_udon_over_ajv = Object.fromEntries(
     fields.filter((field) => field in udon)
       .map((field) => [field, +(udon[field] / ajv[ajvField(field)]).toFixed(2)]));
+  // The same ratio taken within each round (udon and ajv run back to back) and then the
+  // median: steadier than the ratio of medians when the machine's load changes from one
+  // round to the next.
+  const [udonRounds, ajvRounds] = ['udon::schema', 'ajv 8.20.0 (dist/2020)'].map(
+    (name) => byValidator.get(name));
+  const rounds = Math.min(udonRounds.length, ajvRounds.length);
+  summary.ratio_udon_over_ajv_median_of_rounds = Object.fromEntries(
+    fields.filter((field) => field in udon).map((field) => {
+      const ratios = [];
+      for (let i = 0; i < rounds; ++i) {
+        ratios.push(udonRounds[i][field] / ajvRounds[i][ajvField(field)]);
+      }
+      return [field, +median(ratios).toFixed(2)];
+    }));
 }
 console.log(JSON.stringify(summary, null, 2));

@@ -24,6 +24,25 @@ inline bool NameLess(const Document::Member& a, const Document::Member& b) {
   return a.name_size < b.name_size;
 }
 
+// Objects are small: an insertion sort, without std::sort's set-up, below 16 members.
+template <class Iterator>
+void SortMembers(Iterator begin, Iterator end) {
+  if (end - begin > 16) {
+    std::sort(begin, end, NameLess);
+    return;
+  }
+  for (Iterator i = begin + (begin != end ? 1 : 0); i < end; ++i) {
+    if (!NameLess(*i, *(i - 1))) continue;
+    const Document::Member moving = *i;
+    Iterator j = i;
+    do {
+      *j = *(j - 1);
+      --j;
+    } while (j != begin && NameLess(moving, *(j - 1)));
+    *j = moving;
+  }
+}
+
 inline bool SameName(const Document::Member& a, const Document::Member& b) {
   return a.name_size == b.name_size && std::memcmp(a.name, b.name, a.name_size) == 0;
 }
@@ -50,7 +69,7 @@ class DocumentBuilder {
     auto begin = doc_.pending_members_.begin() + static_cast<std::ptrdiff_t>(frame.pending);
     auto end = doc_.pending_members_.end();
     // json::Value keeps members in a std::map: the same order (unsigned bytes).
-    std::sort(begin, end, NameLess);
+    SortMembers(begin, end);
     if (!eager_ && std::adjacent_find(begin, end, SameName) != end) return Duplicate();
     Document::Node& node = doc_.nodes_[frame.node];
     node.first = static_cast<std::uint32_t>(doc_.members_.size());
