@@ -65,32 +65,18 @@ class DocumentBuilder {
   bool OnBeginArray() { return Open(Document::Kind::kArray); }
 
   bool OnEndObject() {
-    Document::Frame& frame = doc_.frames_.back();
+    const Document::Frame& frame = doc_.frames_.back();
     auto begin = doc_.pending_members_.begin() + static_cast<std::ptrdiff_t>(frame.pending);
     auto end = doc_.pending_members_.end();
     // json::Value keeps members in a std::map: the same order (unsigned bytes).
     SortMembers(begin, end);
     if (!eager_ && std::adjacent_find(begin, end, SameName) != end) return Duplicate();
-    Document::Node& node = doc_.nodes_[frame.node];
-    node.first = static_cast<std::uint32_t>(doc_.members_.size());
-    node.size = static_cast<std::uint32_t>(end - begin);
-    doc_.members_.insert(doc_.members_.end(), begin, end);
-    doc_.pending_members_.erase(begin, end);
-    frame.names.reset();
-    doc_.frames_.pop_back();
+    Close(doc_.pending_members_, doc_.members_);
     return true;
   }
 
   bool OnEndArray() {
-    Document::Frame& frame = doc_.frames_.back();
-    auto begin = doc_.pending_elements_.begin() + static_cast<std::ptrdiff_t>(frame.pending);
-    auto end = doc_.pending_elements_.end();
-    Document::Node& node = doc_.nodes_[frame.node];
-    node.first = static_cast<std::uint32_t>(doc_.elements_.size());
-    node.size = static_cast<std::uint32_t>(end - begin);
-    doc_.elements_.insert(doc_.elements_.end(), begin, end);
-    doc_.pending_elements_.erase(begin, end);
-    doc_.frames_.pop_back();
+    Close(doc_.pending_elements_, doc_.elements_);
     return true;
   }
 
@@ -194,6 +180,20 @@ class DocumentBuilder {
       }
     }
     return index;
+  }
+
+  // Moves the innermost container's members or elements from the pending list to their
+  // table, where they lie side by side, and closes its frame.
+  template <class Item>
+  void Close(std::vector<Item>& pending, std::vector<Item>& table) {
+    const Document::Frame& frame = doc_.frames_.back();
+    auto begin = pending.begin() + static_cast<std::ptrdiff_t>(frame.pending);
+    Document::Node& node = doc_.nodes_[frame.node];
+    node.first = static_cast<std::uint32_t>(table.size());
+    node.size = static_cast<std::uint32_t>(pending.end() - begin);
+    table.insert(table.end(), begin, pending.end());
+    pending.erase(begin, pending.end());
+    doc_.frames_.pop_back();
   }
 
   bool Open(Document::Kind kind) {

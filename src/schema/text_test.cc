@@ -1,7 +1,5 @@
 // ValidateText / IsValidText: the same verdicts and errors as json::Parse + Validate.
 #include <string>
-#include <thread>
-#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -166,32 +164,6 @@ TEST(ValidateTextTest, ALargeTextThenSmallOnesOnTheSameThread) {
   ExpectSameAsDom(schema, large);
   ExpectSameAsDom(schema, R"(["ab", "\n"])");
   ExpectSameAsDom(schema, R"(["abcd"])");
-}
-
-TEST(ValidateTextTest, UsableFromManyThreads) {
-  CompiledSchema schema = MustCompile(
-      R"({"type": "object", "properties": {"n": {"type": "integer", "minimum": 0},
-          "s": {"pattern": "^[a-z]+$"}}, "required": ["n"], "unevaluatedProperties": false})");
-  std::vector<std::thread> threads;
-  std::vector<int> failures(4, 0);
-  for (int t = 0; t < 4; ++t) {
-    threads.emplace_back([&, t] {
-      for (int i = 0; i < 2000; ++i) {
-        const std::string good = "{\"s\":\"abc\",\"n\":" + std::to_string(i) + "}";
-        const std::string bad = "{\"x\":1,\"n\":" + std::to_string(-i - 1) + "}";
-        auto good_verdict = schema.IsValidText(good);
-        auto bad_verdict = schema.IsValidText(bad);
-        auto bad_full = schema.ValidateText(bad);
-        const std::size_t bad_errors = schema.Validate(*json::Parse(bad)).errors.size();
-        if (!good_verdict.ok() || !*good_verdict || !bad_verdict.ok() || *bad_verdict ||
-            !bad_full.ok() || bad_full->valid || bad_full->errors.size() != bad_errors) {
-          ++failures[t];
-        }
-      }
-    });
-  }
-  for (auto& thread : threads) thread.join();
-  for (int count : failures) EXPECT_EQ(count, 0);
 }
 
 }  // namespace
