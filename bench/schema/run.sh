@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # udon::schema against ajv 8 (ajv/dist/2020) on an MCP-like inputSchema (schema.json) over
 # a pool of 1,000 varied instances (generate.mjs, fixed seed), 1,000,000 validations each,
-# validate-only and parse+validate. Three alternating rounds; summary.mjs prints the medians
-# and the ratios. Run through bench/run.sh, which sets BENCH_BIN, BENCH_DATA, NODE and
+# validate-only and parse+validate (udon: through a json::Value, and the text path). Three
+# alternating rounds; summary.mjs prints the medians and the ratios. Run through bench/run.sh, which sets BENCH_BIN, BENCH_DATA, NODE and
 # BENCH_DIR.
 set -euo pipefail
 

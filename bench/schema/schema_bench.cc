@@ -1,10 +1,12 @@
 // Throughput of udon::schema on an MCP-like inputSchema over a pool of instances:
-// validations per second with the instances already parsed (IsValid), and with parsing
-// the bytes first (json::Parse + IsValid).
+// validations per second with the instances already parsed (IsValid), with parsing the
+// bytes first into a json::Value (json::Parse + IsValid, the DOM path), and straight from
+// the bytes (IsValidText, the text path: a flat json::Document, no json::Value).
 //
-//   schema_bench SCHEMA.json POOL.json VALIDATIONS [validate-only]
+//   schema_bench SCHEMA.json POOL.json VALIDATIONS [validate-only|text-only]
 //
-// validate-only skips the parse phase (for profilers).
+// validate-only skips both parse phases, text-only runs only the text path (for
+// profilers).
 //
 // Prints one JSON line (the same fields as ajv.mjs). Rates are per second of process CPU
 // time (the machine may be shared; wall-clock rates are printed beside them).
@@ -55,8 +57,11 @@ Timing TimeIt(std::size_t count, Body body, std::size_t* valid) {
 
 int main(int argc, char** argv) {
   const bool validate_only = argc == 5 && std::string(argv[4]) == "validate-only";
-  if (argc != 4 && !validate_only) {
-    std::fprintf(stderr, "usage: schema_bench SCHEMA.json POOL.json VALIDATIONS [validate-only]\n");
+  const bool text_only = argc == 5 && std::string(argv[4]) == "text-only";
+  if (argc != 4 && !validate_only && !text_only) {
+    std::fprintf(stderr,
+                 "usage: schema_bench SCHEMA.json POOL.json VALIDATIONS "
+                 "[validate-only|text-only]\n");
     return 2;
   }
   auto schema = Load(argv[1]);
@@ -84,12 +89,19 @@ int main(int argc, char** argv) {
 
   std::size_t valid = 0;
   const Timing validate = TimeIt(
-      count, [&](std::size_t i) { return compiled->IsValid(instances[i % size]); }, &valid);
+      text_only ? 0 : count, [&](std::size_t i) { return compiled->IsValid(instances[i % size]); }, &valid);
   const Timing parse = TimeIt(
-      validate_only ? 0 : count,
+      validate_only || text_only ? 0 : count,
       [&](std::size_t i) {
         auto parsed = udon::json::Parse(texts[i % size]);
         return parsed.ok() && compiled->IsValid(*parsed);
+      },
+      &valid);
+  const Timing text = TimeIt(
+      validate_only ? 0 : count,
+      [&](std::size_t i) {
+        auto verdict = compiled->IsValidText(texts[i % size]);
+        return verdict.ok() && *verdict;
       },
       &valid);
   const double n = static_cast<double>(count);
@@ -98,9 +110,11 @@ int main(int argc, char** argv) {
       "{\"validator\":\"udon::schema\",\"validations\":%zu,\"valid_in_pool\":%zu,"
       "\"validate_per_cpu_s\":%.0f,\"parse_validate_per_cpu_s\":%.0f,"
       "\"parse_validate_mb_per_cpu_s\":%.1f,\"validate_per_wall_s\":%.0f,"
-      "\"parse_validate_per_wall_s\":%.0f}\n",
+      "\"parse_validate_per_wall_s\":%.0f,\"parse_validate_text_per_cpu_s\":%.0f,"
+      "\"parse_validate_text_mb_per_cpu_s\":%.1f,\"parse_validate_text_per_wall_s\":%.0f}\n",
       count, valid_in_pool, n / validate.cpu_seconds, n / parse.cpu_seconds,
       mean_bytes * n / parse.cpu_seconds / 1e6, n / validate.wall_seconds,
-      n / parse.wall_seconds);
+      n / parse.wall_seconds, n / text.cpu_seconds, mean_bytes * n / text.cpu_seconds / 1e6,
+      n / text.wall_seconds);
   return 0;
 }

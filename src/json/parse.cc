@@ -1,12 +1,11 @@
-#include <charconv>
 #include <cstdint>
-#include <limits>
 #include <string>
 #include <string_view>
 #include <unordered_set>
 #include <utility>
 #include <vector>
 
+#include "json/internal/number.h"
 #include "json/internal/parser.h"
 #include "json/json.h"
 
@@ -66,34 +65,14 @@ class DomBuilder {
   bool OnNull() { return Put(Value(nullptr)) != nullptr; }
 
   bool OnNumber(const internal::NumberToken& token) {
-    if (token.has_magnitude) {
-      constexpr std::uint64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
-      if (!token.negative) {
-        if (token.magnitude <= kInt64Max) {
-          return Put(Value(static_cast<std::int64_t>(token.magnitude))) != nullptr;
-        }
-        return Put(Value(token.magnitude)) != nullptr;
-      }
-      // Down to -2^63; two's complement wraps 2^63 to INT64_MIN exactly.
-      if (token.magnitude <= kInt64Max + 1) {
-        return Put(Value(static_cast<std::int64_t>(0 - token.magnitude))) != nullptr;
-      }
-      return Put(Value(token.value)) != nullptr;
+    const internal::StoredNumber number = internal::StoreNumber(token);
+    switch (number.kind) {
+      case internal::StoredNumber::Kind::kInteger: return Put(Value(number.integer)) != nullptr;
+      case internal::StoredNumber::Kind::kUnsigned:
+        return Put(Value(number.unsigned_integer)) != nullptr;
+      case internal::StoredNumber::Kind::kFloat: break;
     }
-    if (token.is_integer) {
-      const char* first = token.text.data();
-      const char* last = first + token.text.size();
-      std::int64_t signed_value;
-      if (auto r = std::from_chars(first, last, signed_value); r.ec == std::errc() && r.ptr == last) {
-        return Put(Value(signed_value)) != nullptr;
-      }
-      std::uint64_t unsigned_value;
-      if (auto r = std::from_chars(first, last, unsigned_value);
-          r.ec == std::errc() && r.ptr == last) {
-        return Put(Value(unsigned_value)) != nullptr;
-      }
-    }
-    return Put(Value(token.value)) != nullptr;
+    return Put(Value(number.number)) != nullptr;
   }
 
   std::pair<const char*, const char*> failure() const { return failure_; }

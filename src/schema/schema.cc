@@ -1,7 +1,9 @@
 #include "schema/schema.h"
 
+#include <memory>
 #include <utility>
 
+#include "json/document.h"
 #include "schema/internal/compiler.h"
 #include "schema/internal/graph.h"
 #include "schema/internal/uri.h"
@@ -66,15 +68,63 @@ Result<CompiledSchema> CompiledSchema::Compile(const json::Value& schema,
 
 ValidationResult CompiledSchema::Validate(const json::Value& instance) const {
   ValidationResult result;
-  internal::Evaluator evaluator(*graph_, &result);
-  result.valid = evaluator.Run(instance);
+  internal::Evaluator<internal::ValueView> evaluator(*graph_, &result);
+  result.valid = evaluator.Run(internal::ValueView(instance));
   if (result.valid) result.errors.clear();
   return result;
 }
 
 bool CompiledSchema::IsValid(const json::Value& instance) const {
-  internal::Evaluator evaluator(*graph_, nullptr);
-  return evaluator.Run(instance);
+  internal::Evaluator<internal::ValueView> evaluator(*graph_, nullptr);
+  return evaluator.Run(internal::ValueView(instance));
+}
+
+namespace {
+
+// One document per thread, reused from call to call so that validating text allocates
+// nothing once its arrays have grown; after an unusually large text the memory is let go.
+class ScratchDocument {
+ public:
+  explicit ScratchDocument(std::string_view text) : text_size_(text.size()) {
+    if (Slot() == nullptr) Slot() = std::make_unique<json::Document>();
+  }
+  ~ScratchDocument() {
+    if (text_size_ > kKeepBytes) Slot().reset();
+  }
+  ScratchDocument(const ScratchDocument&) = delete;
+  ScratchDocument& operator=(const ScratchDocument&) = delete;
+  json::Document& operator*() const { return *Slot(); }
+
+ private:
+  static constexpr std::size_t kKeepBytes = 1 << 20;
+  static std::unique_ptr<json::Document>& Slot() {
+    thread_local std::unique_ptr<json::Document> document;
+    return document;
+  }
+  std::size_t text_size_;
+};
+
+}  // namespace
+
+Result<ValidationResult> CompiledSchema::ValidateText(std::string_view text,
+                                                      const json::ParseOptions& options) const {
+  ScratchDocument scratch(text);
+  json::Document& document = *scratch;
+  UDON_RETURN_IF_ERROR(document.Parse(text, options));
+  ValidationResult result;
+  internal::Evaluator<internal::DocumentView> evaluator(*graph_, &result);
+  result.valid = evaluator.Run(internal::DocumentView(document, document.root()));
+  if (result.valid) result.errors.clear();
+  return result;
+}
+
+Result<bool> CompiledSchema::IsValidText(std::string_view text,
+                                         const json::ParseOptions& options) const {
+  ScratchDocument scratch(text);
+  json::Document& document = *scratch;
+  UDON_RETURN_IF_ERROR(document.Parse(text, options));
+  internal::Evaluator<internal::DocumentView> evaluator(*graph_, nullptr);
+  return evaluator.Run(internal::DocumentView(document, document.root()));
 }
 
 Result<ValidationResult> CheckAgainstMetaSchema(const json::Value& schema,

@@ -95,6 +95,14 @@ class CompiledSchema {
   // Stops at the first failure; a limit counts as invalid.
   bool IsValid(const json::Value& instance) const;
 
+  // The same for an instance still in JSON text: read by json::Parse's strict parser into a
+  // flat json::Document (no json::Value is built), then validated by the same evaluator.
+  // Verdicts and errors are those of Validate/IsValid(*json::Parse(text, options)); text
+  // that does not parse returns json::Parse's error (json.* code, pointer, location).
+  Result<ValidationResult> ValidateText(std::string_view text,
+                                        const json::ParseOptions& options = {}) const;
+  Result<bool> IsValidText(std::string_view text, const json::ParseOptions& options = {}) const;
+
  private:
   explicit CompiledSchema(std::shared_ptr<const internal::Graph> graph) : graph_(std::move(graph)) {}
   std::shared_ptr<const internal::Graph> graph_;

@@ -4,8 +4,9 @@
 // more instance, against its dialect's meta-schema. Oracles: Validate and IsValid agree; a
 // failed validation reports at least one error or a limit, a passed one none; every
 // reported instance location resolves in the instance; results do not depend on the
-// formatting of the instance; and nothing crashes or hangs (the regex match budget and
-// the depth limits stay on).
+// formatting of the instance; the text path (ValidateText, IsValidText on the instance's
+// bytes) gives the DOM path's verdict and errors, or json::Parse's very error; and nothing
+// crashes or hangs (the regex match budget and the depth limits stay on).
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -48,6 +49,32 @@ void CheckValidation(const udon::schema::CompiledSchema& schema, const udon::jso
                   "formatting does not change the verdict");
 }
 
+bool SameParseError(const udon::Error& a, const udon::Error& b) {
+  return a.code == b.code && a.message == b.message && a.pointer == b.pointer &&
+         a.location.has_value() == b.location.has_value() &&
+         (!a.location || (a.location->offset == b.location->offset &&
+                          a.location->line == b.location->line &&
+                          a.location->column == b.location->column));
+}
+
+// The text path against json::Parse + the DOM path, on the same bytes.
+void CheckTextPath(const udon::schema::CompiledSchema& schema, std::string_view text,
+                   const udon::Result<udon::json::Value>& parsed) {
+  auto full = schema.ValidateText(text);
+  auto quick = schema.IsValidText(text);
+  UDON_FUZZ_CHECK(full.ok() == parsed.ok() && quick.ok() == parsed.ok(),
+                  "the text path parses what json::Parse parses");
+  if (!parsed.ok()) {
+    UDON_FUZZ_CHECK(SameParseError(full.error(), parsed.error()) &&
+                        SameParseError(quick.error(), parsed.error()),
+                    "the text path refuses text with json::Parse's error");
+    return;
+  }
+  UDON_FUZZ_CHECK(*quick == schema.IsValid(*parsed), "IsValidText agrees with IsValid");
+  UDON_FUZZ_CHECK(full->ToBasicOutput() == schema.Validate(*parsed).ToBasicOutput(),
+                  "ValidateText reports what Validate reports");
+}
+
 // The dialect's meta-schema, compiled once: compiling it per input would take most of
 // the time. A schema validated against it is one more fuzzed instance.
 const udon::schema::CompiledSchema& MetaSchema(bool draft07) {
@@ -87,7 +114,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                     "a compile error uses one of the documented codes");
     return 0;
   }
-  auto instance = udon::json::Parse(rest.substr(newline + 1));
+  const std::string_view instance_text = rest.substr(newline + 1);
+  auto instance = udon::json::Parse(instance_text);
+  CheckTextPath(*compiled, instance_text, instance);
   if (!instance.ok()) return 0;
   CheckValidation(*compiled, *instance);
   return 0;

@@ -229,6 +229,13 @@ TEST(SchemaTest, UsableFromManyThreads) {
         if (!schema.IsValid(good) || schema.IsValid(bad) || schema.Validate(bad).valid) {
           ++failures[t];
         }
+        // The text path: one scratch document per thread.
+        auto good_text = schema.IsValidText(good.dump());
+        auto bad_text = schema.ValidateText(bad.dump());
+        if (!good_text.ok() || !*good_text || !bad_text.ok() ||
+            bad_text->ToBasicOutput() != schema.Validate(bad).ToBasicOutput()) {
+          ++failures[t];
+        }
       }
     });
   }

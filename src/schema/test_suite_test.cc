@@ -1,7 +1,9 @@
 // The official JSON-Schema-Test-Suite (../shared/testdata/json-schema-test-suite/), read
 // from disk: every group's schema is compiled afresh, every test's data validated, and the
 // remotes are registered under http://localhost:1234/. Required tests must all pass; the
-// optional pass counts are printed and must not fall below the recorded numbers.
+// optional pass counts are printed and must not fall below the recorded numbers. Every
+// test also runs through the text path (ValidateText / IsValidText on the data's JSON
+// text), which must give the DOM path's verdict and errors exactly.
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -50,6 +52,7 @@ struct Counts {
   int passed = 0;
   int total = 0;
   std::vector<std::string> failures;
+  std::vector<std::string> text_disagreements;  // ValidateText differs from Validate
 };
 
 void RunFile(const fs::path& file, const CompileOptions& options, Counts* counts) {
@@ -66,6 +69,16 @@ void RunFile(const fs::path& file, const CompileOptions& options, Counts* counts
         // Both entry points must agree, and a failure must say where.
         passed = quick == expected && full.valid == expected &&
                  (full.valid || !full.errors.empty() || full.limit_error.has_value());
+        // So must the text path, to the last error unit, on every test (passed or not).
+        const std::string text = test["data"].dump();
+        auto quick_text = compiled->IsValidText(text);
+        auto full_text = compiled->ValidateText(text);
+        if (!quick_text.ok() || *quick_text != quick || !full_text.ok() ||
+            full_text->ToBasicOutput() != full.ToBasicOutput()) {
+          counts->text_disagreements.push_back(file.filename().string() + " | " +
+                                               group["description"].get<std::string>() + " | " +
+                                               test["description"].get<std::string>());
+        }
       }
       if (passed) {
         ++counts->passed;
@@ -101,6 +114,10 @@ Counts RunDirectory(const std::string& draft, const std::string& subdirectory,
               subdirectory.empty() ? "required" : subdirectory.c_str(), counts.passed,
               counts.total);
   for (const auto& failure : counts.failures) std::printf("[suite]   FAIL %s\n", failure.c_str());
+  for (const auto& case_name : counts.text_disagreements) {
+    std::printf("[suite]   TEXT PATH DIFFERS %s\n", case_name.c_str());
+  }
+  EXPECT_TRUE(counts.text_disagreements.empty());
   return counts;
 }
 

@@ -4,6 +4,7 @@
 // read-only between threads. Locations are only built when errors are collected; the
 // evaluated-property/item bookkeeping only exists below a node with unevaluated*.
 #include "schema/internal/validate.h"
+
 #include "json/pointer.h"
 
 #include <algorithm>
@@ -16,34 +17,22 @@
 namespace udon::schema::internal {
 namespace {
 
-std::uint8_t InstanceBit(const json::Value& instance) {
-  switch (instance.type()) {
-    case json::Value::value_t::null: return kNull;
-    case json::Value::value_t::boolean: return kBoolean;
-    case json::Value::value_t::object: return kObject;
-    case json::Value::value_t::array: return kArray;
-    case json::Value::value_t::string: return kString;
-    case json::Value::value_t::number_integer:
-    case json::Value::value_t::number_unsigned:
-    case json::Value::value_t::number_float: return kNumber;
-    default: return 0;
-  }
-}
-
-bool IsIntegral(const json::Value& instance) {
-  if (!instance.is_number_float()) return true;
-  double d = instance.get<double>();
+template <class View>
+bool IsIntegral(const View& instance) {
+  if (!instance.IsFloat()) return true;
+  double d = instance.Number();
   return std::isfinite(d) && std::trunc(d) == d;
 }
 
-bool TypeMatches(std::uint8_t mask, std::uint8_t bit, const json::Value& instance) {
+template <class View>
+bool TypeMatches(std::uint8_t mask, std::uint8_t bit, const View& instance) {
   if ((mask & bit) != 0) return true;
   return bit == kNumber && (mask & kInteger) != 0 && IsIntegral(instance);
 }
 
 // std::string::compare order (unsigned bytes), inline: member names are short and this
 // runs for every member of every object, where a call to memcmp costs more than the loop.
-inline int CompareNames(const std::string& a, const std::string& b) {
+inline int CompareNames(std::string_view a, std::string_view b) {
   const std::size_t n = a.size() < b.size() ? a.size() : b.size();
   const auto* p = reinterpret_cast<const unsigned char*>(a.data());
   const auto* q = reinterpret_cast<const unsigned char*>(b.data());
@@ -53,7 +42,7 @@ inline int CompareNames(const std::string& a, const std::string& b) {
   return a.size() < b.size() ? -1 : (a.size() > b.size() ? 1 : 0);
 }
 
-bool ContainsName(const std::vector<std::string>& sorted, const std::string& name) {
+bool ContainsName(const std::vector<std::string>& sorted, std::string_view name) {
   if (sorted.size() <= 16) {
     for (const std::string& option : sorted) {
       if (option.size() == name.size() && CompareNames(option, name) == 0) return true;
@@ -76,7 +65,7 @@ bool ContainsName(const std::vector<std::string>& sorted, const std::string& nam
 
 // Code points of well-formed UTF-8: the bytes minus the continuation bytes (10xxxxxx),
 // counted eight at a time.
-std::size_t CodePoints(const std::string& text) {
+std::size_t CodePoints(std::string_view text) {
   const std::size_t n = text.size();
   const char* p = text.data();
   std::size_t continuation = 0;
@@ -86,40 +75,41 @@ std::size_t CodePoints(const std::string& text) {
     std::memcpy(&word, p + i, 8);
     // Bit 7 set and bit 6 clear in a byte; the shift never carries into another bit 7.
     std::uint64_t marks = word & ~(word << 1) & 0x8080808080808080ULL;
-    continuation += static_cast<std::size_t>(__builtin_popcountll(marks));
+    // Most text is ASCII, and without -mpopcnt the count is a library call.
+    if (marks != 0) continuation += static_cast<std::size_t>(__builtin_popcountll(marks));
   }
   for (; i < n; ++i) continuation += (static_cast<unsigned char>(p[i]) & 0xC0) == 0x80;
   return n - continuation;
 }
 
 // Sign of instance - limit, exactly for integers, otherwise in double precision.
-int Compare(const json::Value& instance, const Keyword& keyword) {
+template <class View>
+int Compare(const View& instance, const Keyword& keyword) {
   if (keyword.is_integer) {
-    if (const auto* integer = instance.get_ptr<const json::Value::number_integer_t*>()) {
-      std::int64_t value = *integer;
+    if (instance.IsInteger()) {
+      std::int64_t value = instance.Integer();
       return value < keyword.integer ? -1 : (value > keyword.integer ? 1 : 0);
     }
-    if (instance.is_number_unsigned()) {
+    if (instance.IsUnsigned()) {
       if (keyword.integer < 0) return 1;
-      std::uint64_t value = instance.get<std::uint64_t>();
+      std::uint64_t value = instance.Unsigned();
       auto limit = static_cast<std::uint64_t>(keyword.integer);
       return value < limit ? -1 : (value > limit ? 1 : 0);
     }
   }
-  double value = instance.get<double>();
+  double value = instance.Number();
   return value < keyword.number ? -1 : (value > keyword.number ? 1 : 0);
 }
 
-bool IsMultiple(const json::Value& instance, const Keyword& keyword) {
+template <class View>
+bool IsMultiple(const View& instance, const Keyword& keyword) {
   if (keyword.is_integer) {
-    if (instance.is_number_integer() && !instance.is_number_unsigned()) {
-      return instance.get<std::int64_t>() % keyword.integer == 0;
-    }
-    if (instance.is_number_unsigned()) {
-      return instance.get<std::uint64_t>() % static_cast<std::uint64_t>(keyword.integer) == 0;
+    if (instance.IsInteger()) return instance.Integer() % keyword.integer == 0;
+    if (instance.IsUnsigned()) {
+      return instance.Unsigned() % static_cast<std::uint64_t>(keyword.integer) == 0;
     }
   }
-  double value = instance.get<double>();
+  double value = instance.Number();
   if (!std::isfinite(value)) return false;
   double quotient = value / keyword.number;
   if (!std::isfinite(quotient)) return std::fmod(value, keyword.number) == 0;
@@ -127,27 +117,70 @@ bool IsMultiple(const json::Value& instance, const Keyword& keyword) {
   return std::fabs(quotient - std::round(quotient)) < 1e-9;
 }
 
-// A hash consistent with JSON equality (1 and 1.0 are equal).
-std::size_t HashValue(const json::Value& value) {
-  std::size_t seed = static_cast<std::size_t>(InstanceBit(value)) * 0x9E3779B97F4A7C15ULL;
+// JSON equality (const, enum, uniqueItems) between any two views: numbers by value (1 and
+// 1.0 are equal; an int64 and a uint64 only when both are the same non-negative integer),
+// objects by their sorted members.
+template <class A, class B>
+bool NumbersEqual(const A& a, const B& b) {
+  if (a.IsFloat() || b.IsFloat()) return a.Number() == b.Number();
+  if (a.IsInteger() && b.IsInteger()) return a.Integer() == b.Integer();
+  if (a.IsUnsigned() && b.IsUnsigned()) return a.Unsigned() == b.Unsigned();
+  const std::int64_t signed_value = a.IsInteger() ? a.Integer() : b.Integer();
+  const std::uint64_t unsigned_value = a.IsUnsigned() ? a.Unsigned() : b.Unsigned();
+  return signed_value >= 0 && static_cast<std::uint64_t>(signed_value) == unsigned_value;
+}
+
+template <class A, class B>
+bool Equal(const A& a, const B& b) {
+  const std::uint8_t bit = a.Bit();
+  if (bit != b.Bit()) return false;
+  switch (bit) {
+    case kNull: return true;
+    case kBoolean: return a.Bool() == b.Bool();
+    case kNumber: return NumbersEqual(a, b);
+    case kString: return a.String() == b.String();
+    case kArray: {
+      const std::size_t size = a.Size();
+      if (size != b.Size()) return false;
+      for (std::size_t i = 0; i < size; ++i) {
+        if (!Equal(a.Item(i), b.Item(i))) return false;
+      }
+      return true;
+    }
+    case kObject: {
+      if (a.Size() != b.Size()) return false;
+      auto x = a.FirstMember();
+      auto y = b.FirstMember();
+      for (; !x.Done(); x.Next(), y.Next()) {
+        if (x.Name() != y.Name() || !Equal(x.Value(), y.Value())) return false;
+      }
+      return true;
+    }
+    default: return false;
+  }
+}
+
+// A hash consistent with Equal (1 and 1.0 hash alike).
+template <class View>
+std::size_t HashValue(const View& value) {
+  const std::uint8_t bit = value.Bit();
+  std::size_t seed = static_cast<std::size_t>(bit) * 0x9E3779B97F4A7C15ULL;
   auto mix = [&seed](std::size_t h) { seed ^= h + 0x9E3779B97F4A7C15ULL + (seed << 6) + (seed >> 2); };
-  switch (value.type()) {
-    case json::Value::value_t::boolean: mix(value.get<bool>()); break;
-    case json::Value::value_t::string: mix(std::hash<std::string>()(value.get_ref<const std::string&>())); break;
-    case json::Value::value_t::number_integer:
-    case json::Value::value_t::number_unsigned:
-    case json::Value::value_t::number_float: {
-      double d = value.get<double>();
+  switch (bit) {
+    case kBoolean: mix(value.Bool()); break;
+    case kString: mix(std::hash<std::string_view>()(value.String())); break;
+    case kNumber: {
+      double d = value.Number();
       mix(std::hash<double>()(d == 0 ? 0.0 : d));
       break;
     }
-    case json::Value::value_t::array:
-      for (const auto& item : value) mix(HashValue(item));
+    case kArray:
+      for (std::size_t i = 0; i < value.Size(); ++i) mix(HashValue(value.Item(i)));
       break;
-    case json::Value::value_t::object:
-      for (const auto& [key, item] : value.items()) {
-        mix(std::hash<std::string>()(key));
-        mix(HashValue(item));
+    case kObject:
+      for (auto member = value.FirstMember(); !member.Done(); member.Next()) {
+        mix(std::hash<std::string_view>()(member.Name()));
+        mix(HashValue(member.Value()));
       }
       break;
     default: break;
@@ -155,24 +188,25 @@ std::size_t HashValue(const json::Value& value) {
   return seed;
 }
 
-bool AllUnique(const json::Value& array) {
-  std::size_t size = array.size();
+template <class View>
+bool AllUnique(const View& array) {
+  std::size_t size = array.Size();
   if (size < 2) return true;
   if (size <= 16) {
     for (std::size_t i = 0; i < size; ++i) {
       for (std::size_t j = i + 1; j < size; ++j) {
-        if (array[i] == array[j]) return false;
+        if (Equal(array.Item(i), array.Item(j))) return false;
       }
     }
     return true;
   }
   std::vector<std::pair<std::size_t, std::size_t>> hashes;
   hashes.reserve(size);
-  for (std::size_t i = 0; i < size; ++i) hashes.emplace_back(HashValue(array[i]), i);
+  for (std::size_t i = 0; i < size; ++i) hashes.emplace_back(HashValue(array.Item(i)), i);
   std::sort(hashes.begin(), hashes.end());
   for (std::size_t i = 0; i < size; ++i) {
     for (std::size_t j = i + 1; j < size && hashes[j].first == hashes[i].first; ++j) {
-      if (array[hashes[i].second] == array[hashes[j].second]) return false;
+      if (Equal(array.Item(hashes[i].second), array.Item(hashes[j].second))) return false;
     }
   }
   return true;
@@ -203,10 +237,12 @@ void Annotations::MergeFrom(const Annotations& other) {
   }
 }
 
-Evaluator::Evaluator(const Graph& graph, ValidationResult* result)
+template <class View>
+Evaluator<View>::Evaluator(const Graph& graph, ValidationResult* result)
     : graph_(graph), result_(result), collect_(result != nullptr) {}
 
-bool Evaluator::Run(const json::Value& instance) {
+template <class View>
+bool Evaluator<View>::Run(View instance) {
   bool valid = Eval(*graph_.root, instance, nullptr);
   if (limit_ && result_ != nullptr) {
     result_->limit_error = MakeError("schema.limit_exceeded", limit_message_);
@@ -214,12 +250,14 @@ bool Evaluator::Run(const json::Value& instance) {
   return valid && !limit_;
 }
 
-void Evaluator::HitLimit(const char* message) {
+template <class View>
+void Evaluator<View>::HitLimit(const char* message) {
   if (!limit_) limit_message_ = message;
   limit_ = true;
 }
 
-void Evaluator::Fail(const Node& node, std::string_view keyword_path, const char* message) {
+template <class View>
+void Evaluator<View>::Fail(const Node& node, std::string_view keyword_path, const char* message) {
   if (!collect_) return;
   OutputUnit unit;
   unit.keyword_location = keyword_path_;
@@ -235,13 +273,16 @@ void Evaluator::Fail(const Node& node, std::string_view keyword_path, const char
   result_->errors.push_back(std::move(unit));
 }
 
-std::size_t Evaluator::ErrorMark() const { return collect_ ? result_->errors.size() : 0; }
+template <class View>
+std::size_t Evaluator<View>::ErrorMark() const { return collect_ ? result_->errors.size() : 0; }
 
-void Evaluator::DropErrors(std::size_t mark) {
+template <class View>
+void Evaluator<View>::DropErrors(std::size_t mark) {
   if (collect_) result_->errors.resize(mark);
 }
 
-bool Evaluator::EvalChild(const Node& node, const json::Value& instance, Annotations* annotations,
+template <class View>
+bool Evaluator<View>::EvalChild(const Node& node, View instance, Annotations* annotations,
                           std::string_view keyword_path, std::string_view instance_token) {
   if (!collect_) return Eval(node, instance, annotations);
   std::size_t keyword_size = keyword_path_.size();
@@ -258,8 +299,9 @@ bool Evaluator::EvalChild(const Node& node, const json::Value& instance, Annotat
   return valid;
 }
 
-bool Evaluator::EvalLeaf(const Node& node, const json::Value& instance) {
-  std::uint8_t bit = InstanceBit(instance);
+template <class View>
+bool Evaluator<View>::EvalLeaf(const Node& node, View instance) {
+  std::uint8_t bit = instance.Bit();
   if (node.type_mask != 0 && !TypeMatches(node.type_mask, bit, instance)) return false;
   for (const Keyword& keyword : node.keywords) {
     if (keyword.applies_to != 0 && (keyword.applies_to & bit) == 0) continue;
@@ -267,15 +309,15 @@ bool Evaluator::EvalLeaf(const Node& node, const json::Value& instance) {
     bool ok;
     switch (keyword.kind) {
       case KeywordKind::kLength: {
-        std::size_t length = CodePoints(instance.get_ref<const std::string&>());
+        std::size_t length = CodePoints(instance.String());
         ok = length >= keyword.count && (!keyword.has_max || length <= keyword.max_count);
         break;
       }
       case KeywordKind::kMinimum: ok = Compare(instance, keyword) >= 0; break;
       case KeywordKind::kMaximum: ok = Compare(instance, keyword) <= 0; break;
       case KeywordKind::kEnum:
-        ok = keyword.flag ? instance.is_string() &&
-                                ContainsName(keyword.strings, instance.get_ref<const std::string&>())
+        ok = keyword.flag ? instance.IsString() &&
+                                ContainsName(keyword.strings, instance.String())
                           : EvalKeyword(node, keyword, instance, nullptr);
         break;
       default: ok = EvalKeyword(node, keyword, instance, nullptr); break;
@@ -285,7 +327,8 @@ bool Evaluator::EvalLeaf(const Node& node, const json::Value& instance) {
   return !limit_;
 }
 
-bool Evaluator::EvalNode(const Node& node, const json::Value& instance, Annotations* annotations) {
+template <class View>
+bool Evaluator<View>::EvalNode(const Node& node, View instance, Annotations* annotations) {
   if (limit_) return false;
   if (node.trivial == Node::Trivial::kTrue) return true;
   if (node.trivial == Node::Trivial::kFalse) {
@@ -302,7 +345,7 @@ bool Evaluator::EvalNode(const Node& node, const json::Value& instance, Annotati
     dynamic_scope_.push_back(node.resource);
     pushed_scope = true;
   }
-  std::uint8_t bit = InstanceBit(instance);
+  std::uint8_t bit = instance.Bit();
   bool valid = true;
   if (node.type_mask != 0 && !TypeMatches(node.type_mask, bit, instance)) {
     Fail(node, "type", "the instance has a type the schema does not allow");
@@ -328,44 +371,46 @@ bool Evaluator::EvalNode(const Node& node, const json::Value& instance, Annotati
   return valid && !limit_;
 }
 
-bool Evaluator::FollowRef(const Node& target, const json::Value& instance,
+template <class View>
+bool Evaluator<View>::FollowRef(const Node& target, View instance,
                           Annotations* annotations, std::string_view keyword) {
   // The same target on the same instance further up the stack: a cycle that makes no
   // progress and would never end.
-  for (auto it = ref_stack_.rbegin(); it != ref_stack_.rend() && it->second == &instance; ++it) {
+  for (auto it = ref_stack_.rbegin(); it != ref_stack_.rend() && it->second == instance.Identity(); ++it) {
     if (it->first == &target) {
       HitLimit("a reference cycle makes no progress through the instance");
       return false;
     }
   }
-  ref_stack_.emplace_back(&target, &instance);
+  ref_stack_.emplace_back(&target, instance.Identity());
   bool valid = EvalChild(target, instance, annotations, keyword, std::string_view());
   ref_stack_.pop_back();
   return valid;
 }
 
-bool Evaluator::EvalKeyword(const Node& node, const Keyword& keyword, const json::Value& instance,
+template <class View>
+bool Evaluator<View>::EvalKeyword(const Node& node, const Keyword& keyword, View instance,
                             Annotations* annotations) {
   switch (keyword.kind) {
     case KeywordKind::kConst:
-      if (instance == keyword.value) return true;
+      if (Equal(instance, ValueView(keyword.value))) return true;
       Fail(node, "const", "the instance differs from the constant");
       return false;
     case KeywordKind::kEnum:
       if (keyword.flag) {
-        if (instance.is_string() &&
-            ContainsName(keyword.strings, instance.get_ref<const std::string&>())) {
+        if (instance.IsString() &&
+            ContainsName(keyword.strings, instance.String())) {
           return true;
         }
       } else {
         for (const auto& option : keyword.value) {
-          if (instance == option) return true;
+          if (Equal(instance, ValueView(option))) return true;
         }
       }
       Fail(node, "enum", "the instance is not one of the enumerated values");
       return false;
     case KeywordKind::kLength: {
-      std::size_t length = CodePoints(instance.get_ref<const std::string&>());
+      std::size_t length = CodePoints(instance.String());
       if (length < keyword.count) {
         Fail(node, "minLength", "the string is shorter than the minimum length");
         return false;
@@ -377,7 +422,7 @@ bool Evaluator::EvalKeyword(const Node& node, const Keyword& keyword, const json
       return true;
     }
     case KeywordKind::kPattern:
-      switch (keyword.regex->Search(instance.get_ref<const std::string&>())) {
+      switch (keyword.regex->Search(instance.String())) {
         case RegexOutcome::kMatch: return true;
         case RegexOutcome::kNoMatch:
           Fail(node, "pattern", "the string does not match the pattern");
@@ -388,7 +433,7 @@ bool Evaluator::EvalKeyword(const Node& node, const Keyword& keyword, const json
       }
       return false;
     case KeywordKind::kFormat:
-      if (keyword.format(instance.get_ref<const std::string&>())) return true;
+      if (keyword.format(instance.String())) return true;
       Fail(node, "format", "the string is not in the required format");
       return false;
     case KeywordKind::kMinimum:
@@ -412,11 +457,11 @@ bool Evaluator::EvalKeyword(const Node& node, const Keyword& keyword, const json
       Fail(node, "multipleOf", "the number is not a multiple of the divisor");
       return false;
     case KeywordKind::kMinItems:
-      if (instance.size() >= keyword.count) return true;
+      if (instance.Size() >= keyword.count) return true;
       Fail(node, "minItems", "the array has fewer items than the minimum");
       return false;
     case KeywordKind::kMaxItems:
-      if (instance.size() <= keyword.count) return true;
+      if (instance.Size() <= keyword.count) return true;
       Fail(node, "maxItems", "the array has more items than the maximum");
       return false;
     case KeywordKind::kUniqueItems:
@@ -424,25 +469,22 @@ bool Evaluator::EvalKeyword(const Node& node, const Keyword& keyword, const json
       Fail(node, "uniqueItems", "the array has duplicate items");
       return false;
     case KeywordKind::kMinProperties:
-      if (instance.size() >= keyword.count) return true;
+      if (instance.Size() >= keyword.count) return true;
       Fail(node, "minProperties", "the object has fewer properties than the minimum");
       return false;
     case KeywordKind::kMaxProperties:
-      if (instance.size() <= keyword.count) return true;
+      if (instance.Size() <= keyword.count) return true;
       Fail(node, "maxProperties", "the object has more properties than the maximum");
       return false;
     case KeywordKind::kRequired: {
       if (keyword.flag && !collect_) return true;  // counted by the properties pass
       // Both sorted: one merge over the members instead of a lookup per name.
       bool valid = true;
-      const auto& members = instance.get_ref<const json::Value::object_t&>();
-      auto member = members.begin();
+      auto member = instance.FirstMember();
       for (const std::string& name : keyword.strings) {
         int order = 1;
-        while (member != members.end() && (order = CompareNames(member->first, name)) < 0) {
-          ++member;
-        }
-        if (member != members.end() && order == 0) continue;
+        while (!member.Done() && (order = CompareNames(member.Name(), name)) < 0) member.Next();
+        if (!member.Done() && order == 0) continue;
         Fail(node, "required", "a required property is missing");
         valid = false;
         if (!collect_) break;
@@ -452,9 +494,9 @@ bool Evaluator::EvalKeyword(const Node& node, const Keyword& keyword, const json
     case KeywordKind::kDependentRequired: {
       bool valid = true;
       for (const auto& [name, required] : keyword.dependencies) {
-        if (!instance.contains(name)) continue;
+        if (!instance.Contains(name)) continue;
         for (const std::string& other : required) {
-          if (instance.contains(other)) continue;
+          if (instance.Contains(other)) continue;
           Fail(node, keyword.name, "a property required by another property is missing");
           valid = false;
           if (!collect_) return false;
@@ -468,15 +510,16 @@ bool Evaluator::EvalKeyword(const Node& node, const Keyword& keyword, const json
   return false;
 }
 
-bool Evaluator::EvalApplicator(const Node& node, const Keyword& keyword,
-                               const json::Value& instance, Annotations* annotations) {
+template <class View>
+bool Evaluator<View>::EvalApplicator(const Node& node, const Keyword& keyword,
+                               View instance, Annotations* annotations) {
   switch (keyword.kind) {
     case KeywordKind::kProperties: return EvalProperties(keyword, instance, annotations);
     case KeywordKind::kPropertyNames: {
       bool valid = true;
-      for (auto it = instance.begin(); it != instance.end(); ++it) {
-        json::Value key(it.key());
-        if (!EvalChild(*keyword.sub, key, nullptr, "propertyNames", std::string_view())) {
+      for (auto member = instance.FirstMember(); !member.Done(); member.Next()) {
+        const typename View::Key key(instance, member.Name());
+        if (!EvalChild(*keyword.sub, key.View(), nullptr, "propertyNames", std::string_view())) {
           valid = false;
           if (!collect_) break;
         }
@@ -486,7 +529,7 @@ bool Evaluator::EvalApplicator(const Node& node, const Keyword& keyword,
     case KeywordKind::kDependentSchemas: {
       bool valid = true;
       for (const NamedNode& dependency : keyword.named) {
-        if (!instance.contains(dependency.name)) continue;
+        if (!instance.Contains(dependency.name)) continue;
         std::string path = keyword.name + "/" + EscapeToken(dependency.name);
         if (!EvalChild(*dependency.node, instance, annotations, path, std::string_view())) {
           valid = false;
@@ -598,27 +641,28 @@ bool Evaluator::EvalApplicator(const Node& node, const Keyword& keyword,
     }
     case KeywordKind::kUnevaluatedItems: {
       bool valid = true;
-      for (std::size_t i = 0; i < instance.size(); ++i) {
+      for (std::size_t i = 0; i < instance.Size(); ++i) {
         if (i < annotations->items.size() && annotations->items[i]) continue;
-        if (!EvalChild(*keyword.sub, instance[i], nullptr, "unevaluatedItems",
+        if (!EvalChild(*keyword.sub, instance.Item(i), nullptr, "unevaluatedItems",
                        collect_ ? std::to_string(i) : std::string())) {
           valid = false;
           if (!collect_) break;
         }
-        annotations->MarkItem(i, instance.size());
+        annotations->MarkItem(i, instance.Size());
       }
       return valid;
     }
     case KeywordKind::kUnevaluatedProperties: {
       bool valid = true;
       std::size_t index = 0;
-      for (auto it = instance.begin(); it != instance.end(); ++it, ++index) {
+      for (auto member = instance.FirstMember(); !member.Done(); member.Next(), ++index) {
         if (index < annotations->properties.size() && annotations->properties[index]) continue;
-        if (!EvalChild(*keyword.sub, *it, nullptr, "unevaluatedProperties", it.key())) {
+        if (!EvalChild(*keyword.sub, member.Value(), nullptr, "unevaluatedProperties",
+                       member.Name())) {
           valid = false;
           if (!collect_) break;
         }
-        annotations->MarkProperty(index, instance.size());
+        annotations->MarkProperty(index, instance.Size());
       }
       return valid;
     }
@@ -628,19 +672,18 @@ bool Evaluator::EvalApplicator(const Node& node, const Keyword& keyword,
   return false;
 }
 
-bool Evaluator::EvalProperties(const Keyword& keyword, const json::Value& instance,
+template <class View>
+bool Evaluator<View>::EvalProperties(const Keyword& keyword, View instance,
                                Annotations* annotations) {
   bool valid = true;
   std::size_t index = 0;
   std::size_t next_named = 0;
   std::size_t required_seen = 0;
-  const std::size_t size = instance.size();
-  // Both the instance members (std::map) and keyword.named are sorted by name: one merge.
-  // The std::map itself: nlohmann's iterator dispatches on the value type at every step.
-  const auto& members = instance.get_ref<const json::Value::object_t&>();
-  for (auto it = members.begin(); it != members.end(); ++it, ++index) {
-    const std::string& name = it->first;
-    const json::Value& value = it->second;
+  const std::size_t size = instance.Size();
+  // Both the instance members and keyword.named are sorted by name: one merge.
+  for (auto member = instance.FirstMember(); !member.Done(); member.Next(), ++index) {
+    const std::string_view name = member.Name();
+    const View value = member.Value();
     bool evaluated = false;
     int order = 1;
     while (next_named < keyword.named.size() &&
@@ -686,17 +729,18 @@ bool Evaluator::EvalProperties(const Keyword& keyword, const json::Value& instan
   return valid;
 }
 
-bool Evaluator::EvalItems(const Keyword& keyword, const json::Value& instance,
+template <class View>
+bool Evaluator<View>::EvalItems(const Keyword& keyword, View instance,
                           Annotations* annotations) {
   bool valid = true;
-  const std::size_t size = instance.size();
+  const std::size_t size = instance.Size();
   const bool draft07 = keyword.flag;
   std::size_t prefix = std::min(keyword.subs.size(), size);
   for (std::size_t i = 0; i < prefix; ++i) {
-    bool ok = collect_ ? EvalChild(*keyword.subs[i], instance[i], nullptr,
+    bool ok = collect_ ? EvalChild(*keyword.subs[i], instance.Item(i), nullptr,
                                    (draft07 ? "items/" : "prefixItems/") + std::to_string(i),
                                    std::to_string(i))
-                       : Eval(*keyword.subs[i], instance[i], nullptr);
+                       : Eval(*keyword.subs[i], instance.Item(i), nullptr);
     if (!ok) {
       valid = false;
       if (!collect_) return false;
@@ -706,8 +750,8 @@ bool Evaluator::EvalItems(const Keyword& keyword, const json::Value& instance,
   if (keyword.sub == nullptr) return valid;
   const char* rest_name = draft07 && !keyword.subs.empty() ? "additionalItems" : "items";
   for (std::size_t i = prefix; i < size; ++i) {
-    bool ok = collect_ ? EvalChild(*keyword.sub, instance[i], nullptr, rest_name, std::to_string(i))
-                       : Eval(*keyword.sub, instance[i], nullptr);
+    bool ok = collect_ ? EvalChild(*keyword.sub, instance.Item(i), nullptr, rest_name, std::to_string(i))
+                       : Eval(*keyword.sub, instance.Item(i), nullptr);
     if (!ok) {
       valid = false;
       if (!collect_) return false;
@@ -717,13 +761,14 @@ bool Evaluator::EvalItems(const Keyword& keyword, const json::Value& instance,
   return valid;
 }
 
-bool Evaluator::EvalContains(const Node& node, const Keyword& keyword, const json::Value& instance,
+template <class View>
+bool Evaluator<View>::EvalContains(const Node& node, const Keyword& keyword, View instance,
                              Annotations* annotations) {
   std::size_t mark = ErrorMark();
   std::size_t matches = 0;
-  const std::size_t size = instance.size();
+  const std::size_t size = instance.Size();
   for (std::size_t i = 0; i < size; ++i) {
-    if (EvalChild(*keyword.sub, instance[i], nullptr, "contains",
+    if (EvalChild(*keyword.sub, instance.Item(i), nullptr, "contains",
                   collect_ ? std::to_string(i) : std::string())) {
       ++matches;
       if (annotations != nullptr) annotations->MarkItem(i, size);
@@ -746,5 +791,8 @@ bool Evaluator::EvalContains(const Node& node, const Keyword& keyword, const jso
   }
   return true;
 }
+
+template class Evaluator<ValueView>;
+template class Evaluator<DocumentView>;
 
 }  // namespace udon::schema::internal

@@ -1,4 +1,6 @@
-// The evaluator: the mutable state of one validation over an immutable Graph.
+// The evaluator: the mutable state of one validation over an immutable Graph. One
+// evaluator for every kind of instance: a template over the views of instance.h,
+// instantiated (in validate.cc) for ValueView and DocumentView only.
 #pragma once
 
 #include <cstddef>
@@ -9,6 +11,7 @@
 
 #include "json/json.h"
 #include "schema/internal/graph.h"
+#include "schema/internal/instance.h"
 #include "schema/schema.h"
 
 namespace udon::schema::internal {
@@ -24,36 +27,37 @@ struct Annotations {
   void MergeFrom(const Annotations& other);
 };
 
+template <class View>
 class Evaluator {
  public:
   // result nullptr: stop at the first failure and build no locations.
   Evaluator(const Graph& graph, ValidationResult* result);
-  bool Run(const json::Value& instance);
+  bool Run(View instance);
 
  private:
-  bool Eval(const Node& node, const json::Value& instance, Annotations* annotations) {
+  bool Eval(const Node& node, View instance, Annotations* annotations) {
     // A node without subschemas needs neither depth, scope nor locations on the fast path.
     if (node.leaf && !collect_ && !limit_) return EvalLeaf(node, instance);
     return EvalNode(node, instance, annotations);
   }
-  bool EvalNode(const Node& node, const json::Value& instance, Annotations* annotations);
-  bool EvalLeaf(const Node& node, const json::Value& instance);
+  bool EvalNode(const Node& node, View instance, Annotations* annotations);
+  bool EvalLeaf(const Node& node, View instance);
   // Eval one level down: keyword_path is appended to the keyword location; instance_token
   // (unless a default string_view) to the instance location.
-  bool EvalChild(const Node& node, const json::Value& instance, Annotations* annotations,
+  bool EvalChild(const Node& node, View instance, Annotations* annotations,
                  std::string_view keyword_path, std::string_view instance_token);
-  bool EvalKeyword(const Node& node, const Keyword& keyword, const json::Value& instance,
+  bool EvalKeyword(const Node& node, const Keyword& keyword, View instance,
                    Annotations* annotations);
   // The keywords that apply subschemas, out of line so that the scalar checks stay lean.
-  bool EvalApplicator(const Node& node, const Keyword& keyword, const json::Value& instance,
+  bool EvalApplicator(const Node& node, const Keyword& keyword, View instance,
                       Annotations* annotations);
-  bool EvalProperties(const Keyword& keyword, const json::Value& instance,
+  bool EvalProperties(const Keyword& keyword, View instance,
                       Annotations* annotations);
-  bool EvalItems(const Keyword& keyword, const json::Value& instance, Annotations* annotations);
-  bool EvalContains(const Node& node, const Keyword& keyword, const json::Value& instance,
+  bool EvalItems(const Keyword& keyword, View instance, Annotations* annotations);
+  bool EvalContains(const Node& node, const Keyword& keyword, View instance,
                     Annotations* annotations);
   // $ref / $dynamicRef: refuses a cycle that makes no progress through the instance.
-  bool FollowRef(const Node& target, const json::Value& instance, Annotations* annotations,
+  bool FollowRef(const Node& target, View instance, Annotations* annotations,
                  std::string_view keyword);
   void Fail(const Node& node, std::string_view keyword_path, const char* message);
   void HitLimit(const char* message);
@@ -69,7 +73,10 @@ class Evaluator {
   bool limit_ = false;
   const char* limit_message_ = "";
   std::vector<const ResourceNodes*> dynamic_scope_;
-  std::vector<std::pair<const Node*, const json::Value*>> ref_stack_;
+  std::vector<std::pair<const Node*, const void*>> ref_stack_;  // (target, instance identity)
 };
+
+extern template class Evaluator<ValueView>;
+extern template class Evaluator<DocumentView>;
 
 }  // namespace udon::schema::internal
