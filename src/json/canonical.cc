@@ -562,10 +562,7 @@ class CanonicalTextWriter {
   bool OnNumber(const internal::NumberToken& token) {
     Separate();
     first_in_container_ = false;
-    // Integers of at most 15 digits are exact doubles below 1e21: ES prints them as written
-    // (the grammar already forbids leading zeros). Only -0 changes.
-    const std::size_t digits = token.text.size() - (token.text[0] == '-' ? 1 : 0);
-    if (token.is_integer && digits <= 15 && token.text != "-0") {
+    if (token.as_written) {
       out_.append(token.text);
     } else {
       AppendEs6Number(out_, token.value);

@@ -55,6 +55,9 @@ struct NumberToken {
   bool has_magnitude = false;
   bool negative = false;
   std::uint64_t magnitude = 0;
+  // The literal is already what ES Number::toString prints for value (and so its RFC 8785
+  // form). May be false for some literals that are; never true for one that is not.
+  bool as_written = false;
 };
 
 // Length of the well-formed UTF-8 sequence at p (RFC 3629: no overlongs, no surrogates,
@@ -120,20 +123,29 @@ inline const unsigned char* SkipPlainStringBytes(const unsigned char* p,
   return p;
 }
 
+#if defined(__SSE2__)
+// Bit i set if byte i of the 16 at p is JSON whitespace.
+inline unsigned WhitespaceMask16(const unsigned char* p) {
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  const __m128i blank = _mm_or_si128(
+      _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))),
+      _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\r')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\t'))));
+  return static_cast<unsigned>(_mm_movemask_epi8(blank));
+}
+#endif
+
 // The first byte at or after p that is not JSON whitespace, or end. Indented documents
-// have long runs of it: 16 bytes at a time where SSE2 is.
+// have a newline and an indentation of up to a few dozen bytes before most tokens: 32
+// bytes are looked at in one step where SSE2 is, so that most runs end without a loop.
 inline const unsigned char* SkipWhitespace(const unsigned char* p, const unsigned char* end) {
 #if defined(__SSE2__)
-  const __m128i space = _mm_set1_epi8(' ');
-  const __m128i newline = _mm_set1_epi8('\n');
-  const __m128i carriage_return = _mm_set1_epi8('\r');
-  const __m128i tab = _mm_set1_epi8('\t');
+  while (end - p >= 32) {
+    const unsigned mask = WhitespaceMask16(p) | (WhitespaceMask16(p + 16) << 16);
+    if (mask != 0xFFFFFFFFu) return p + __builtin_ctz(~mask);
+    p += 32;
+  }
   while (end - p >= 16) {
-    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    const __m128i blank = _mm_or_si128(
-        _mm_or_si128(_mm_cmpeq_epi8(v, space), _mm_cmpeq_epi8(v, newline)),
-        _mm_or_si128(_mm_cmpeq_epi8(v, carriage_return), _mm_cmpeq_epi8(v, tab)));
-    const unsigned mask = ~static_cast<unsigned>(_mm_movemask_epi8(blank)) & 0xFFFFu;
+    const unsigned mask = ~WhitespaceMask16(p) & 0xFFFFu;
     if (mask != 0) return p + __builtin_ctz(mask);
     p += 16;
   }
@@ -450,14 +462,21 @@ class Parser {
     }
     const std::size_t integer_digits = static_cast<std::size_t>(p_ - integer_begin);
     bool is_integer = true;
+    // The digits of a fraction continue the magnitude (up to 19 digits in all).
+    const unsigned char* fraction_begin = p_;
+    std::size_t fraction_digits = 0;
     if (p_ != end_ && *p_ == '.') {
       is_integer = false;
       ++p_;
       if (p_ == end_ || !IsDigit(*p_)) return Stop("json.syntax", "invalid number fraction");
-      while (p_ != end_ && IsDigit(*p_)) ++p_;
+      fraction_begin = p_;
+      for (; p_ != end_ && IsDigit(*p_); ++p_) magnitude = magnitude * 10 + (*p_ - '0');
+      fraction_digits = static_cast<std::size_t>(p_ - fraction_begin);
     }
+    bool has_exponent = false;
     if (p_ != end_ && (*p_ == 'e' || *p_ == 'E')) {
       is_integer = false;
+      has_exponent = true;
       ++p_;
       if (p_ != end_ && (*p_ == '+' || *p_ == '-')) ++p_;
       if (p_ == end_ || !IsDigit(*p_)) return Stop("json.syntax", "invalid number exponent");
@@ -473,6 +492,19 @@ class Parser {
       token.negative = negative;
       token.magnitude = magnitude;
       token.value = negative ? -static_cast<double>(magnitude) : static_cast<double>(magnitude);
+      // Up to 15 digits an integer is an exact double below 10^21, which ES prints as
+      // written (the grammar already forbids leading zeros); only -0 changes.
+      token.as_written = integer_digits <= 15 && !(negative && magnitude == 0);
+      return Check(handler_.OnNumber(token));
+    }
+    if (!has_exponent && integer_digits + fraction_digits <= 19 && magnitude <= kExactLimit) {
+      // Both the digits as an integer (at most 2^53) and 10^fraction_digits (at most 10^18)
+      // are exact doubles, and IEEE division rounds once, to nearest: the double from_chars
+      // gives, without its general algorithm.
+      const double value = static_cast<double>(magnitude) / kPowersOfTen[fraction_digits];
+      token.value = negative ? -value : value;
+      token.as_written = IsShortestDecimal(integer_begin, integer_digits, fraction_begin,
+                                           fraction_digits);
       return Check(handler_.OnNumber(token));
     }
     const auto [ptr, ec] =
@@ -488,6 +520,25 @@ class Parser {
       return Stop("json.syntax", "invalid number");
     }
     return Check(handler_.OnNumber(token));
+  }
+
+  static constexpr std::uint64_t kExactLimit = std::uint64_t{1} << 53;
+  static constexpr double kPowersOfTen[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,
+                                            1e7,  1e8,  1e9,  1e10, 1e11, 1e12, 1e13,
+                                            1e14, 1e15, 1e16, 1e17, 1e18};
+
+  // True if a literal with a fraction and no exponent is already what ES Number::toString
+  // prints for its value: at most 15 significant digits (each such decimal is the only
+  // one of at most 15 digits that rounds to its double, so it is the shortest that
+  // round-trips), no trailing zero in the fraction, and not below 10^-6 (where ES switches
+  // to exponent notation).
+  static bool IsShortestDecimal(const unsigned char* integer_begin, std::size_t integer_digits,
+                                const unsigned char* fraction_begin, std::size_t fraction_digits) {
+    if (fraction_begin[fraction_digits - 1] == '0') return false;
+    if (integer_begin[0] != '0') return integer_digits + fraction_digits <= 15;
+    std::size_t zeros = 0;  // leading zeros of the fraction of 0.xxx
+    while (fraction_begin[zeros] == '0') ++zeros;
+    return zeros <= 5 && fraction_digits - zeros <= 15;
   }
 
   // Decides between overflow and underflow for an out-of-range literal from its decimal
@@ -528,6 +579,11 @@ class Parser {
   [[gnu::always_inline]] void SkipSpace() {
     // Compact JSON has no whitespace between tokens; every whitespace byte is <= ' '.
     if (p_ == end_ || *p_ > ' ') return;
+    // Indented JSON has one space after each ':'.
+    if (*p_ == ' ' && end_ - p_ >= 2 && p_[1] > ' ') {
+      ++p_;
+      return;
+    }
     p_ = SkipWhitespace(p_, end_);
   }
 
