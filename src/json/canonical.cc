@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -403,6 +404,22 @@ template <std::size_t kSize>
   }
 }
 
+// Copies count bytes in steps of kChunk, for copies of unpredictable lengths: reads up to
+// kChunk - 1 bytes past the source range and overwrites as many past the destination
+// range, so both must have that much slack, and nothing there may be needed afterwards.
+constexpr std::size_t kChunk = 32;
+[[gnu::always_inline]] inline void CopyChunks(char* destination, const char* source,
+                                              std::size_t count) {
+  struct Chunk {
+    char bytes[kChunk];
+  };
+  for (std::size_t i = 0; i < count; i += kChunk) {
+    Chunk chunk;
+    std::memcpy(&chunk, source + i, kChunk);
+    std::memcpy(destination + i, &chunk, kChunk);
+  }
+}
+
 // Output storage for the text path: an uninitialized byte area (a std::string would be
 // zero-filled first: one more pass over the whole output), so appends are a bounds check
 // and a store.
@@ -433,6 +450,11 @@ class ByteBuffer {
     size_ += count;
   }
   void clear() { size_ = 0; }
+  // Makes the count bytes after the end readable and zero (they stay outside size()).
+  void ZeroSlack(std::size_t count) {
+    if (capacity_ - size_ < count) Grow(count);
+    std::memset(storage_.get() + size_, 0, count);
+  }
 
  private:
   [[gnu::noinline]] void Grow(std::size_t at_least) {
@@ -531,7 +553,10 @@ class CanonicalTextWriter {
   bool OnEndObject() {
     const OpenObject object = objects_.back();
     objects_.pop_back();
-    if (members_.size() - object.first_member > 1 && !OrderMembers(object)) return false;
+    if (members_.size() - object.first_member > 1) {
+      out_.ZeroSlack(kChunk);  // for MemberPrefix and CopyChunks
+      if (!OrderMembers(object)) return false;
+    }
     members_.resize(object.first_member);
     keys_.resize(object.keys_size);
     out_.push_back('}');
@@ -665,6 +690,25 @@ class CanonicalTextWriter {
     return prefix;
   }
 
+  // NamePrefix of a member, for a name written in out_ with one load: out_ has eight
+  // readable bytes from the start of every name (see OnEndObject), those past the name are
+  // masked off.
+  std::uint64_t MemberPrefix(const Member& member, bool& prefixes_decide) const {
+    if (member.key_offset != kInOutput) return NamePrefix(Key(member), prefixes_decide);
+    std::uint64_t word;
+    std::memcpy(&word, out_.data() + member.begin + 1, sizeof word);
+    static_assert(std::endian::native == std::endian::little);
+    const std::size_t length = member.key_length;
+    const std::uint64_t keep = length >= 8 ? ~std::uint64_t{0} : ~(~std::uint64_t{0} >> (8 * length));
+    const std::uint64_t prefix = __builtin_bswap64(word) & keep;
+    // A byte is EE or above if its high bit is set and its low seven bits, plus 0x12, carry
+    // into the high bit (no carry crosses bytes: 0x7F + 0x12 < 0x100).
+    constexpr std::uint64_t kLow = 0x7F7F7F7F7F7F7F7Full;
+    constexpr std::uint64_t kHigh = 0x8080808080808080ull;
+    if ((((prefix & kLow) + 0x1212121212121212ull) & prefix & kHigh) != 0) prefixes_decide = false;
+    return prefix;
+  }
+
   // Names of the open objects' members stay where they were written: an object is only
   // rearranged when it closes, and what closes later lies after them.
   std::string_view Key(const Member& member) const {
@@ -673,6 +717,11 @@ class CanonicalTextWriter {
     }
     return std::string_view(keys_).substr(member.key_offset, member.key_length);
   }
+
+  // Up to this many members, an object whose name prefixes all differ is ordered by
+  // counting, for each member, the prefixes below its own: without branches on the
+  // comparisons, whose outcomes a branch predictor cannot learn.
+  static constexpr std::size_t kRankLimit = 16;
 
   bool OrderMembers(const OpenObject& object) {
     const Member* first = members_.data() + object.first_member;
@@ -683,23 +732,53 @@ class CanonicalTextWriter {
     order_.resize(count);
     bool prefixes_decide = true;
     for (std::size_t i = 0; i < count; ++i) {
-      order_[i] = {NamePrefix(Key(first[i]), prefixes_decide), static_cast<std::uint32_t>(i)};
+      order_[i] = {MemberPrefix(first[i], prefixes_decide), static_cast<std::uint32_t>(i)};
     }
-    const auto compare = [&](const Ordered& a, const Ordered& b) {
-      if (prefixes_decide && a.prefix != b.prefix) return a.prefix < b.prefix ? -1 : 1;
-      return CompareUtf16(Key(first[a.index]), Key(first[b.index]));
-    };
-    bool sorted = true;
-    for (std::size_t i = 1; i < count; ++i) {
-      const int order = compare(order_[i - 1], order_[i]);
-      if (order == 0) return Duplicate();
-      if (order > 0) sorted = false;
+    bool ranked = false;
+    if (prefixes_decide && count <= kRankLimit) {
+      std::uint8_t rank[kRankLimit];
+      unsigned ties = 0;
+      unsigned moved = 0;
+      for (std::size_t i = 0; i < count; ++i) {
+        const std::uint64_t own = order_[i].prefix;
+        unsigned below = 0;
+        unsigned equal = 0;
+        for (std::size_t j = 0; j < count; ++j) {
+          // The borrow of a subtraction, which compilers keep as a flag instead of turning
+          // "a < b ? 1 : 0" into a branch.
+          std::uint64_t difference;
+          below += __builtin_sub_overflow(order_[j].prefix, own, &difference) ? 1u : 0u;
+          equal += difference == 0 ? 1u : 0u;
+        }
+        rank[i] = static_cast<std::uint8_t>(below);
+        ties |= equal - 1;
+        moved |= below ^ static_cast<unsigned>(i);
+      }
+      if (ties == 0) {
+        if (moved == 0) return true;  // already in order
+        for (std::size_t i = 0; i < count; ++i) {
+          order_[rank[i]].index = static_cast<std::uint32_t>(i);
+        }
+        ranked = true;
+      }
     }
-    if (sorted) return true;
-    std::sort(order_.begin(), order_.end(),
-              [&](const Ordered& a, const Ordered& b) { return compare(a, b) < 0; });
-    for (std::size_t i = 1; i < count; ++i) {
-      if (compare(order_[i - 1], order_[i]) == 0) return Duplicate();
+    if (!ranked) {
+      const auto compare = [&](const Ordered& a, const Ordered& b) {
+        if (prefixes_decide && a.prefix != b.prefix) return a.prefix < b.prefix ? -1 : 1;
+        return CompareUtf16(Key(first[a.index]), Key(first[b.index]));
+      };
+      bool sorted = true;
+      for (std::size_t i = 1; i < count; ++i) {
+        const int order = compare(order_[i - 1], order_[i]);
+        if (order == 0) return Duplicate();
+        if (order > 0) sorted = false;
+      }
+      if (sorted) return true;
+      std::sort(order_.begin(), order_.end(),
+                [&](const Ordered& a, const Ordered& b) { return compare(a, b) < 0; });
+      for (std::size_t i = 1; i < count; ++i) {
+        if (compare(order_[i - 1], order_[i]) == 0) return Duplicate();
+      }
     }
     // A member ends at the comma before the next one; the last one at the current end.
     const std::size_t end = out_.size();
@@ -710,13 +789,14 @@ class CanonicalTextWriter {
     if (!has_records_inside && end - object.begin <= kInPlaceLimit) {
       const std::size_t members_begin = object.begin + 1;
       scratch_.clear();
+      scratch_.reserve(kInPlaceLimit + kChunk);  // for CopyChunks
       scratch_.append(out_.data() + members_begin, end - members_begin);
       char* write = out_.data() + members_begin;
       for (std::size_t i = 0; i < count; ++i) {
         if (i != 0) *write++ = ',';
         const std::uint32_t index = order_[i].index;
         const std::size_t length = span_end(index) - first[index].begin;
-        CopyBytes(write, scratch_.data() + (first[index].begin - members_begin), length);
+        CopyChunks(write, scratch_.data() + (first[index].begin - members_begin), length);
         write += length;
       }
       return true;
