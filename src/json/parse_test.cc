@@ -5,6 +5,9 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <string>
+
+#include "json/internal/parser.h"
 
 namespace udon::json {
 namespace {
@@ -149,6 +152,175 @@ TEST(ParseTest, RefusesInputAboveTheSizeLimit) {
   ParseOptions options;
   options.max_bytes = 4;
   EXPECT_EQ(ParseError("[1,2]", options).code, "json.too_large");
+}
+
+// The string scan reads 16 bytes at a time (SSE2) and, once a string has a non-ASCII byte,
+// checks its UTF-8 16 bytes at a time. Its verdict must be the scalar reading's: where it
+// stops (quote, backslash, control character, first byte of malformed UTF-8) and whether it
+// passed a lead byte EF..F4, for every byte at every position around the block edges.
+const unsigned char* ScalarStringStop(const unsigned char* p, const unsigned char* end,
+                                      bool& high_lead) {
+  while (p != end) {
+    const unsigned char c = *p;
+    if (c == '"' || c == '\\' || c < 0x20) break;
+    if (c < 0x80) {
+      ++p;
+      continue;
+    }
+    const std::size_t length = internal::Utf8SequenceLength(p, end);
+    if (length == 0) break;
+    if (c >= 0xEF) high_lead = true;
+    p += length;
+  }
+  return p;
+}
+
+// Compares the scan with the scalar reading over body, alone and with bytes after it (the
+// scan must not look past its end, and may not stop early when more follows).
+void ExpectScanAgrees(const std::string& body) {
+  for (const std::string& text : {body, body + "\"" + std::string(40, 'z')}) {
+    const auto* begin = reinterpret_cast<const unsigned char*>(text.data());
+    const auto* end = begin + text.size();
+    bool scalar_high = false;
+    bool fast_high = false;
+    const unsigned char* scalar = ScalarStringStop(begin, end, scalar_high);
+    const unsigned char* fast = internal::SkipWellFormedStringBytes(begin, end, fast_high);
+    ASSERT_EQ(fast - begin, scalar - begin) << testing::PrintToString(body);
+    ASSERT_EQ(fast_high, scalar_high) << testing::PrintToString(body);
+  }
+}
+
+// Parse's verdict on a string with this body (no escapes): accepted, or refused with the
+// code and offset of the byte where the scalar reading stops.
+void ExpectParseAgrees(const std::string& body) {
+  const std::string text = "[\"" + body + "\"]";
+  const auto* begin = reinterpret_cast<const unsigned char*>(body.data());
+  bool high_lead = false;
+  const std::size_t stop =
+      static_cast<std::size_t>(ScalarStringStop(begin, begin + body.size(), high_lead) - begin);
+  auto result = Parse(text);
+  if (stop == body.size()) {
+    ASSERT_TRUE(result.ok()) << testing::PrintToString(body) << result.error().Describe();
+    EXPECT_EQ((*result)[0].get<std::string>(), body);
+    return;
+  }
+  ASSERT_FALSE(result.ok()) << testing::PrintToString(body);
+  const unsigned char c = begin[stop];
+  EXPECT_EQ(result.error().code, c < 0x20 ? "json.syntax" : "json.invalid_utf8")
+      << testing::PrintToString(body);
+  EXPECT_EQ(result.error().pointer, "/0");
+  ASSERT_TRUE(result.error().location.has_value());
+  EXPECT_EQ(result.error().location->offset, 2 + stop) << testing::PrintToString(body);
+}
+
+const std::string kFillers[] = {"a", "\xC3\xA9", "\xE6\xB8\xB2", "\xF0\x9F\x8E\xAC", "a\xC3\xA9",
+                                "\xEF\xBC\xA1"};
+
+// A body of about length bytes made of whole filler characters.
+std::string Filled(const std::string& filler, std::size_t length) {
+  std::string body;
+  while (body.size() + filler.size() <= length) body += filler;
+  return body;
+}
+
+TEST(StringScanTest, EverySpecialByteAtEveryPositionOfTwoBlocks) {
+  const std::string specials[] = {"\"", "\\", std::string(1, '\0'), "\x1F", "\x7F", "\x80",
+                                  "\xBF", "\xC0", "\xC1", "\xF5", "\xFF", "\xE0", "\xED",
+                                  "\xF0", "\xF4", "\xEF\xBF\xBD", "\xF4\x8F\xBF\xBF"};
+  for (const std::string& filler : kFillers) {
+    for (std::size_t position = 0; position < 40; ++position) {
+      for (const std::string& special : specials) {
+        SCOPED_TRACE(position);
+        // Before and after the special byte: whole characters, or a cut one (the special
+        // byte lands inside a multi-byte filler character).
+        std::string body = Filled(filler, position);
+        body += std::string(filler, 0, position - body.size());
+        body += special;
+        body += Filled(filler, 40);
+        ExpectScanAgrees(body);
+        if (special[0] != '"' && special[0] != '\\') ExpectParseAgrees(body);
+      }
+    }
+  }
+}
+
+TEST(StringScanTest, LengthsAroundTheBlockSizes) {
+  for (const std::string& filler : kFillers) {
+    for (std::size_t length : {0, 1, 15, 16, 17, 31, 32, 33, 47, 48, 49, 64, 65}) {
+      SCOPED_TRACE(length);
+      const std::string body = Filled(filler, length);
+      ExpectScanAgrees(body);
+      ExpectParseAgrees(body);
+      // Cut short: the last character loses its final byte.
+      if (!body.empty() && static_cast<unsigned char>(body.back()) >= 0x80) {
+        ExpectScanAgrees(body.substr(0, body.size() - 1));
+        ExpectParseAgrees(body.substr(0, body.size() - 1));
+      }
+    }
+  }
+}
+
+// Every malformed form (overlongs, encoded surrogates, above U+10FFFF, truncated, stray
+// continuation bytes, invalid leads) with its first byte at every offset 0..40, so that it
+// straddles each 16-byte block edge in every way.
+TEST(StringScanTest, MalformedUtf8StraddlingTheBlockEdges) {
+  const std::string bad_forms[] = {
+      "\xC0\xAF",         "\xC1\xBF",         "\xE0\x80\xAF",     "\xE0\x9F\xBF",
+      "\xF0\x80\x80\xAF", "\xF0\x8F\xBF\xBF", "\xED\xA0\x80",     "\xED\xBF\xBF",
+      "\xF4\x90\x80\x80", "\xF5\x80\x80\x80", "\xE2\x82",         "\xF0\x9F\x98",
+      "\xC3",             "\xE2\x28\xA1",     "\xC3\x28",         "\xF0\x9F\x98\x28",
+      "\xE1\x80\xC0",     "\xF1\x80\x80\xF1"};
+  // Their well-formed neighbours must pass.
+  const std::string good_forms[] = {"\xC2\x80", "\xDF\xBF", "\xE0\xA0\x80", "\xED\x9F\xBF",
+                                    "\xEE\x80\x80", "\xF0\x90\x80\x80", "\xF4\x8F\xBF\xBF"};
+  for (const std::string& filler : {std::string("a"), std::string("\xE6\xB8\xB2"), std::string("\xC3\xA9")}) {
+    for (std::size_t offset = 0; offset <= 40; ++offset) {
+      SCOPED_TRACE(offset);
+      std::string prefix(offset, 'x');
+      if (filler != "a") prefix = std::string(offset % filler.size(), 'x') + Filled(filler, offset);
+      for (const std::string& form : bad_forms) {
+        const std::string body = prefix + form + Filled(filler, 20);
+        ExpectScanAgrees(body);
+        ExpectParseAgrees(body);
+      }
+      for (const std::string& form : good_forms) {
+        const std::string body = prefix + form + Filled(filler, 20);
+        ExpectScanAgrees(body);
+        ExpectParseAgrees(body);
+      }
+    }
+  }
+}
+
+// Random bodies of up to 48 bytes over bytes at every class edge, against the scalar reading.
+TEST(StringScanTest, RandomBytesAgreeWithTheScalarReading) {
+  const unsigned char alphabet[] = {0x00, 0x1F, 0x20, 'a',  0x7F, 0x80, 0x8F, 0x90, 0x9F,
+                                    0xA0, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF, 0xE0, 0xE1, 0xEC,
+                                    0xED, 0xEE, 0xEF, 0xF0, 0xF1, 0xF3, 0xF4, 0xF5, 0xFF,
+                                    '"',  '\\'};
+  std::uint64_t state = 0x243F6A8885A308D3ull;
+  auto next = [&state] {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  };
+  for (int round = 0; round < 200000; ++round) {
+    // Mostly well-formed text (ASCII and whole characters) with a few edge bytes, so that
+    // scans get far.
+    const std::size_t length = next() % 49;
+    std::string body;
+    while (body.size() < length) {
+      const std::uint64_t roll = next() % 16;
+      if (roll == 0) body.push_back(static_cast<char>(alphabet[next() % sizeof alphabet]));
+      else if (roll == 1) body.push_back(static_cast<char>(0x80 + next() % 0x40));
+      else if (roll < 8) body += kFillers[next() % std::size(kFillers)];
+      else body.push_back('a');
+    }
+    ExpectScanAgrees(body);
+    if (body.find_first_of("\"\\") == std::string::npos) ExpectParseAgrees(body);
+    if (HasFailure()) return;
+  }
 }
 
 

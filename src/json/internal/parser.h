@@ -154,20 +154,88 @@ inline const unsigned char* SkipWhitespace(const unsigned char* p, const unsigne
   return p;
 }
 
+#if defined(__SSE2__)
+// Of the 16 bytes at p, which begin at a character, the length of the longest prefix made
+// of plain string bytes and whole well-formed UTF-8 sequences (the rules of
+// Utf8SequenceLength): it ends at the first quote, backslash or control character, at the
+// lead byte of the first malformed sequence, or at that of a sequence the block cuts off.
+// Sets high_lead if the prefix has a lead byte EF..F4. All in SSE2: classes of bytes are
+// compared as signed bytes (80..FF are negative) and combined as bit masks, one bit a byte.
+inline unsigned WellFormedPrefix16(const unsigned char* p, bool& high_lead) {
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  const auto mask = [](__m128i m) { return static_cast<unsigned>(_mm_movemask_epi8(m)); };
+  const auto equal = [&](int byte) {
+    return mask(_mm_cmpeq_epi8(v, _mm_set1_epi8(static_cast<char>(byte))));
+  };
+  // For a bound in 80..FF: the bytes from 80 up to below it.
+  const auto below = [&](int bound) {
+    return mask(_mm_cmplt_epi8(v, _mm_set1_epi8(static_cast<char>(bound))));
+  };
+  const unsigned high = mask(v);
+  const unsigned control = mask(_mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1F)), v));
+  const unsigned special = control | equal('"') | equal('\\');
+  const unsigned below_90 = below(0x90);
+  const unsigned below_a0 = below(0xA0);
+  const unsigned continuation = below(0xC0);
+  const unsigned below_c2 = below(0xC2);
+  const unsigned below_e0 = below(0xE0);
+  const unsigned below_ef = below(0xEF);
+  const unsigned below_f0 = below(0xF0);
+  const unsigned below_f5 = below(0xF5);
+  const unsigned lead2 = below_e0 & ~below_c2;
+  const unsigned lead3 = below_f0 & ~below_e0;
+  const unsigned lead4 = below_f5 & ~below_f0;
+  const unsigned invalid_lead = (below_c2 & ~continuation) | (high & ~below_f5);
+  // The continuation bytes the leads call for (bits 16..18: past the block).
+  const unsigned needed = ((lead2 | lead3 | lead4) << 1) | ((lead3 | lead4) << 2) | (lead4 << 3);
+  // Second bytes out of range: overlongs (E0 80..9F, F0 80..8F), surrogates (ED A0..BF),
+  // above U+10FFFF (F4 90..BF).
+  const unsigned bad_second = ((equal(0xE0) << 1) & below_a0) |
+                              ((equal(0xED) << 1) & continuation & ~below_a0) |
+                              ((equal(0xF0) << 1) & below_90) |
+                              ((equal(0xF4) << 1) & continuation & ~below_90);
+  const unsigned stops = special | invalid_lead | (continuation & ~needed) |
+                         (needed & ~continuation & 0xFFFFu) | bad_second | 0x10000u;
+  unsigned length = static_cast<unsigned>(__builtin_ctz(stops));
+  // Every sequence before the first stop is whole and well-formed except perhaps the last,
+  // which the stop may cut: then the prefix ends at its lead.
+  const unsigned leads = (lead2 | lead3 | lead4) & ((1u << length) - 1);
+  if (leads != 0) {
+    const unsigned last = 31u - static_cast<unsigned>(__builtin_clz(leads));
+    const unsigned bit = 1u << last;
+    const unsigned sequence = (lead2 & bit) != 0 ? 2 : (lead3 & bit) != 0 ? 3 : 4;
+    if (last + sequence > length) length = last;
+  }
+  if ((high & ~below_ef & ((1u << length) - 1)) != 0) high_lead = true;
+  return length;
+}
+#endif
+
 // The first byte at or after p that is not plain string text or part of a well-formed
-// UTF-8 sequence ('"', '\\', a control character, malformed UTF-8), or end. Runs of
-// multi-byte characters (CJK text) are validated back to back without returning to the
-// ASCII scan between them. max_lead is raised to the highest lead byte passed.
+// UTF-8 sequence ('"', '\\', a control character, malformed UTF-8), or end. Once a string
+// has a non-ASCII byte, its rest is checked 16 bytes at a time where SSE2 is (text that
+// mixes scripts would otherwise switch between the ASCII scan and the one for sequences
+// at every few bytes). high_lead is set if a lead byte EF..F4 was passed.
 inline const unsigned char* SkipWellFormedStringBytes(const unsigned char* p,
                                                       const unsigned char* end,
-                                                      unsigned char& max_lead) {
+                                                      bool& high_lead) {
   for (;;) {
     p = SkipPlainStringBytes(p, end);
     if (p == end || *p < 0x80) return p;
+#if defined(__SSE2__)
+    while (end - p >= 16) {
+      const unsigned length = WellFormedPrefix16(p, high_lead);
+      p += length;
+      // Short of 16 at a special ASCII byte or malformed UTF-8: done; at a sequence the
+      // block cut off: the next block starts with it.
+      if (length == 0 || (length < 16 && *p < 0x80)) return p;
+    }
+    if (p == end || *p < 0x80) continue;
+#endif
     do {
       const std::size_t n = Utf8SequenceLength(p, end);
       if (n == 0) return p;
-      if (*p > max_lead) max_lead = *p;
+      if (*p >= 0xEF) high_lead = true;
       p += n;
     } while (p != end && *p >= 0x80);
   }
@@ -323,14 +391,14 @@ class Parser {
     const unsigned char* start = p_;
     // Fast path: plain bytes and well-formed UTF-8 up to the closing quote (anything else
     // is left to the copying loop below, which reports it).
-    unsigned char max_lead = 0;
-    p_ = SkipWellFormedStringBytes(p_, end_, max_lead);
+    bool high_lead = false;
+    p_ = SkipWellFormedStringBytes(p_, end_, high_lead);
     if (p_ != end_ && *p_ == '"') {
       scratch_token_.text = std::string_view(reinterpret_cast<const char*>(start), p_ - start);
       scratch_token_.in_input = true;
       scratch_token_.written = scratch_token_.text;
       scratch_token_.minimally_escaped = true;
-      scratch_token_.may_hold_noncharacter = max_lead >= 0xEF;
+      scratch_token_.may_hold_noncharacter = high_lead;
       ++p_;
       return true;
     }
@@ -344,7 +412,7 @@ class Parser {
         scratch_token_.written =
             std::string_view(reinterpret_cast<const char*>(start), p_ - start);
         scratch_token_.minimally_escaped = minimal;
-        scratch_token_.may_hold_noncharacter = max_lead >= 0xEF;
+        scratch_token_.may_hold_noncharacter = high_lead;
         ++p_;
         return true;
       }
@@ -363,7 +431,7 @@ class Parser {
       }
       const std::size_t n = Utf8SequenceLength(p_, end_);
       if (n == 0) return Stop("json.invalid_utf8", "invalid UTF-8 in a string");
-      if (c > max_lead) max_lead = c;
+      if (c >= 0xEF) high_lead = true;
       scratch_.append(reinterpret_cast<const char*>(p_), n);
       p_ += n;
     }
