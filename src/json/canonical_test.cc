@@ -308,6 +308,24 @@ TEST(Strings, NoncharactersAreRefused) {
     const std::string fine = "\"" + padding + "\xef\xb7\x8f\xef\xbf\xbd\xf0\x9f\x98\x82" + padding + "\"";
     ExpectCanonical("[" + fine + "]", "[" + fine + "]");
   }
+  // After multi-byte text too, where the parser checks 16 bytes at a time and flags only
+  // the byte patterns that begin a noncharacter: each form at every offset 0..40.
+  for (const std::string filler : {"\xE6\xB8\xB2", "\xC3\xA9", "a\xF0\x9F\x8E\xAC"}) {
+    for (std::size_t offset = 0; offset <= 40; ++offset) {
+      SCOPED_TRACE(offset);
+      std::string padding(offset % filler.size(), 'x');
+      while (padding.size() + filler.size() <= offset) padding += filler;
+      for (const char* noncharacter : {"\xef\xb7\x90", "\xef\xb7\xaf", "\xef\xbf\xbe",
+                                       "\xef\xbf\xbf", "\xf0\x9f\xbf\xbe", "\xf4\x8f\xbf\xbf"}) {
+        ExpectRefused("{\"k\":\"" + padding + noncharacter + padding + filler + "\"}",
+                      "json.not_canonicalizable", "/k");
+      }
+      // Their neighbours (U+FDCF, U+FDF0, U+FFFD, U+1FFFD, U+EFBF) pass.
+      const std::string fine = "\"" + padding + "\xef\xb7\x8f\xef\xb7\xb0\xef\xbf\xbd" +
+                               padding + "\xf0\x9f\xbf\xbd\xee\xbe\xbf" + filler + "\"";
+      ExpectCanonical("[" + fine + "]", "[" + fine + "]");
+    }
+  }
   // Neighbours of the noncharacter ranges are ordinary characters.
   ExpectCanonical(R"(["\ufdcf\ufdf0\ufffd\ud83f\udffd"])",
                   "[\"\xef\xb7\x8f\xef\xb7\xb0\xef\xbf\xbd\xf0\x9f\xbf\xbd\"]");

@@ -40,8 +40,10 @@ struct StringToken {
   // in_input.
   std::string_view written;
   bool minimally_escaped;
-  // False only if no byte of written is EF..F4, the only lead bytes that can begin a
-  // noncharacter (U+FDD0..U+FDEF, U+xFFFE, U+xFFFF). Known for free while validating.
+  // False only if written holds no noncharacter (U+FDD0..U+FDEF, U+xFFFE, U+xFFFF): known
+  // almost for free while validating. Set for any lead byte EF..F4 (the only ones that can
+  // begin a noncharacter), or, where 16 bytes are checked at once, only for EF B7 and EF BF
+  // and for a four-byte sequence whose third byte is BF.
   bool may_hold_noncharacter;
 };
 
@@ -159,9 +161,11 @@ inline const unsigned char* SkipWhitespace(const unsigned char* p, const unsigne
 // of plain string bytes and whole well-formed UTF-8 sequences (the rules of
 // Utf8SequenceLength): it ends at the first quote, backslash or control character, at the
 // lead byte of the first malformed sequence, or at that of a sequence the block cuts off.
-// Sets high_lead if the prefix has a lead byte EF..F4. All in SSE2: classes of bytes are
+// Sets may_hold_noncharacter if the prefix has EF B7, EF BF, or a four-byte sequence whose
+// third byte is BF: every noncharacter begins so (U+FDD0..U+FDEF: EF B7 90..AF; U+FFFE,
+// U+FFFF: EF BF BE..BF; U+xFFFE, U+xFFFF: F0..F4 xx BF BE..BF). All in SSE2: classes of bytes are
 // compared as signed bytes (80..FF are negative) and combined as bit masks, one bit a byte.
-inline unsigned WellFormedPrefix16(const unsigned char* p, bool& high_lead) {
+inline unsigned WellFormedPrefix16(const unsigned char* p, bool& may_hold_noncharacter) {
   const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
   const auto mask = [](__m128i m) { return static_cast<unsigned>(_mm_movemask_epi8(m)); };
   const auto equal = [&](int byte) {
@@ -179,7 +183,6 @@ inline unsigned WellFormedPrefix16(const unsigned char* p, bool& high_lead) {
   const unsigned continuation = below(0xC0);
   const unsigned below_c2 = below(0xC2);
   const unsigned below_e0 = below(0xE0);
-  const unsigned below_ef = below(0xEF);
   const unsigned below_f0 = below(0xF0);
   const unsigned below_f5 = below(0xF5);
   const unsigned lead2 = below_e0 & ~below_c2;
@@ -206,7 +209,10 @@ inline unsigned WellFormedPrefix16(const unsigned char* p, bool& high_lead) {
     const unsigned sequence = (lead2 & bit) != 0 ? 2 : (lead3 & bit) != 0 ? 3 : 4;
     if (last + sequence > length) length = last;
   }
-  if ((high & ~below_ef & ((1u << length) - 1)) != 0) high_lead = true;
+  const unsigned bf = equal(0xBF);
+  const unsigned noncharacter_start =
+      (equal(0xEF) & ((equal(0xB7) | bf) >> 1)) | (lead4 & (bf >> 2));
+  if ((noncharacter_start & ((1u << length) - 1)) != 0) may_hold_noncharacter = true;
   return length;
 }
 #endif
@@ -215,16 +221,16 @@ inline unsigned WellFormedPrefix16(const unsigned char* p, bool& high_lead) {
 // UTF-8 sequence ('"', '\\', a control character, malformed UTF-8), or end. Once a string
 // has a non-ASCII byte, its rest is checked 16 bytes at a time where SSE2 is (text that
 // mixes scripts would otherwise switch between the ASCII scan and the one for sequences
-// at every few bytes). high_lead is set if a lead byte EF..F4 was passed.
+// at every few bytes). Sets may_hold_noncharacter as StringToken describes it.
 inline const unsigned char* SkipWellFormedStringBytes(const unsigned char* p,
                                                       const unsigned char* end,
-                                                      bool& high_lead) {
+                                                      bool& may_hold_noncharacter) {
   for (;;) {
     p = SkipPlainStringBytes(p, end);
     if (p == end || *p < 0x80) return p;
 #if defined(__SSE2__)
     while (end - p >= 16) {
-      const unsigned length = WellFormedPrefix16(p, high_lead);
+      const unsigned length = WellFormedPrefix16(p, may_hold_noncharacter);
       p += length;
       // Short of 16 at a special ASCII byte or malformed UTF-8: done; at a sequence the
       // block cut off: the next block starts with it.
@@ -235,7 +241,7 @@ inline const unsigned char* SkipWellFormedStringBytes(const unsigned char* p,
     do {
       const std::size_t n = Utf8SequenceLength(p, end);
       if (n == 0) return p;
-      if (*p >= 0xEF) high_lead = true;
+      if (*p >= 0xEF) may_hold_noncharacter = true;
       p += n;
     } while (p != end && *p >= 0x80);
   }
@@ -391,14 +397,14 @@ class Parser {
     const unsigned char* start = p_;
     // Fast path: plain bytes and well-formed UTF-8 up to the closing quote (anything else
     // is left to the copying loop below, which reports it).
-    bool high_lead = false;
-    p_ = SkipWellFormedStringBytes(p_, end_, high_lead);
+    bool may_hold_noncharacter = false;
+    p_ = SkipWellFormedStringBytes(p_, end_, may_hold_noncharacter);
     if (p_ != end_ && *p_ == '"') {
       scratch_token_.text = std::string_view(reinterpret_cast<const char*>(start), p_ - start);
       scratch_token_.in_input = true;
       scratch_token_.written = scratch_token_.text;
       scratch_token_.minimally_escaped = true;
-      scratch_token_.may_hold_noncharacter = high_lead;
+      scratch_token_.may_hold_noncharacter = may_hold_noncharacter;
       ++p_;
       return true;
     }
@@ -412,7 +418,7 @@ class Parser {
         scratch_token_.written =
             std::string_view(reinterpret_cast<const char*>(start), p_ - start);
         scratch_token_.minimally_escaped = minimal;
-        scratch_token_.may_hold_noncharacter = high_lead;
+        scratch_token_.may_hold_noncharacter = may_hold_noncharacter;
         ++p_;
         return true;
       }
@@ -431,7 +437,7 @@ class Parser {
       }
       const std::size_t n = Utf8SequenceLength(p_, end_);
       if (n == 0) return Stop("json.invalid_utf8", "invalid UTF-8 in a string");
-      if (c >= 0xEF) high_lead = true;
+      if (c >= 0xEF) may_hold_noncharacter = true;
       scratch_.append(reinterpret_cast<const char*>(p_), n);
       p_ += n;
     }
