@@ -207,27 +207,32 @@ void ExpectScanAgrees(const std::string& body) {
   }
 }
 
-// Parse's verdict on a string with this body (no escapes): accepted, or refused with the
+// Parse's verdict on a string with this body (no escapes), alone and after an escape (the
+// rest of a string with escapes is read by the same scan): accepted, or refused with the
 // code and offset of the byte where the scalar reading stops.
 void ExpectParseAgrees(const std::string& body) {
-  const std::string text = "[\"" + body + "\"]";
   const auto* begin = reinterpret_cast<const unsigned char*>(body.data());
   ScalarReading reading;
   const std::size_t stop =
       static_cast<std::size_t>(ScalarStringStop(begin, begin + body.size(), reading) - begin);
-  auto result = Parse(text);
-  if (stop == body.size()) {
-    ASSERT_TRUE(result.ok()) << testing::PrintToString(body) << result.error().Describe();
-    EXPECT_EQ((*result)[0].get<std::string>(), body);
-    return;
+  for (const std::string escape : {"", "\\n", "\\u00e9\\\""}) {
+    const std::string text = "[\"" + escape + body + "\"]";
+    auto result = Parse(text);
+    if (stop == body.size()) {
+      ASSERT_TRUE(result.ok()) << testing::PrintToString(text) << result.error().Describe();
+      const std::string decoded = escape.empty() ? "" : escape[1] == 'n' ? "\n" : "\xC3\xA9\"";
+      EXPECT_EQ((*result)[0].get<std::string>(), decoded + body);
+      continue;
+    }
+    ASSERT_FALSE(result.ok()) << testing::PrintToString(text);
+    const unsigned char c = begin[stop];
+    EXPECT_EQ(result.error().code, c < 0x20 ? "json.syntax" : "json.invalid_utf8")
+        << testing::PrintToString(text);
+    EXPECT_EQ(result.error().pointer, "/0");
+    ASSERT_TRUE(result.error().location.has_value());
+    EXPECT_EQ(result.error().location->offset, 2 + escape.size() + stop)
+        << testing::PrintToString(text);
   }
-  ASSERT_FALSE(result.ok()) << testing::PrintToString(body);
-  const unsigned char c = begin[stop];
-  EXPECT_EQ(result.error().code, c < 0x20 ? "json.syntax" : "json.invalid_utf8")
-      << testing::PrintToString(body);
-  EXPECT_EQ(result.error().pointer, "/0");
-  ASSERT_TRUE(result.error().location.has_value());
-  EXPECT_EQ(result.error().location->offset, 2 + stop) << testing::PrintToString(body);
 }
 
 const std::string kFillers[] = {"a", "\xC3\xA9", "\xE6\xB8\xB2", "\xF0\x9F\x8E\xAC", "a\xC3\xA9",

@@ -429,17 +429,13 @@ class Parser {
         if (minimal) minimal = IsMinimalEscape(escape, p_);
         continue;
       }
-      if (c < 0x80) {  // a run of plain bytes, copied at once
-        const unsigned char* run = p_;
-        p_ = SkipPlainStringBytes(p_, end_);
-        scratch_.append(reinterpret_cast<const char*>(run), static_cast<std::size_t>(p_ - run));
-        continue;
-      }
-      const std::size_t n = Utf8SequenceLength(p_, end_);
-      if (n == 0) return Stop("json.invalid_utf8", "invalid UTF-8 in a string");
-      if (c >= 0xEF) may_hold_noncharacter = true;
-      scratch_.append(reinterpret_cast<const char*>(p_), n);
-      p_ += n;
+      // A run of plain bytes and well-formed UTF-8 up to the next escape, copied at once. It
+      // is empty only at malformed UTF-8: anything else stops at a quote, backslash or
+      // control character, handled above.
+      const unsigned char* run = p_;
+      p_ = SkipWellFormedStringBytes(p_, end_, may_hold_noncharacter);
+      if (p_ == run) return Stop("json.invalid_utf8", "invalid UTF-8 in a string");
+      scratch_.append(reinterpret_cast<const char*>(run), static_cast<std::size_t>(p_ - run));
     }
     return Stop("json.syntax", "unterminated string");
   }
