@@ -450,6 +450,18 @@ class ByteBuffer {
     size_ += count;
   }
   void clear() { size_ = 0; }
+  // append for bytes followed by at least kChunk - 1 readable ones (see CopyChunks).
+  [[gnu::always_inline]] void AppendChunks(const char* bytes, std::size_t count) {
+    if (capacity_ - size_ < count + kChunk) [[unlikely]] Grow(count + kChunk);
+    CopyChunks(storage_.get() + size_, bytes, count);
+    size_ += count;
+  }
+  // Appends c if add, without a branch on add (writes c past the end either way).
+  [[gnu::always_inline]] void PushBackIf(char c, bool add) {
+    if (size_ == capacity_) [[unlikely]] Grow(1);
+    storage_[size_] = c;
+    size_ += add ? 1 : 0;
+  }
   // Makes the count bytes after the end readable and zero (they stay outside size()).
   void ZeroSlack(std::size_t count) {
     if (capacity_ - size_ < count) Grow(count);
@@ -518,7 +530,8 @@ class HashSink {
 
 class CanonicalTextWriter {
  public:
-  explicit CanonicalTextWriter(std::string_view input) {
+  explicit CanonicalTextWriter(std::string_view input)
+      : input_end_(input.data() + input.size()) {
     // Canonical text is rarely longer than its source (only number spellings like 1e20 and
     // some escapes grow); the buffer grows if it is.
     out_.reserve(input.size() + 64);
@@ -588,7 +601,7 @@ class CanonicalTextWriter {
     Separate();
     first_in_container_ = false;
     if (token.as_written) {
-      out_.append(token.text);
+      AppendInput(token.text.data(), token.text.size());
     } else {
       AppendEs6Number(out_, token.value);
     }
@@ -655,8 +668,17 @@ class CanonicalTextWriter {
     std::size_t span_count;
   };
 
-  void Separate() {
-    if (!first_in_container_) out_.push_back(',');
+  // Whether a comma comes is as good as random to a branch predictor.
+  void Separate() { out_.PushBackIf(',', !first_in_container_); }
+
+  // Appends a piece of the input: one that fits a chunk as a chunk (see CopyChunks), unless
+  // it is too near the input's end for its read.
+  void AppendInput(const char* bytes, std::size_t count) {
+    if (count <= kChunk && input_end_ - bytes >= static_cast<std::ptrdiff_t>(kChunk)) {
+      out_.AppendChunks(bytes, count);
+    } else {
+      out_.append(bytes, count);
+    }
   }
 
   // A string written with minimal escapes (all strings without any, and what JSON
@@ -665,9 +687,8 @@ class CanonicalTextWriter {
   bool AppendString(const internal::StringToken& token) {
     if (!token.minimally_escaped) return AppendCanonicalString<true>(out_, token.text);
     if (token.may_hold_noncharacter && HoldsNoncharacter(token.written)) return false;
-    out_.push_back('"');
-    out_.append(token.written);
-    out_.push_back('"');
+    // With the quotes around it in the input.
+    AppendInput(token.written.data() - 1, token.written.size() + 2);
     return true;
   }
 
@@ -855,6 +876,7 @@ class CanonicalTextWriter {
     return false;
   }
 
+  const char* input_end_;
   ByteBuffer out_;
   bool first_in_container_ = true;
   std::vector<OpenObject> objects_;
