@@ -719,9 +719,19 @@ class CanonicalTextWriter {
     std::uint64_t word;
     std::memcpy(&word, out_.data() + member.begin + 1, sizeof word);
     static_assert(std::endian::native == std::endian::little);
-    const std::size_t length = member.key_length;
-    const std::uint64_t keep = length >= 8 ? ~std::uint64_t{0} : ~(~std::uint64_t{0} >> (8 * length));
-    const std::uint64_t prefix = __builtin_bswap64(word) & keep;
+    // The high min(length, 8) bytes, looked up rather than branched on.
+    static constexpr std::uint64_t kKeep[9] = {
+        0,
+        0xFF00000000000000ull,
+        0xFFFF000000000000ull,
+        0xFFFFFF0000000000ull,
+        0xFFFFFFFF00000000ull,
+        0xFFFFFFFFFF000000ull,
+        0xFFFFFFFFFFFF0000ull,
+        0xFFFFFFFFFFFFFF00ull,
+        0xFFFFFFFFFFFFFFFFull};
+    const std::uint64_t prefix =
+        __builtin_bswap64(word) & kKeep[std::min<std::size_t>(member.key_length, 8)];
     // A byte is EE or above if its high bit is set and its low seven bits, plus 0x12, carry
     // into the high bit (no carry crosses bytes: 0x7F + 0x12 < 0x100).
     constexpr std::uint64_t kLow = 0x7F7F7F7F7F7F7F7Full;
@@ -744,6 +754,42 @@ class CanonicalTextWriter {
   // comparisons, whose outcomes a branch predictor cannot learn.
   static constexpr std::size_t kRankLimit = 16;
 
+  enum class RankResult { kInOrder, kRanked, kTie };
+
+  // Orders order_[0, count) by prefix when all prefixes differ, by counting for each the
+  // prefixes below it. The comparisons run over kWidth entries whatever count is, those
+  // past count padded with a prefix above any name's (no UTF-8 byte is FF), so that the
+  // inner loop unrolls and has no exit to predict.
+  template <std::size_t kWidth>
+  RankResult RankByPrefix(std::size_t count) {
+    std::uint64_t prefixes[kWidth];
+    for (std::size_t j = 0; j < kWidth; ++j) {
+      prefixes[j] = j < count ? order_[j].prefix : ~std::uint64_t{0};
+    }
+    std::uint8_t rank[kWidth];
+    unsigned ties = 0;
+    unsigned moved = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+      const std::uint64_t own = prefixes[i];
+      unsigned below = 0;
+      unsigned equal = 0;
+      for (std::size_t j = 0; j < kWidth; ++j) {
+        // The borrow of a subtraction, which compilers keep as a flag instead of turning
+        // "a < b ? 1 : 0" into a branch.
+        std::uint64_t difference;
+        below += __builtin_sub_overflow(prefixes[j], own, &difference) ? 1u : 0u;
+        equal += difference == 0 ? 1u : 0u;
+      }
+      rank[i] = static_cast<std::uint8_t>(below);
+      ties |= equal - 1;
+      moved |= below ^ static_cast<unsigned>(i);
+    }
+    if (ties != 0) return RankResult::kTie;
+    if (moved == 0) return RankResult::kInOrder;
+    for (std::size_t i = 0; i < count; ++i) order_[rank[i]].index = static_cast<std::uint32_t>(i);
+    return RankResult::kRanked;
+  }
+
   bool OrderMembers(const OpenObject& object) {
     const Member* first = members_.data() + object.first_member;
     const std::size_t count = members_.size() - object.first_member;
@@ -757,31 +803,9 @@ class CanonicalTextWriter {
     }
     bool ranked = false;
     if (prefixes_decide && count <= kRankLimit) {
-      std::uint8_t rank[kRankLimit];
-      unsigned ties = 0;
-      unsigned moved = 0;
-      for (std::size_t i = 0; i < count; ++i) {
-        const std::uint64_t own = order_[i].prefix;
-        unsigned below = 0;
-        unsigned equal = 0;
-        for (std::size_t j = 0; j < count; ++j) {
-          // The borrow of a subtraction, which compilers keep as a flag instead of turning
-          // "a < b ? 1 : 0" into a branch.
-          std::uint64_t difference;
-          below += __builtin_sub_overflow(order_[j].prefix, own, &difference) ? 1u : 0u;
-          equal += difference == 0 ? 1u : 0u;
-        }
-        rank[i] = static_cast<std::uint8_t>(below);
-        ties |= equal - 1;
-        moved |= below ^ static_cast<unsigned>(i);
-      }
-      if (ties == 0) {
-        if (moved == 0) return true;  // already in order
-        for (std::size_t i = 0; i < count; ++i) {
-          order_[rank[i]].index = static_cast<std::uint32_t>(i);
-        }
-        ranked = true;
-      }
+      const RankResult result = count <= 8 ? RankByPrefix<8>(count) : RankByPrefix<kRankLimit>(count);
+      if (result == RankResult::kInOrder) return true;
+      ranked = result == RankResult::kRanked;
     }
     if (!ranked) {
       const auto compare = [&](const Ordered& a, const Ordered& b) {
