@@ -367,6 +367,39 @@ TEST(Sorting, EscapedAndPlainNamesTogether) {
   ExpectCanonical(large, *slow);
 }
 
+// Objects of up to 8 and up to 16 members are ordered by counting smaller name prefixes
+// (eight bytes), larger ones and those with a shared prefix by sorting: every count from
+// 2 to 20, names in reverse and shuffled order, short, long and sharing their first eight
+// bytes, and a duplicate at every position.
+TEST(Sorting, EveryMemberCountAndPrefixKind) {
+  const std::string stems[] = {"", "k", "abcdefgh", "abcdefghij", "\xc3\xa9t\xc3\xa9"};
+  for (std::size_t count = 2; count <= 20; ++count) {
+    for (const std::string& stem : stems) {
+      SCOPED_TRACE(std::to_string(count) + " " + stem);
+      std::vector<std::string> names;
+      for (std::size_t i = 0; i < count; ++i) {
+        // Distinct names; with a long stem they differ only after the eighth byte.
+        names.push_back(stem + static_cast<char>('a' + (i * 7) % 26) + std::to_string(i));
+      }
+      std::string text = "{";
+      for (std::size_t i = 0; i < count; ++i) {
+        text += (i ? ",\"" : "\"") + names[count - 1 - i] + "\":[" + std::to_string(i) + "]";
+      }
+      text += "}";
+      Result<Value> parsed = Parse(text);
+      ASSERT_TRUE(parsed.ok()) << parsed.error().Describe();
+      Result<std::string> slow = Canonicalize(*parsed);
+      ASSERT_TRUE(slow.ok());
+      ExpectCanonical(text, *slow);
+      for (std::size_t duplicate = 0; duplicate + 1 < count; ++duplicate) {
+        std::string with_duplicate = text.substr(0, text.size() - 1) + ",\"" +
+                                     names[duplicate] + "\":0}";
+        ExpectRefused(with_duplicate, "json.duplicate_key", "/" + names[duplicate]);
+      }
+    }
+  }
+}
+
 TEST(Sorting, NestedObjectsInsideReorderedMembers) {
   ExpectCanonical(R"({"b":[{"z":1,"y":{"d":4,"c":[3,{"f":6,"e":5}]}},"s"],"a":{"k":true}})",
                   R"({"a":{"k":true},"b":[{"y":{"c":[3,{"e":5,"f":6}],"d":4},"z":1},"s"]})");
