@@ -463,8 +463,8 @@ class ByteBuffer {
     size_ += add ? 1 : 0;
   }
   // Makes the count bytes after the end readable and zero (they stay outside size()).
-  void ZeroSlack(std::size_t count) {
-    if (capacity_ - size_ < count) Grow(count);
+  [[gnu::always_inline]] void ZeroSlack(std::size_t count) {
+    if (capacity_ - size_ < count) [[unlikely]] Grow(count);
     std::memset(storage_.get() + size_, 0, count);
   }
 
