@@ -8,6 +8,7 @@
 #include <string>
 
 #include "json/internal/parser.h"
+#include "json/internal/test_files.h"
 
 namespace udon::json {
 namespace {
@@ -197,12 +198,12 @@ void ExpectScanAgrees(const std::string& body) {
     const unsigned char* scalar = ScalarStringStop(begin, end, reading);
     const unsigned char* fast =
         internal::SkipWellFormedStringBytes(begin, end, may_hold_noncharacter);
-    ASSERT_EQ(fast - begin, scalar - begin) << testing::PrintToString(body);
+    ASSERT_EQ(fast - begin, scalar - begin) << ::testing::PrintToString(body);
     if (reading.holds_noncharacter) {
-      ASSERT_TRUE(may_hold_noncharacter) << testing::PrintToString(body);
+      ASSERT_TRUE(may_hold_noncharacter) << ::testing::PrintToString(body);
     }
     if (!reading.high_lead) {
-      ASSERT_FALSE(may_hold_noncharacter) << testing::PrintToString(body);
+      ASSERT_FALSE(may_hold_noncharacter) << ::testing::PrintToString(body);
     }
   }
 }
@@ -219,19 +220,19 @@ void ExpectParseAgrees(const std::string& body) {
     const std::string text = "[\"" + escape + body + "\"]";
     auto result = Parse(text);
     if (stop == body.size()) {
-      ASSERT_TRUE(result.ok()) << testing::PrintToString(text) << result.error().Describe();
+      ASSERT_TRUE(result.ok()) << ::testing::PrintToString(text) << result.error().Describe();
       const std::string decoded = escape.empty() ? "" : escape[1] == 'n' ? "\n" : "\xC3\xA9\"";
       EXPECT_EQ((*result)[0].get<std::string>(), decoded + body);
       continue;
     }
-    ASSERT_FALSE(result.ok()) << testing::PrintToString(text);
+    ASSERT_FALSE(result.ok()) << ::testing::PrintToString(text);
     const unsigned char c = begin[stop];
     EXPECT_EQ(result.error().code, c < 0x20 ? "json.syntax" : "json.invalid_utf8")
-        << testing::PrintToString(text);
+        << ::testing::PrintToString(text);
     EXPECT_EQ(result.error().pointer, "/0");
     ASSERT_TRUE(result.error().location.has_value());
     EXPECT_EQ(result.error().location->offset, 2 + escape.size() + stop)
-        << testing::PrintToString(text);
+        << ::testing::PrintToString(text);
   }
 }
 
@@ -289,12 +290,6 @@ TEST(StringScanTest, LengthsAroundTheBlockSizes) {
 // continuation bytes, invalid leads) with its first byte at every offset 0..40, so that it
 // straddles each 16-byte block edge in every way.
 TEST(StringScanTest, MalformedUtf8StraddlingTheBlockEdges) {
-  const std::string bad_forms[] = {
-      "\xC0\xAF",         "\xC1\xBF",         "\xE0\x80\xAF",     "\xE0\x9F\xBF",
-      "\xF0\x80\x80\xAF", "\xF0\x8F\xBF\xBF", "\xED\xA0\x80",     "\xED\xBF\xBF",
-      "\xF4\x90\x80\x80", "\xF5\x80\x80\x80", "\xE2\x82",         "\xF0\x9F\x98",
-      "\xC3",             "\xE2\x28\xA1",     "\xC3\x28",         "\xF0\x9F\x98\x28",
-      "\xE1\x80\xC0",     "\xF1\x80\x80\xF1"};
   // Their well-formed neighbours must pass.
   const std::string good_forms[] = {"\xC2\x80", "\xDF\xBF", "\xE0\xA0\x80", "\xED\x9F\xBF",
                                     "\xEE\x80\x80", "\xF0\x90\x80\x80", "\xF4\x8F\xBF\xBF"};
@@ -303,7 +298,7 @@ TEST(StringScanTest, MalformedUtf8StraddlingTheBlockEdges) {
       SCOPED_TRACE(offset);
       std::string prefix(offset, 'x');
       if (filler != "a") prefix = std::string(offset % filler.size(), 'x') + Filled(filler, offset);
-      for (const std::string& form : bad_forms) {
+      for (const std::string& form : testing::MalformedUtf8Forms()) {
         const std::string body = prefix + form + Filled(filler, 20);
         ExpectScanAgrees(body);
         ExpectParseAgrees(body);
