@@ -803,7 +803,8 @@ class CanonicalTextWriter {
     }
     bool ranked = false;
     if (prefixes_decide && count <= kRankLimit) {
-      const RankResult result = count <= 8 ? RankByPrefix<8>(count) : RankByPrefix<kRankLimit>(count);
+      const RankResult result =
+          count <= 8 ? RankByPrefix<8>(count) : RankByPrefix<kRankLimit>(count);
       if (result == RankResult::kInOrder) return true;
       ranked = result == RankResult::kRanked;
     }

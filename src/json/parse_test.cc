@@ -293,11 +293,13 @@ TEST(StringScanTest, MalformedUtf8StraddlingTheBlockEdges) {
   // Their well-formed neighbours must pass.
   const std::string good_forms[] = {"\xC2\x80", "\xDF\xBF", "\xE0\xA0\x80", "\xED\x9F\xBF",
                                     "\xEE\x80\x80", "\xF0\x90\x80\x80", "\xF4\x8F\xBF\xBF"};
-  for (const std::string& filler : {std::string("a"), std::string("\xE6\xB8\xB2"), std::string("\xC3\xA9")}) {
+  for (const std::string filler : {"a", "\xE6\xB8\xB2", "\xC3\xA9"}) {
     for (std::size_t offset = 0; offset <= 40; ++offset) {
       SCOPED_TRACE(offset);
       std::string prefix(offset, 'x');
-      if (filler != "a") prefix = std::string(offset % filler.size(), 'x') + Filled(filler, offset);
+      if (filler != "a") {
+        prefix = std::string(offset % filler.size(), 'x') + Filled(filler, offset);
+      }
       for (const std::string& form : testing::MalformedUtf8Forms()) {
         const std::string body = prefix + form + Filled(filler, 20);
         ExpectScanAgrees(body);

@@ -162,9 +162,10 @@ inline const unsigned char* SkipWhitespace(const unsigned char* p, const unsigne
 // Utf8SequenceLength): it ends at the first quote, backslash or control character, at the
 // lead byte of the first malformed sequence, or at that of a sequence the block cuts off.
 // Sets may_hold_noncharacter if the prefix has EF B7, EF BF, or a four-byte sequence whose
-// third byte is BF: every noncharacter begins so (U+FDD0..U+FDEF: EF B7 90..AF; U+FFFE,
-// U+FFFF: EF BF BE..BF; U+xFFFE, U+xFFFF: F0..F4 xx BF BE..BF). All in SSE2: classes of bytes are
-// compared as signed bytes (80..FF are negative) and combined as bit masks, one bit a byte.
+// third byte is BF: every noncharacter begins so (U+FDD0..U+FDEF: EF B7 90..AF;
+// U+FFFE, U+FFFF: EF BF BE..BF; U+xFFFE, U+xFFFF: F0..F4 xx BF BE..BF).
+// All in SSE2: classes of bytes are compared as signed bytes (80..FF are negative) and
+// combined as bit masks, one bit a byte.
 inline unsigned WellFormedPrefix16(const unsigned char* p, bool& may_hold_noncharacter) {
   const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
   const auto mask = [](__m128i m) { return static_cast<unsigned>(_mm_movemask_epi8(m)); };
