@@ -669,11 +669,11 @@ class CanonicalTextWriter {
   };
 
   // Whether a comma comes is as good as random to a branch predictor.
-  void Separate() { out_.PushBackIf(',', !first_in_container_); }
+  [[gnu::always_inline]] void Separate() { out_.PushBackIf(',', !first_in_container_); }
 
   // Appends a piece of the input: one that fits a chunk as a chunk (see CopyChunks), unless
   // it is too near the input's end for its read.
-  void AppendInput(const char* bytes, std::size_t count) {
+  [[gnu::always_inline]] void AppendInput(const char* bytes, std::size_t count) {
     if (count <= kChunk && input_end_ - bytes >= static_cast<std::ptrdiff_t>(kChunk)) {
       out_.AppendChunks(bytes, count);
     } else {
