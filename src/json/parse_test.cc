@@ -149,6 +149,28 @@ TEST(ParseTest, ErrorNamesThePointerOfTheEnclosingValue) {
   EXPECT_EQ(ParseError(R"({"a/b":{"~":[}]}})").pointer, "/a~1b/~0/0");
 }
 
+// Indentation is skipped 32 bytes at a time, and after a newline only spaces are looked
+// for first: every length around those steps, other whitespace after it, and the document's
+// end right after it.
+TEST(ParseTest, WhitespaceOfEveryLengthAroundTheSteps) {
+  for (std::size_t indent = 0; indent <= 70; ++indent) {
+    SCOPED_TRACE(indent);
+    const std::string spaces(indent, ' ');
+    for (const char* extra : {"", "\t", "\r\n ", " \n", "\n\n"}) {
+      const std::string text = "{\"a\":\n" + spaces + extra + "[1,\n" + spaces + extra + "2]\n" +
+                               spaces + extra + "}\n" + spaces + extra;
+      auto result = Parse(text);
+      ASSERT_TRUE(result.ok()) << result.error().Describe();
+      EXPECT_EQ((*result)["a"][1].get<int>(), 2);
+    }
+    const std::string bad = "[1,\n" + spaces + "\x01]";
+    Error error = ParseError(bad);
+    EXPECT_EQ(error.code, "json.syntax");
+    ASSERT_TRUE(error.location.has_value());
+    EXPECT_EQ(error.location->offset, 4 + indent);
+  }
+}
+
 TEST(ParseTest, RefusesInputAboveTheSizeLimit) {
   ParseOptions options;
   options.max_bytes = 4;

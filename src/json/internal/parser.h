@@ -655,6 +655,24 @@ class Parser {
       ++p_;
       return;
     }
+#if defined(__SSE2__)
+    // And a newline and up to 31 spaces before most tokens: only spaces are looked for.
+    if (*p_ == '\n' && end_ - p_ >= 33) {
+      const __m128i space = _mm_set1_epi8(' ');
+      const auto spaces_at = [&](const unsigned char* at) {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(at));
+        return static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, space)));
+      };
+      const unsigned spaces = spaces_at(p_ + 1) | (spaces_at(p_ + 17) << 16);
+      if (spaces != 0xFFFFFFFFu) {
+        const unsigned char* next = p_ + 1 + __builtin_ctz(~spaces);
+        if (*next > ' ') {
+          p_ = next;
+          return;
+        }
+      }
+    }
+#endif
     p_ = SkipWhitespace(p_, end_);
   }
 
