@@ -228,6 +228,50 @@ TEST(Numbers, IntegerFastPathAgreesWithStrtod) {
   }
 }
 
+// Decimals without an exponent of up to 19 digits are converted by one exact division when
+// their digits fit 2^53, and copied as written when they are already their ES form (at most
+// 15 significant digits, no trailing zero, not below 10^-6): both must agree with strtod
+// and the ES formatting, at each of those edges and for random literals.
+TEST(Numbers, DecimalFastPathsAgreeWithStrtod) {
+  const auto expect_as_strtod = [](const std::string& text) {
+    SCOPED_TRACE(text);
+    const double expected = std::strtod(text.c_str(), nullptr);
+    ExpectCanonical("[" + text + "]", "[" + FormatEs6Number(expected) + "]");
+    Result<Value> parsed = Parse("[" + text + "]");
+    ASSERT_TRUE(parsed.ok());
+    EXPECT_EQ(std::bit_cast<std::uint64_t>((*parsed)[0].get<double>()),
+              std::bit_cast<std::uint64_t>(expected));
+  };
+  for (const char* text :
+       {"0.5", "-0.5", "0.0", "-0.0", "1.50", "1.05", "123456789012345.6", "12345678901234.56",
+        "1234567890123.456", "0.000001", "0.0000015", "0.0000001", "-0.000001234567890123",
+        "0.100000000000000", "900719925474099.2", "900719925474099.3", "9007199254740.993",
+        "90071992547409.92", "90071992547409.93", "999999999999999.9", "0.9999999999999999999",
+        "1.234567890123456789", "12345678901234567.89", "0.30000000000000004", "0.1", "0.2",
+        "5e-324", "2.2250738585072014", "17976931348623157.0"}) {
+    expect_as_strtod(text);
+  }
+  std::uint64_t state = 0x2545F4914F6CDD1Dull;
+  auto next = [&state] {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  };
+  for (int i = 0; i < 20000; ++i) {
+    const std::size_t digits = 1 + next() % 20;
+    std::string number;
+    for (std::size_t d = 0; d < digits; ++d) number.push_back(static_cast<char>('0' + next() % 10));
+    const std::size_t point = next() % digits;  // digits before the point, at least one
+    std::string integer = number.substr(0, point + 1);
+    integer.erase(0, std::min(integer.find_first_not_of('0'), integer.size() - 1));
+    const std::string fraction = number.substr(point + 1);
+    if (fraction.empty()) continue;
+    expect_as_strtod((next() % 4 == 0 ? "-" : "") + integer + "." + fraction);
+    if (HasFailure()) return;
+  }
+}
+
 TEST(Numbers, NonFiniteValuesAreRefusedWithTheirPointer) {
   Value document = {{"a", Value::array({1, std::numeric_limits<double>::infinity()})}};
   Result<std::string> result = Canonicalize(document);
