@@ -215,12 +215,9 @@ TEST(Numbers, IntegerFastPathBoundaries) {
 }
 
 TEST(Numbers, IntegerFastPathAgreesWithStrtod) {
-  std::uint64_t state = 0x9E3779B97F4A7C15ull;
+  testing::XorShift64 next(0x9E3779B97F4A7C15ull);
   for (int i = 0; i < 2000; ++i) {
-    state ^= state << 13;
-    state ^= state >> 7;
-    state ^= state << 17;
-    std::string digits = std::to_string(state);
+    std::string digits = std::to_string(next());
     digits = digits.substr(0, 1 + static_cast<std::size_t>(i) % digits.size());
     const std::string text = (i % 3 == 0 ? "-" : "") + digits;
     SCOPED_TRACE(text);
@@ -251,13 +248,7 @@ TEST(Numbers, DecimalFastPathsAgreeWithStrtod) {
         "5e-324", "2.2250738585072014", "17976931348623157.0"}) {
     expect_as_strtod(text);
   }
-  std::uint64_t state = 0x2545F4914F6CDD1Dull;
-  auto next = [&state] {
-    state ^= state << 13;
-    state ^= state >> 7;
-    state ^= state << 17;
-    return state;
-  };
+  testing::XorShift64 next(0x2545F4914F6CDD1Dull);
   for (int i = 0; i < 20000; ++i) {
     const std::size_t digits = 1 + next() % 20;
     std::string number;

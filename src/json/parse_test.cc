@@ -342,13 +342,7 @@ TEST(StringScanTest, RandomBytesAgreeWithTheScalarReading) {
                                     0xA0, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF, 0xE0, 0xE1, 0xEC,
                                     0xED, 0xEE, 0xEF, 0xF0, 0xF1, 0xF3, 0xF4, 0xF5, 0xFF,
                                     '"',  '\\'};
-  std::uint64_t state = 0x243F6A8885A308D3ull;
-  auto next = [&state] {
-    state ^= state << 13;
-    state ^= state >> 7;
-    state ^= state << 17;
-    return state;
-  };
+  testing::XorShift64 next(0x243F6A8885A308D3ull);
   for (int round = 0; round < 200000; ++round) {
     // Mostly well-formed text (ASCII and whole characters) with a few edge bytes, so that
     // scans get far.

@@ -1,6 +1,7 @@
 // Test helpers: reading the shared test data as exact bytes, and inputs several tests share.
 #pragma once
 
+#include <cstdint>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -27,6 +28,21 @@ inline std::string FromHexDump(const std::string& dump) {
   while (in >> byte) out.push_back(static_cast<char>(std::stoi(byte, nullptr, 16)));
   return out;
 }
+
+// A deterministic pseudo-random sequence (xorshift64) for tests that sweep many inputs.
+class XorShift64 {
+ public:
+  explicit XorShift64(std::uint64_t seed) : state_(seed) {}
+  std::uint64_t operator()() {
+    state_ ^= state_ << 13;
+    state_ ^= state_ >> 7;
+    state_ ^= state_ << 17;
+    return state_;
+  }
+
+ private:
+  std::uint64_t state_;
+};
 
 // Malformed UTF-8, each refused at its first byte: overlongs, encoded surrogates, above
 // U+10FFFF, invalid and stray bytes, truncated sequences and sequences broken off.
