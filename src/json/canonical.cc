@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -403,6 +404,22 @@ template <std::size_t kSize>
   }
 }
 
+// Copies count bytes in steps of kChunk, for copies of unpredictable lengths: reads up to
+// kChunk - 1 bytes past the source range and overwrites as many past the destination
+// range, so both must have that much slack, and nothing there may be needed afterwards.
+constexpr std::size_t kChunk = 32;
+[[gnu::always_inline]] inline void CopyChunks(char* destination, const char* source,
+                                              std::size_t count) {
+  struct Chunk {
+    char bytes[kChunk];
+  };
+  for (std::size_t i = 0; i < count; i += kChunk) {
+    Chunk chunk;
+    std::memcpy(&chunk, source + i, kChunk);
+    std::memcpy(destination + i, &chunk, kChunk);
+  }
+}
+
 // Output storage for the text path: an uninitialized byte area (a std::string would be
 // zero-filled first: one more pass over the whole output), so appends are a bounds check
 // and a store.
@@ -433,6 +450,23 @@ class ByteBuffer {
     size_ += count;
   }
   void clear() { size_ = 0; }
+  // append for bytes followed by at least kChunk - 1 readable ones (see CopyChunks).
+  [[gnu::always_inline]] void AppendChunks(const char* bytes, std::size_t count) {
+    if (capacity_ - size_ < count + kChunk) [[unlikely]] Grow(count + kChunk);
+    CopyChunks(storage_.get() + size_, bytes, count);
+    size_ += count;
+  }
+  // Appends c if add, without a branch on add (writes c past the end either way).
+  [[gnu::always_inline]] void PushBackIf(char c, bool add) {
+    if (size_ == capacity_) [[unlikely]] Grow(1);
+    storage_[size_] = c;
+    size_ += add ? 1 : 0;
+  }
+  // Makes the count bytes after the end readable and zero (they stay outside size()).
+  [[gnu::always_inline]] void ZeroSlack(std::size_t count) {
+    if (capacity_ - size_ < count) [[unlikely]] Grow(count);
+    std::memset(storage_.get() + size_, 0, count);
+  }
 
  private:
   [[gnu::noinline]] void Grow(std::size_t at_least) {
@@ -496,7 +530,8 @@ class HashSink {
 
 class CanonicalTextWriter {
  public:
-  explicit CanonicalTextWriter(std::string_view input) {
+  explicit CanonicalTextWriter(std::string_view input)
+      : input_end_(input.data() + input.size()) {
     // Canonical text is rarely longer than its source (only number spellings like 1e20 and
     // some escapes grow); the buffer grows if it is.
     out_.reserve(input.size() + 64);
@@ -531,7 +566,10 @@ class CanonicalTextWriter {
   bool OnEndObject() {
     const OpenObject object = objects_.back();
     objects_.pop_back();
-    if (members_.size() - object.first_member > 1 && !OrderMembers(object)) return false;
+    if (members_.size() - object.first_member > 1) {
+      out_.ZeroSlack(kChunk);  // for MemberPrefix and CopyChunks
+      if (!OrderMembers(object)) return false;
+    }
     members_.resize(object.first_member);
     keys_.resize(object.keys_size);
     out_.push_back('}');
@@ -562,11 +600,8 @@ class CanonicalTextWriter {
   bool OnNumber(const internal::NumberToken& token) {
     Separate();
     first_in_container_ = false;
-    // Integers of at most 15 digits are exact doubles below 1e21: ES prints them as written
-    // (the grammar already forbids leading zeros). Only -0 changes.
-    const std::size_t digits = token.text.size() - (token.text[0] == '-' ? 1 : 0);
-    if (token.is_integer && digits <= 15 && token.text != "-0") {
-      out_.append(token.text);
+    if (token.as_written) {
+      AppendInput(token.text.data(), token.text.size());
     } else {
       AppendEs6Number(out_, token.value);
     }
@@ -633,8 +668,17 @@ class CanonicalTextWriter {
     std::size_t span_count;
   };
 
-  void Separate() {
-    if (!first_in_container_) out_.push_back(',');
+  // Whether a comma comes is as good as random to a branch predictor.
+  [[gnu::always_inline]] void Separate() { out_.PushBackIf(',', !first_in_container_); }
+
+  // Appends a piece of the input: one that fits a chunk as a chunk (see CopyChunks), unless
+  // it is too near the input's end for its read.
+  [[gnu::always_inline]] void AppendInput(const char* bytes, std::size_t count) {
+    if (count <= kChunk && input_end_ - bytes >= static_cast<std::ptrdiff_t>(kChunk)) {
+      out_.AppendChunks(bytes, count);
+    } else {
+      out_.append(bytes, count);
+    }
   }
 
   // A string written with minimal escapes (all strings without any, and what JSON
@@ -643,9 +687,8 @@ class CanonicalTextWriter {
   bool AppendString(const internal::StringToken& token) {
     if (!token.minimally_escaped) return AppendCanonicalString<true>(out_, token.text);
     if (token.may_hold_noncharacter && HoldsNoncharacter(token.written)) return false;
-    out_.push_back('"');
-    out_.append(token.written);
-    out_.push_back('"');
+    // With the quotes around it in the input.
+    AppendInput(token.written.data() - 1, token.written.size() + 2);
     return true;
   }
 
@@ -668,6 +711,35 @@ class CanonicalTextWriter {
     return prefix;
   }
 
+  // NamePrefix of a member, for a name written in out_ with one load: out_ has eight
+  // readable bytes from the start of every name (see OnEndObject), those past the name are
+  // masked off.
+  std::uint64_t MemberPrefix(const Member& member, bool& prefixes_decide) const {
+    if (member.key_offset != kInOutput) return NamePrefix(Key(member), prefixes_decide);
+    std::uint64_t word;
+    std::memcpy(&word, out_.data() + member.begin + 1, sizeof word);
+    static_assert(std::endian::native == std::endian::little);
+    // The high min(length, 8) bytes, looked up rather than branched on.
+    static constexpr std::uint64_t kKeep[9] = {
+        0,
+        0xFF00000000000000ull,
+        0xFFFF000000000000ull,
+        0xFFFFFF0000000000ull,
+        0xFFFFFFFF00000000ull,
+        0xFFFFFFFFFF000000ull,
+        0xFFFFFFFFFFFF0000ull,
+        0xFFFFFFFFFFFFFF00ull,
+        0xFFFFFFFFFFFFFFFFull};
+    const std::uint64_t prefix =
+        __builtin_bswap64(word) & kKeep[std::min<std::size_t>(member.key_length, 8)];
+    // A byte is EE or above if its high bit is set and its low seven bits, plus 0x12, carry
+    // into the high bit (no carry crosses bytes: 0x7F + 0x12 < 0x100).
+    constexpr std::uint64_t kLow = 0x7F7F7F7F7F7F7F7Full;
+    constexpr std::uint64_t kHigh = 0x8080808080808080ull;
+    if ((((prefix & kLow) + 0x1212121212121212ull) & prefix & kHigh) != 0) prefixes_decide = false;
+    return prefix;
+  }
+
   // Names of the open objects' members stay where they were written: an object is only
   // rearranged when it closes, and what closes later lies after them.
   std::string_view Key(const Member& member) const {
@@ -675,6 +747,47 @@ class CanonicalTextWriter {
       return std::string_view(out_.data() + member.begin + 1, member.key_length);
     }
     return std::string_view(keys_).substr(member.key_offset, member.key_length);
+  }
+
+  // Up to this many members, an object whose name prefixes all differ is ordered by
+  // counting, for each member, the prefixes below its own: without branches on the
+  // comparisons, whose outcomes a branch predictor cannot learn.
+  static constexpr std::size_t kRankLimit = 16;
+
+  enum class RankResult { kInOrder, kRanked, kTie };
+
+  // Orders order_[0, count) by prefix when all prefixes differ, by counting for each the
+  // prefixes below it. The comparisons run over kWidth entries whatever count is, those
+  // past count padded with a prefix above any name's (no UTF-8 byte is FF), so that the
+  // inner loop unrolls and has no exit to predict.
+  template <std::size_t kWidth>
+  RankResult RankByPrefix(std::size_t count) {
+    std::uint64_t prefixes[kWidth];
+    for (std::size_t j = 0; j < kWidth; ++j) {
+      prefixes[j] = j < count ? order_[j].prefix : ~std::uint64_t{0};
+    }
+    std::uint8_t rank[kWidth];
+    unsigned ties = 0;
+    unsigned moved = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+      const std::uint64_t own = prefixes[i];
+      unsigned below = 0;
+      unsigned equal = 0;
+      for (std::size_t j = 0; j < kWidth; ++j) {
+        // The borrow of a subtraction, which compilers keep as a flag instead of turning
+        // "a < b ? 1 : 0" into a branch.
+        std::uint64_t difference;
+        below += __builtin_sub_overflow(prefixes[j], own, &difference) ? 1u : 0u;
+        equal += difference == 0 ? 1u : 0u;
+      }
+      rank[i] = static_cast<std::uint8_t>(below);
+      ties |= equal - 1;
+      moved |= below ^ static_cast<unsigned>(i);
+    }
+    if (ties != 0) return RankResult::kTie;
+    if (moved == 0) return RankResult::kInOrder;
+    for (std::size_t i = 0; i < count; ++i) order_[rank[i]].index = static_cast<std::uint32_t>(i);
+    return RankResult::kRanked;
   }
 
   bool OrderMembers(const OpenObject& object) {
@@ -686,23 +799,32 @@ class CanonicalTextWriter {
     order_.resize(count);
     bool prefixes_decide = true;
     for (std::size_t i = 0; i < count; ++i) {
-      order_[i] = {NamePrefix(Key(first[i]), prefixes_decide), static_cast<std::uint32_t>(i)};
+      order_[i] = {MemberPrefix(first[i], prefixes_decide), static_cast<std::uint32_t>(i)};
     }
-    const auto compare = [&](const Ordered& a, const Ordered& b) {
-      if (prefixes_decide && a.prefix != b.prefix) return a.prefix < b.prefix ? -1 : 1;
-      return CompareUtf16(Key(first[a.index]), Key(first[b.index]));
-    };
-    bool sorted = true;
-    for (std::size_t i = 1; i < count; ++i) {
-      const int order = compare(order_[i - 1], order_[i]);
-      if (order == 0) return Duplicate();
-      if (order > 0) sorted = false;
+    bool ranked = false;
+    if (prefixes_decide && count <= kRankLimit) {
+      const RankResult result =
+          count <= 8 ? RankByPrefix<8>(count) : RankByPrefix<kRankLimit>(count);
+      if (result == RankResult::kInOrder) return true;
+      ranked = result == RankResult::kRanked;
     }
-    if (sorted) return true;
-    std::sort(order_.begin(), order_.end(),
-              [&](const Ordered& a, const Ordered& b) { return compare(a, b) < 0; });
-    for (std::size_t i = 1; i < count; ++i) {
-      if (compare(order_[i - 1], order_[i]) == 0) return Duplicate();
+    if (!ranked) {
+      const auto compare = [&](const Ordered& a, const Ordered& b) {
+        if (prefixes_decide && a.prefix != b.prefix) return a.prefix < b.prefix ? -1 : 1;
+        return CompareUtf16(Key(first[a.index]), Key(first[b.index]));
+      };
+      bool sorted = true;
+      for (std::size_t i = 1; i < count; ++i) {
+        const int order = compare(order_[i - 1], order_[i]);
+        if (order == 0) return Duplicate();
+        if (order > 0) sorted = false;
+      }
+      if (sorted) return true;
+      std::sort(order_.begin(), order_.end(),
+                [&](const Ordered& a, const Ordered& b) { return compare(a, b) < 0; });
+      for (std::size_t i = 1; i < count; ++i) {
+        if (compare(order_[i - 1], order_[i]) == 0) return Duplicate();
+      }
     }
     // A member ends at the comma before the next one; the last one at the current end.
     const std::size_t end = out_.size();
@@ -713,13 +835,14 @@ class CanonicalTextWriter {
     if (!has_records_inside && end - object.begin <= kInPlaceLimit) {
       const std::size_t members_begin = object.begin + 1;
       scratch_.clear();
+      scratch_.reserve(kInPlaceLimit + kChunk);  // for CopyChunks
       scratch_.append(out_.data() + members_begin, end - members_begin);
       char* write = out_.data() + members_begin;
       for (std::size_t i = 0; i < count; ++i) {
         if (i != 0) *write++ = ',';
         const std::uint32_t index = order_[i].index;
         const std::size_t length = span_end(index) - first[index].begin;
-        CopyBytes(write, scratch_.data() + (first[index].begin - members_begin), length);
+        CopyChunks(write, scratch_.data() + (first[index].begin - members_begin), length);
         write += length;
       }
       return true;
@@ -778,6 +901,7 @@ class CanonicalTextWriter {
     return false;
   }
 
+  const char* input_end_;
   ByteBuffer out_;
   bool first_in_container_ = true;
   std::vector<OpenObject> objects_;

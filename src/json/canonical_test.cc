@@ -41,6 +41,16 @@ void ExpectCanonical(const std::string& input, const std::string& expected) {
   EXPECT_EQ(*slow, expected);
 }
 
+// For inputs too large to write the expected bytes out: the value path's canonical form
+// (Parse + Canonicalize) is the expectation.
+void ExpectCanonicalAsTheValuePath(const std::string& input) {
+  Result<Value> parsed = Parse(input);
+  ASSERT_TRUE(parsed.ok()) << parsed.error().Describe();
+  Result<std::string> slow = Canonicalize(*parsed);
+  ASSERT_TRUE(slow.ok()) << slow.error().Describe();
+  ExpectCanonical(input, *slow);
+}
+
 void ExpectRefused(const std::string& input, const std::string& code, const std::string& pointer) {
   Result<std::string> fast = CanonicalizeText(input);
   ASSERT_FALSE(fast.ok());
@@ -205,16 +215,51 @@ TEST(Numbers, IntegerFastPathBoundaries) {
 }
 
 TEST(Numbers, IntegerFastPathAgreesWithStrtod) {
-  std::uint64_t state = 0x9E3779B97F4A7C15ull;
+  testing::XorShift64 next(0x9E3779B97F4A7C15ull);
   for (int i = 0; i < 2000; ++i) {
-    state ^= state << 13;
-    state ^= state >> 7;
-    state ^= state << 17;
-    std::string digits = std::to_string(state);
+    std::string digits = std::to_string(next());
     digits = digits.substr(0, 1 + static_cast<std::size_t>(i) % digits.size());
     const std::string text = (i % 3 == 0 ? "-" : "") + digits;
     SCOPED_TRACE(text);
     ExpectCanonical("[" + text + "]", "[" + FormatEs6Number(std::strtod(text.c_str(), nullptr)) + "]");
+  }
+}
+
+// Decimals without an exponent of up to 19 digits are converted by one exact division when
+// their digits fit 2^53, and copied as written when they are already their ES form (at most
+// 15 significant digits, no trailing zero, not below 10^-6): both must agree with strtod
+// and the ES formatting, at each of those edges and for random literals.
+TEST(Numbers, DecimalFastPathsAgreeWithStrtod) {
+  const auto expect_as_strtod = [](const std::string& text) {
+    SCOPED_TRACE(text);
+    const double expected = std::strtod(text.c_str(), nullptr);
+    ExpectCanonical("[" + text + "]", "[" + FormatEs6Number(expected) + "]");
+    Result<Value> parsed = Parse("[" + text + "]");
+    ASSERT_TRUE(parsed.ok());
+    EXPECT_EQ(std::bit_cast<std::uint64_t>((*parsed)[0].get<double>()),
+              std::bit_cast<std::uint64_t>(expected));
+  };
+  for (const char* text :
+       {"0.5", "-0.5", "0.0", "-0.0", "1.50", "1.05", "123456789012345.6", "12345678901234.56",
+        "1234567890123.456", "0.000001", "0.0000015", "0.0000001", "-0.000001234567890123",
+        "0.100000000000000", "900719925474099.2", "900719925474099.3", "9007199254740.993",
+        "90071992547409.92", "90071992547409.93", "999999999999999.9", "0.9999999999999999999",
+        "1.234567890123456789", "12345678901234567.89", "0.30000000000000004", "0.1", "0.2",
+        "5e-324", "2.2250738585072014", "17976931348623157.0"}) {
+    expect_as_strtod(text);
+  }
+  testing::XorShift64 next(0x2545F4914F6CDD1Dull);
+  for (int i = 0; i < 20000; ++i) {
+    const std::size_t digits = 1 + next() % 20;
+    std::string number;
+    for (std::size_t d = 0; d < digits; ++d) number.push_back(static_cast<char>('0' + next() % 10));
+    const std::size_t point = next() % digits;  // digits before the point, at least one
+    std::string integer = number.substr(0, point + 1);
+    integer.erase(0, std::min(integer.find_first_not_of('0'), integer.size() - 1));
+    const std::string fraction = number.substr(point + 1);
+    if (fraction.empty()) continue;
+    expect_as_strtod((next() % 4 == 0 ? "-" : "") + integer + "." + fraction);
+    if (HasFailure()) return;
   }
 }
 
@@ -308,6 +353,24 @@ TEST(Strings, NoncharactersAreRefused) {
     const std::string fine = "\"" + padding + "\xef\xb7\x8f\xef\xbf\xbd\xf0\x9f\x98\x82" + padding + "\"";
     ExpectCanonical("[" + fine + "]", "[" + fine + "]");
   }
+  // After multi-byte text too, where the parser checks 16 bytes at a time and flags only
+  // the byte patterns that begin a noncharacter: each form at every offset 0..40.
+  for (const std::string filler : {"\xE6\xB8\xB2", "\xC3\xA9", "a\xF0\x9F\x8E\xAC"}) {
+    for (std::size_t offset = 0; offset <= 40; ++offset) {
+      SCOPED_TRACE(offset);
+      std::string padding(offset % filler.size(), 'x');
+      while (padding.size() + filler.size() <= offset) padding += filler;
+      for (const char* noncharacter : {"\xef\xb7\x90", "\xef\xb7\xaf", "\xef\xbf\xbe",
+                                       "\xef\xbf\xbf", "\xf0\x9f\xbf\xbe", "\xf4\x8f\xbf\xbf"}) {
+        ExpectRefused("{\"k\":\"" + padding + noncharacter + padding + filler + "\"}",
+                      "json.not_canonicalizable", "/k");
+      }
+      // Their neighbours (U+FDCF, U+FDF0, U+FFFD, U+1FFFD, U+EFBF) pass.
+      const std::string fine = "\"" + padding + "\xef\xb7\x8f\xef\xb7\xb0\xef\xbf\xbd" +
+                               padding + "\xf0\x9f\xbf\xbd\xee\xbe\xbf" + filler + "\"";
+      ExpectCanonical("[" + fine + "]", "[" + fine + "]");
+    }
+  }
   // Neighbours of the noncharacter ranges are ordinary characters.
   ExpectCanonical(R"(["\ufdcf\ufdf0\ufffd\ud83f\udffd"])",
                   "[\"\xef\xb7\x8f\xef\xb7\xb0\xef\xbf\xbd\xf0\x9f\xbf\xbd\"]");
@@ -342,11 +405,36 @@ TEST(Sorting, EscapedAndPlainNamesTogether) {
              padding + "\",\"y\":" + std::to_string(i) + "}";
   }
   large += "}";
-  Result<Value> parsed = Parse(large);
-  ASSERT_TRUE(parsed.ok()) << parsed.error().Describe();
-  Result<std::string> slow = Canonicalize(*parsed);
-  ASSERT_TRUE(slow.ok());
-  ExpectCanonical(large, *slow);
+  ExpectCanonicalAsTheValuePath(large);
+}
+
+// Objects of up to 8 and up to 16 members are ordered by counting smaller name prefixes
+// (eight bytes), larger ones and those with a shared prefix by sorting: every count from
+// 2 to 20, names in reverse and shuffled order, short, long and sharing their first eight
+// bytes, and a duplicate at every position.
+TEST(Sorting, EveryMemberCountAndPrefixKind) {
+  const std::string stems[] = {"", "k", "abcdefgh", "abcdefghij", "\xc3\xa9t\xc3\xa9"};
+  for (std::size_t count = 2; count <= 20; ++count) {
+    for (const std::string& stem : stems) {
+      SCOPED_TRACE(std::to_string(count) + " " + stem);
+      std::vector<std::string> names;
+      for (std::size_t i = 0; i < count; ++i) {
+        // Distinct names; with a long stem they differ only after the eighth byte.
+        names.push_back(stem + static_cast<char>('a' + (i * 7) % 26) + std::to_string(i));
+      }
+      std::string text = "{";
+      for (std::size_t i = 0; i < count; ++i) {
+        text += (i ? ",\"" : "\"") + names[count - 1 - i] + "\":[" + std::to_string(i) + "]";
+      }
+      text += "}";
+      ExpectCanonicalAsTheValuePath(text);
+      for (std::size_t duplicate = 0; duplicate + 1 < count; ++duplicate) {
+        std::string with_duplicate = text.substr(0, text.size() - 1) + ",\"" +
+                                     names[duplicate] + "\":0}";
+        ExpectRefused(with_duplicate, "json.duplicate_key", "/" + names[duplicate]);
+      }
+    }
+  }
 }
 
 TEST(Sorting, NestedObjectsInsideReorderedMembers) {
@@ -462,19 +550,13 @@ TEST(Errors, ParseErrorsWinOverEarlierCanonicalizationErrors) {
 // refused at its first byte wherever it falls against the 16-byte scan, after ASCII or
 // after other multi-byte characters.
 TEST(Strings, MalformedUtf8AtEveryOffset) {
-  const std::string bad_forms[] = {
-      "\xC0\xAF",          "\xC1\xBF",         "\xE0\x80\xAF",     "\xE0\x9F\xBF",
-      "\xF0\x80\x80\xAF", "\xF0\x8F\xBF\xBF", "\xED\xA0\x80",     "\xED\xBF\xBF",
-      "\xF4\x90\x80\x80", "\xF5\x80\x80\x80", "\xFF",             "\xFE",
-      "\x80",              "\xBF",             "\xE2\x82",         "\xF0\x9F\x98",
-      "\xC3",              "\xE2\x28\xA1",     "\xC3\x28"};
   const std::string leads[] = {"x", "\xC3\xA9", "\xE6\xB8\xB2", "\xF0\x9F\x8E\xAC"};
   for (const std::string& lead : leads) {
     for (std::size_t count = 0; count < 20; ++count) {
       std::string prefix;
       for (std::size_t i = 0; i < count; ++i) prefix += lead;
       ExpectCanonical("\"" + prefix + "\"", "\"" + prefix + "\"");
-      for (const std::string& bad : bad_forms) {
+      for (const std::string& bad : testing::MalformedUtf8Forms()) {
         for (const char* tail : {"\"", "tail\"", "\xE6\xB8\xB2\""}) {
           const std::string text = "[\"" + prefix + bad + tail + "]";
           Result<std::string> fast = CanonicalizeText(text);

@@ -5,6 +5,10 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <string>
+
+#include "json/internal/parser.h"
+#include "json/internal/test_files.h"
 
 namespace udon::json {
 namespace {
@@ -145,10 +149,216 @@ TEST(ParseTest, ErrorNamesThePointerOfTheEnclosingValue) {
   EXPECT_EQ(ParseError(R"({"a/b":{"~":[}]}})").pointer, "/a~1b/~0/0");
 }
 
+// Indentation is skipped 32 bytes at a time, and after a newline only spaces are looked
+// for first: every length around those steps, other whitespace after it, and the document's
+// end right after it.
+TEST(ParseTest, WhitespaceOfEveryLengthAroundTheSteps) {
+  for (std::size_t indent = 0; indent <= 70; ++indent) {
+    SCOPED_TRACE(indent);
+    const std::string spaces(indent, ' ');
+    for (const char* extra : {"", "\t", "\r\n ", " \n", "\n\n"}) {
+      const std::string text = "{\"a\":\n" + spaces + extra + "[1,\n" + spaces + extra + "2]\n" +
+                               spaces + extra + "}\n" + spaces + extra;
+      auto result = Parse(text);
+      ASSERT_TRUE(result.ok()) << result.error().Describe();
+      EXPECT_EQ((*result)["a"][1].get<int>(), 2);
+    }
+    const std::string bad = "[1,\n" + spaces + "\x01]";
+    Error error = ParseError(bad);
+    EXPECT_EQ(error.code, "json.syntax");
+    ASSERT_TRUE(error.location.has_value());
+    EXPECT_EQ(error.location->offset, 4 + indent);
+  }
+}
+
 TEST(ParseTest, RefusesInputAboveTheSizeLimit) {
   ParseOptions options;
   options.max_bytes = 4;
   EXPECT_EQ(ParseError("[1,2]", options).code, "json.too_large");
+}
+
+// The string scan reads 16 bytes at a time (SSE2) and, once a string has a non-ASCII byte,
+// checks its UTF-8 16 bytes at a time. Its verdict must be the scalar reading's: where it
+// stops (quote, backslash, control character, first byte of malformed UTF-8), for every
+// byte at every position around the block edges. Its noncharacter flag may be set without
+// need (only for lead bytes EF..F4), but never missed.
+struct ScalarReading {
+  bool high_lead = false;          // passed a lead byte EF..F4
+  bool holds_noncharacter = false;  // passed U+FDD0..U+FDEF, U+xFFFE or U+xFFFF
+};
+
+const unsigned char* ScalarStringStop(const unsigned char* p, const unsigned char* end,
+                                      ScalarReading& reading) {
+  while (p != end) {
+    const unsigned char c = *p;
+    if (c == '"' || c == '\\' || c < 0x20) break;
+    if (c < 0x80) {
+      ++p;
+      continue;
+    }
+    const std::size_t length = internal::Utf8SequenceLength(p, end);
+    if (length == 0) break;
+    if (c >= 0xEF) reading.high_lead = true;
+    std::uint32_t code_point = c & (0xFFu >> (length + 1));
+    for (std::size_t i = 1; i < length; ++i) code_point = (code_point << 6) | (p[i] & 0x3Fu);
+    if ((code_point >= 0xFDD0 && code_point <= 0xFDEF) || (code_point & 0xFFFE) == 0xFFFE) {
+      reading.holds_noncharacter = true;
+    }
+    p += length;
+  }
+  return p;
+}
+
+// Compares the scan with the scalar reading over body, alone and with bytes after it (the
+// scan must not look past its end, and may not stop early when more follows).
+void ExpectScanAgrees(const std::string& body) {
+  for (const std::string& text : {body, body + "\"" + std::string(40, 'z')}) {
+    const auto* begin = reinterpret_cast<const unsigned char*>(text.data());
+    const auto* end = begin + text.size();
+    ScalarReading reading;
+    bool may_hold_noncharacter = false;
+    const unsigned char* scalar = ScalarStringStop(begin, end, reading);
+    const unsigned char* fast =
+        internal::SkipWellFormedStringBytes(begin, end, may_hold_noncharacter);
+    ASSERT_EQ(fast - begin, scalar - begin) << ::testing::PrintToString(body);
+    if (reading.holds_noncharacter) {
+      ASSERT_TRUE(may_hold_noncharacter) << ::testing::PrintToString(body);
+    }
+    if (!reading.high_lead) {
+      ASSERT_FALSE(may_hold_noncharacter) << ::testing::PrintToString(body);
+    }
+  }
+}
+
+// Parse's verdict on a string with this body (no escapes), alone and after an escape (the
+// rest of a string with escapes is read by the same scan): accepted, or refused with the
+// code and offset of the byte where the scalar reading stops.
+void ExpectParseAgrees(const std::string& body) {
+  const auto* begin = reinterpret_cast<const unsigned char*>(body.data());
+  ScalarReading reading;
+  const std::size_t stop =
+      static_cast<std::size_t>(ScalarStringStop(begin, begin + body.size(), reading) - begin);
+  for (const std::string escape : {"", "\\n", "\\u00e9\\\""}) {
+    const std::string text = "[\"" + escape + body + "\"]";
+    auto result = Parse(text);
+    if (stop == body.size()) {
+      ASSERT_TRUE(result.ok()) << ::testing::PrintToString(text) << result.error().Describe();
+      const std::string decoded = escape.empty() ? "" : escape[1] == 'n' ? "\n" : "\xC3\xA9\"";
+      EXPECT_EQ((*result)[0].get<std::string>(), decoded + body);
+      continue;
+    }
+    ASSERT_FALSE(result.ok()) << ::testing::PrintToString(text);
+    const unsigned char c = begin[stop];
+    EXPECT_EQ(result.error().code, c < 0x20 ? "json.syntax" : "json.invalid_utf8")
+        << ::testing::PrintToString(text);
+    EXPECT_EQ(result.error().pointer, "/0");
+    ASSERT_TRUE(result.error().location.has_value());
+    EXPECT_EQ(result.error().location->offset, 2 + escape.size() + stop)
+        << ::testing::PrintToString(text);
+  }
+}
+
+const std::string kFillers[] = {"a", "\xC3\xA9", "\xE6\xB8\xB2", "\xF0\x9F\x8E\xAC", "a\xC3\xA9",
+                                "\xEF\xBC\xA1"};
+
+// A body of about length bytes made of whole filler characters.
+std::string Filled(const std::string& filler, std::size_t length) {
+  std::string body;
+  while (body.size() + filler.size() <= length) body += filler;
+  return body;
+}
+
+TEST(StringScanTest, EverySpecialByteAtEveryPositionOfTwoBlocks) {
+  const std::string specials[] = {"\"", "\\", std::string(1, '\0'), "\x1F", "\x7F", "\x80",
+                                  "\xBF", "\xC0", "\xC1", "\xF5", "\xFF", "\xE0", "\xED",
+                                  "\xF0", "\xF4", "\xEF\xBF\xBD", "\xF4\x8F\xBF\xBF",
+                                  // noncharacters: U+FDD0, U+FDEF, U+FFFE, U+1FFFF
+                                  "\xEF\xB7\x90", "\xEF\xB7\xAF", "\xEF\xBF\xBE",
+                                  "\xF0\x9F\xBF\xBF"};
+  for (const std::string& filler : kFillers) {
+    for (std::size_t position = 0; position < 40; ++position) {
+      for (const std::string& special : specials) {
+        SCOPED_TRACE(position);
+        // Before and after the special byte: whole characters, or a cut one (the special
+        // byte lands inside a multi-byte filler character).
+        std::string body = Filled(filler, position);
+        body += std::string(filler, 0, position - body.size());
+        body += special;
+        body += Filled(filler, 40);
+        ExpectScanAgrees(body);
+        if (special[0] != '"' && special[0] != '\\') ExpectParseAgrees(body);
+      }
+    }
+  }
+}
+
+TEST(StringScanTest, LengthsAroundTheBlockSizes) {
+  for (const std::string& filler : kFillers) {
+    for (std::size_t length : {0, 1, 15, 16, 17, 31, 32, 33, 47, 48, 49, 64, 65}) {
+      SCOPED_TRACE(length);
+      const std::string body = Filled(filler, length);
+      ExpectScanAgrees(body);
+      ExpectParseAgrees(body);
+      // Cut short: the last character loses its final byte.
+      if (!body.empty() && static_cast<unsigned char>(body.back()) >= 0x80) {
+        ExpectScanAgrees(body.substr(0, body.size() - 1));
+        ExpectParseAgrees(body.substr(0, body.size() - 1));
+      }
+    }
+  }
+}
+
+// Every malformed form (overlongs, encoded surrogates, above U+10FFFF, truncated, stray
+// continuation bytes, invalid leads) with its first byte at every offset 0..40, so that it
+// straddles each 16-byte block edge in every way.
+TEST(StringScanTest, MalformedUtf8StraddlingTheBlockEdges) {
+  // Their well-formed neighbours must pass.
+  const std::string good_forms[] = {"\xC2\x80", "\xDF\xBF", "\xE0\xA0\x80", "\xED\x9F\xBF",
+                                    "\xEE\x80\x80", "\xF0\x90\x80\x80", "\xF4\x8F\xBF\xBF"};
+  for (const std::string filler : {"a", "\xE6\xB8\xB2", "\xC3\xA9"}) {
+    for (std::size_t offset = 0; offset <= 40; ++offset) {
+      SCOPED_TRACE(offset);
+      std::string prefix(offset, 'x');
+      if (filler != "a") {
+        prefix = std::string(offset % filler.size(), 'x') + Filled(filler, offset);
+      }
+      for (const std::string& form : testing::MalformedUtf8Forms()) {
+        const std::string body = prefix + form + Filled(filler, 20);
+        ExpectScanAgrees(body);
+        ExpectParseAgrees(body);
+      }
+      for (const std::string& form : good_forms) {
+        const std::string body = prefix + form + Filled(filler, 20);
+        ExpectScanAgrees(body);
+        ExpectParseAgrees(body);
+      }
+    }
+  }
+}
+
+// Random bodies of up to 48 bytes over bytes at every class edge, against the scalar reading.
+TEST(StringScanTest, RandomBytesAgreeWithTheScalarReading) {
+  const unsigned char alphabet[] = {0x00, 0x1F, 0x20, 'a',  0x7F, 0x80, 0x8F, 0x90, 0x9F,
+                                    0xA0, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF, 0xE0, 0xE1, 0xEC,
+                                    0xED, 0xEE, 0xEF, 0xF0, 0xF1, 0xF3, 0xF4, 0xF5, 0xFF,
+                                    '"',  '\\'};
+  testing::XorShift64 next(0x243F6A8885A308D3ull);
+  for (int round = 0; round < 200000; ++round) {
+    // Mostly well-formed text (ASCII and whole characters) with a few edge bytes, so that
+    // scans get far.
+    const std::size_t length = next() % 49;
+    std::string body;
+    while (body.size() < length) {
+      const std::uint64_t roll = next() % 16;
+      if (roll == 0) body.push_back(static_cast<char>(alphabet[next() % sizeof alphabet]));
+      else if (roll == 1) body.push_back(static_cast<char>(0x80 + next() % 0x40));
+      else if (roll < 8) body += kFillers[next() % std::size(kFillers)];
+      else body.push_back('a');
+    }
+    ExpectScanAgrees(body);
+    if (body.find_first_of("\"\\") == std::string::npos) ExpectParseAgrees(body);
+    if (HasFailure()) return;
+  }
 }
 
 

@@ -40,8 +40,10 @@ struct StringToken {
   // in_input.
   std::string_view written;
   bool minimally_escaped;
-  // False only if no byte of written is EF..F4, the only lead bytes that can begin a
-  // noncharacter (U+FDD0..U+FDEF, U+xFFFE, U+xFFFF). Known for free while validating.
+  // False only if written holds no noncharacter (U+FDD0..U+FDEF, U+xFFFE, U+xFFFF): known
+  // almost for free while validating. Set for any lead byte EF..F4 (the only ones that can
+  // begin a noncharacter), or, where 16 bytes are checked at once, only for EF B7 and EF BF
+  // and for a four-byte sequence whose third byte is BF.
   bool may_hold_noncharacter;
 };
 
@@ -55,6 +57,9 @@ struct NumberToken {
   bool has_magnitude = false;
   bool negative = false;
   std::uint64_t magnitude = 0;
+  // The literal is already what ES Number::toString prints for value (and so its RFC 8785
+  // form). May be false for some literals that are; never true for one that is not.
+  bool as_written = false;
 };
 
 // Length of the well-formed UTF-8 sequence at p (RFC 3629: no overlongs, no surrogates,
@@ -120,20 +125,29 @@ inline const unsigned char* SkipPlainStringBytes(const unsigned char* p,
   return p;
 }
 
+#if defined(__SSE2__)
+// Bit i set if byte i of the 16 at p is JSON whitespace.
+inline unsigned WhitespaceMask16(const unsigned char* p) {
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  const __m128i blank = _mm_or_si128(
+      _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))),
+      _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\r')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\t'))));
+  return static_cast<unsigned>(_mm_movemask_epi8(blank));
+}
+#endif
+
 // The first byte at or after p that is not JSON whitespace, or end. Indented documents
-// have long runs of it: 16 bytes at a time where SSE2 is.
+// have a newline and an indentation of up to a few dozen bytes before most tokens: 32
+// bytes are looked at in one step where SSE2 is, so that most runs end without a loop.
 inline const unsigned char* SkipWhitespace(const unsigned char* p, const unsigned char* end) {
 #if defined(__SSE2__)
-  const __m128i space = _mm_set1_epi8(' ');
-  const __m128i newline = _mm_set1_epi8('\n');
-  const __m128i carriage_return = _mm_set1_epi8('\r');
-  const __m128i tab = _mm_set1_epi8('\t');
+  while (end - p >= 32) {
+    const unsigned mask = WhitespaceMask16(p) | (WhitespaceMask16(p + 16) << 16);
+    if (mask != 0xFFFFFFFFu) return p + __builtin_ctz(~mask);
+    p += 32;
+  }
   while (end - p >= 16) {
-    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    const __m128i blank = _mm_or_si128(
-        _mm_or_si128(_mm_cmpeq_epi8(v, space), _mm_cmpeq_epi8(v, newline)),
-        _mm_or_si128(_mm_cmpeq_epi8(v, carriage_return), _mm_cmpeq_epi8(v, tab)));
-    const unsigned mask = ~static_cast<unsigned>(_mm_movemask_epi8(blank)) & 0xFFFFu;
+    const unsigned mask = ~WhitespaceMask16(p) & 0xFFFFu;
     if (mask != 0) return p + __builtin_ctz(mask);
     p += 16;
   }
@@ -142,20 +156,93 @@ inline const unsigned char* SkipWhitespace(const unsigned char* p, const unsigne
   return p;
 }
 
+#if defined(__SSE2__)
+// Of the 16 bytes at p, which begin at a character, the length of the longest prefix made
+// of plain string bytes and whole well-formed UTF-8 sequences (the rules of
+// Utf8SequenceLength): it ends at the first quote, backslash or control character, at the
+// lead byte of the first malformed sequence, or at that of a sequence the block cuts off.
+// Sets may_hold_noncharacter if the prefix has EF B7, EF BF, or a four-byte sequence whose
+// third byte is BF: every noncharacter begins so (U+FDD0..U+FDEF: EF B7 90..AF;
+// U+FFFE, U+FFFF: EF BF BE..BF; U+xFFFE, U+xFFFF: F0..F4 xx BF BE..BF).
+// All in SSE2: classes of bytes are compared as signed bytes (80..FF are negative) and
+// combined as bit masks, one bit a byte.
+inline unsigned WellFormedPrefix16(const unsigned char* p, bool& may_hold_noncharacter) {
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  const auto mask = [](__m128i m) { return static_cast<unsigned>(_mm_movemask_epi8(m)); };
+  const auto equal = [&](int byte) {
+    return mask(_mm_cmpeq_epi8(v, _mm_set1_epi8(static_cast<char>(byte))));
+  };
+  // For a bound in 80..FF: the bytes from 80 up to below it.
+  const auto below = [&](int bound) {
+    return mask(_mm_cmplt_epi8(v, _mm_set1_epi8(static_cast<char>(bound))));
+  };
+  const unsigned high = mask(v);
+  const unsigned control = mask(_mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1F)), v));
+  const unsigned special = control | equal('"') | equal('\\');
+  const unsigned below_90 = below(0x90);
+  const unsigned below_a0 = below(0xA0);
+  const unsigned continuation = below(0xC0);
+  const unsigned below_c2 = below(0xC2);
+  const unsigned below_e0 = below(0xE0);
+  const unsigned below_f0 = below(0xF0);
+  const unsigned below_f5 = below(0xF5);
+  const unsigned lead2 = below_e0 & ~below_c2;
+  const unsigned lead3 = below_f0 & ~below_e0;
+  const unsigned lead4 = below_f5 & ~below_f0;
+  const unsigned invalid_lead = (below_c2 & ~continuation) | (high & ~below_f5);
+  // The continuation bytes the leads call for (bits 16..18: past the block).
+  const unsigned needed = ((lead2 | lead3 | lead4) << 1) | ((lead3 | lead4) << 2) | (lead4 << 3);
+  // Second bytes out of range: overlongs (E0 80..9F, F0 80..8F), surrogates (ED A0..BF),
+  // above U+10FFFF (F4 90..BF).
+  const unsigned bad_second = ((equal(0xE0) << 1) & below_a0) |
+                              ((equal(0xED) << 1) & continuation & ~below_a0) |
+                              ((equal(0xF0) << 1) & below_90) |
+                              ((equal(0xF4) << 1) & continuation & ~below_90);
+  const unsigned stops = special | invalid_lead | (continuation & ~needed) |
+                         (needed & ~continuation & 0xFFFFu) | bad_second | 0x10000u;
+  unsigned length = static_cast<unsigned>(__builtin_ctz(stops));
+  // Every sequence before the first stop is whole and well-formed except perhaps the last,
+  // which the stop may cut: then the prefix ends at its lead.
+  const unsigned leads = (lead2 | lead3 | lead4) & ((1u << length) - 1);
+  if (leads != 0) {
+    const unsigned last = 31u - static_cast<unsigned>(__builtin_clz(leads));
+    const unsigned bit = 1u << last;
+    const unsigned sequence = (lead2 & bit) != 0 ? 2 : (lead3 & bit) != 0 ? 3 : 4;
+    if (last + sequence > length) length = last;
+  }
+  const unsigned bf = equal(0xBF);
+  const unsigned noncharacter_start =
+      (equal(0xEF) & ((equal(0xB7) | bf) >> 1)) | (lead4 & (bf >> 2));
+  if ((noncharacter_start & ((1u << length) - 1)) != 0) may_hold_noncharacter = true;
+  return length;
+}
+#endif
+
 // The first byte at or after p that is not plain string text or part of a well-formed
-// UTF-8 sequence ('"', '\\', a control character, malformed UTF-8), or end. Runs of
-// multi-byte characters (CJK text) are validated back to back without returning to the
-// ASCII scan between them. max_lead is raised to the highest lead byte passed.
+// UTF-8 sequence ('"', '\\', a control character, malformed UTF-8), or end. Once a string
+// has a non-ASCII byte, its rest is checked 16 bytes at a time where SSE2 is (text that
+// mixes scripts would otherwise switch between the ASCII scan and the one for sequences
+// at every few bytes). Sets may_hold_noncharacter as StringToken describes it.
 inline const unsigned char* SkipWellFormedStringBytes(const unsigned char* p,
                                                       const unsigned char* end,
-                                                      unsigned char& max_lead) {
+                                                      bool& may_hold_noncharacter) {
   for (;;) {
     p = SkipPlainStringBytes(p, end);
     if (p == end || *p < 0x80) return p;
+#if defined(__SSE2__)
+    while (end - p >= 16) {
+      const unsigned length = WellFormedPrefix16(p, may_hold_noncharacter);
+      p += length;
+      // Short of 16 at a special ASCII byte or malformed UTF-8: done; at a sequence the
+      // block cut off: the next block starts with it.
+      if (length == 0 || (length < 16 && *p < 0x80)) return p;
+    }
+    if (p == end || *p < 0x80) continue;
+#endif
     do {
       const std::size_t n = Utf8SequenceLength(p, end);
       if (n == 0) return p;
-      if (*p > max_lead) max_lead = *p;
+      if (*p >= 0xEF) may_hold_noncharacter = true;
       p += n;
     } while (p != end && *p >= 0x80);
   }
@@ -311,14 +398,14 @@ class Parser {
     const unsigned char* start = p_;
     // Fast path: plain bytes and well-formed UTF-8 up to the closing quote (anything else
     // is left to the copying loop below, which reports it).
-    unsigned char max_lead = 0;
-    p_ = SkipWellFormedStringBytes(p_, end_, max_lead);
+    bool may_hold_noncharacter = false;
+    p_ = SkipWellFormedStringBytes(p_, end_, may_hold_noncharacter);
     if (p_ != end_ && *p_ == '"') {
       scratch_token_.text = std::string_view(reinterpret_cast<const char*>(start), p_ - start);
       scratch_token_.in_input = true;
       scratch_token_.written = scratch_token_.text;
       scratch_token_.minimally_escaped = true;
-      scratch_token_.may_hold_noncharacter = max_lead >= 0xEF;
+      scratch_token_.may_hold_noncharacter = may_hold_noncharacter;
       ++p_;
       return true;
     }
@@ -332,7 +419,7 @@ class Parser {
         scratch_token_.written =
             std::string_view(reinterpret_cast<const char*>(start), p_ - start);
         scratch_token_.minimally_escaped = minimal;
-        scratch_token_.may_hold_noncharacter = max_lead >= 0xEF;
+        scratch_token_.may_hold_noncharacter = may_hold_noncharacter;
         ++p_;
         return true;
       }
@@ -343,17 +430,13 @@ class Parser {
         if (minimal) minimal = IsMinimalEscape(escape, p_);
         continue;
       }
-      if (c < 0x80) {  // a run of plain bytes, copied at once
-        const unsigned char* run = p_;
-        p_ = SkipPlainStringBytes(p_, end_);
-        scratch_.append(reinterpret_cast<const char*>(run), static_cast<std::size_t>(p_ - run));
-        continue;
-      }
-      const std::size_t n = Utf8SequenceLength(p_, end_);
-      if (n == 0) return Stop("json.invalid_utf8", "invalid UTF-8 in a string");
-      if (c > max_lead) max_lead = c;
-      scratch_.append(reinterpret_cast<const char*>(p_), n);
-      p_ += n;
+      // A run of plain bytes and well-formed UTF-8 up to the next escape, copied at once. It
+      // is empty only at malformed UTF-8: anything else stops at a quote, backslash or
+      // control character, handled above.
+      const unsigned char* run = p_;
+      p_ = SkipWellFormedStringBytes(p_, end_, may_hold_noncharacter);
+      if (p_ == run) return Stop("json.invalid_utf8", "invalid UTF-8 in a string");
+      scratch_.append(reinterpret_cast<const char*>(run), static_cast<std::size_t>(p_ - run));
     }
     return Stop("json.syntax", "unterminated string");
   }
@@ -450,14 +533,21 @@ class Parser {
     }
     const std::size_t integer_digits = static_cast<std::size_t>(p_ - integer_begin);
     bool is_integer = true;
+    // The digits of a fraction continue the magnitude (up to 19 digits in all).
+    const unsigned char* fraction_begin = p_;
+    std::size_t fraction_digits = 0;
     if (p_ != end_ && *p_ == '.') {
       is_integer = false;
       ++p_;
       if (p_ == end_ || !IsDigit(*p_)) return Stop("json.syntax", "invalid number fraction");
-      while (p_ != end_ && IsDigit(*p_)) ++p_;
+      fraction_begin = p_;
+      for (; p_ != end_ && IsDigit(*p_); ++p_) magnitude = magnitude * 10 + (*p_ - '0');
+      fraction_digits = static_cast<std::size_t>(p_ - fraction_begin);
     }
+    bool has_exponent = false;
     if (p_ != end_ && (*p_ == 'e' || *p_ == 'E')) {
       is_integer = false;
+      has_exponent = true;
       ++p_;
       if (p_ != end_ && (*p_ == '+' || *p_ == '-')) ++p_;
       if (p_ == end_ || !IsDigit(*p_)) return Stop("json.syntax", "invalid number exponent");
@@ -473,6 +563,19 @@ class Parser {
       token.negative = negative;
       token.magnitude = magnitude;
       token.value = negative ? -static_cast<double>(magnitude) : static_cast<double>(magnitude);
+      // Up to 15 digits an integer is an exact double below 10^21, which ES prints as
+      // written (the grammar already forbids leading zeros); only -0 changes.
+      token.as_written = integer_digits <= 15 && !(negative && magnitude == 0);
+      return Check(handler_.OnNumber(token));
+    }
+    if (!has_exponent && integer_digits + fraction_digits <= 19 && magnitude <= kExactLimit) {
+      // Both the digits as an integer (at most 2^53) and 10^fraction_digits (at most 10^18)
+      // are exact doubles, and IEEE division rounds once, to nearest: the double from_chars
+      // gives, without its general algorithm.
+      const double value = static_cast<double>(magnitude) / kPowersOfTen[fraction_digits];
+      token.value = negative ? -value : value;
+      token.as_written = IsShortestDecimal(integer_begin, integer_digits, fraction_begin,
+                                           fraction_digits);
       return Check(handler_.OnNumber(token));
     }
     const auto [ptr, ec] =
@@ -488,6 +591,25 @@ class Parser {
       return Stop("json.syntax", "invalid number");
     }
     return Check(handler_.OnNumber(token));
+  }
+
+  static constexpr std::uint64_t kExactLimit = std::uint64_t{1} << 53;
+  static constexpr double kPowersOfTen[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,
+                                            1e7,  1e8,  1e9,  1e10, 1e11, 1e12, 1e13,
+                                            1e14, 1e15, 1e16, 1e17, 1e18};
+
+  // True if a literal with a fraction and no exponent is already what ES Number::toString
+  // prints for its value: at most 15 significant digits (each such decimal is the only
+  // one of at most 15 digits that rounds to its double, so it is the shortest that
+  // round-trips), no trailing zero in the fraction, and not below 10^-6 (where ES switches
+  // to exponent notation).
+  static bool IsShortestDecimal(const unsigned char* integer_begin, std::size_t integer_digits,
+                                const unsigned char* fraction_begin, std::size_t fraction_digits) {
+    if (fraction_begin[fraction_digits - 1] == '0') return false;
+    if (integer_begin[0] != '0') return integer_digits + fraction_digits <= 15;
+    std::size_t zeros = 0;  // leading zeros of the fraction of 0.xxx
+    while (fraction_begin[zeros] == '0') ++zeros;
+    return zeros <= 5 && fraction_digits - zeros <= 15;
   }
 
   // Decides between overflow and underflow for an out-of-range literal from its decimal
@@ -528,6 +650,29 @@ class Parser {
   [[gnu::always_inline]] void SkipSpace() {
     // Compact JSON has no whitespace between tokens; every whitespace byte is <= ' '.
     if (p_ == end_ || *p_ > ' ') return;
+    // Indented JSON has one space after each ':'.
+    if (*p_ == ' ' && end_ - p_ >= 2 && p_[1] > ' ') {
+      ++p_;
+      return;
+    }
+#if defined(__SSE2__)
+    // And a newline and up to 31 spaces before most tokens: only spaces are looked for.
+    if (*p_ == '\n' && end_ - p_ >= 33) {
+      const __m128i space = _mm_set1_epi8(' ');
+      const auto spaces_at = [&](const unsigned char* at) {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(at));
+        return static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, space)));
+      };
+      const unsigned spaces = spaces_at(p_ + 1) | (spaces_at(p_ + 17) << 16);
+      if (spaces != 0xFFFFFFFFu) {
+        const unsigned char* next = p_ + 1 + __builtin_ctz(~spaces);
+        if (*next > ' ') {
+          p_ = next;
+          return;
+        }
+      }
+    }
+#endif
     p_ = SkipWhitespace(p_, end_);
   }
 
