@@ -397,10 +397,10 @@ Status Gate::StepDigest(Run& run) {
   if (!json::IsSha256Hex(run.binding.manifest_sha256)) {
     return Refuse("usage.invalid", "the pinned manifestSha256 must be 64 lowercase hex digits");
   }
-  // Every call reads the file and hashes its bytes (manifest::ManifestCache::Reread);
-  // only bytes already parsed and canonicalized skip that work (same bytes, same
-  // canonical digest). The manifest is kept even when the pin differs: evidence records
-  // its actual digest.
+  // Every call reads the file and establishes the canonical digest of exactly those bytes
+  // (manifest::ManifestCache::Reread): bytes identical to ones already hashed, every byte
+  // compared, have that digest; any other bytes are parsed, canonicalized and hashed. The
+  // manifest is kept even when the pin differs: evidence records its actual digest.
   // CheckStatic alone takes the cache's current read: a caller checking many tools of one
   // manifest (serve's start-up) reads and hashes it once, with Reread, beforehand.
   UDON_ASSIGN_OR_RETURN(run.manifest, run.reach == Reach::kStatic ? env_.manifests->Get(run.binding.manifest_path)

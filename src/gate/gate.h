@@ -48,8 +48,9 @@ struct GateEnvironment {
   EvidenceWriter* evidence = nullptr;  // optional
   std::string command = "call";        // recorded in evidence
   std::function<manifest::Seconds()> clock = manifest::NowSeconds;
-  // The run's manifest cache, shared with the static checks. The gate still reads and
-  // hashes the bytes before every call; only a parse of the same bytes is reused.
+  // The run's manifest cache, shared with the static checks. The gate still reads the
+  // bytes before every call; only bytes identical to ones already parsed and hashed (every
+  // byte compared) reuse that parse and its canonical digest.
   // Null: the gate's own.
   std::shared_ptr<manifest::ManifestCache> manifests;
   // Contract 6: reuse a server's connection across calls in this process while it stays
