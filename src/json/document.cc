@@ -51,15 +51,13 @@ inline bool SameName(const Document::Member& a, const Document::Member& b) {
 
 // The parser's handler that fills a Document.
 //
-// Duplicate member names: json::Parse refuses one at the second name, and its error names
-// that place. Checking every name against its siblings as it comes costs a scan per name,
-// so the first pass (eager false) only looks for neighbours that are equal once an object
-// is sorted, at its end. Any failure of that pass is rare input, and a second, eager pass
-// over the same text then refuses it at the very event json::Parse's builder does: the
-// same code, message, pointer and location.
+// Duplicate member names: checking every name against its siblings as it comes costs a
+// scan per name, so the builder only looks for neighbours that are equal once an object is
+// sorted, at its end. json::Parse refuses a duplicate at the second name, and its error
+// names that place; Document::Parse asks it for the error of any text refused here.
 class DocumentBuilder {
  public:
-  DocumentBuilder(Document& document, bool eager) : doc_(document), eager_(eager) {}
+  explicit DocumentBuilder(Document& document) : doc_(document) {}
 
   bool OnBeginObject() { return Open(Document::Kind::kObject); }
   bool OnBeginArray() { return Open(Document::Kind::kArray); }
@@ -70,7 +68,7 @@ class DocumentBuilder {
     auto end = doc_.pending_members_.end();
     // json::Value keeps members in a std::map: the same order (unsigned bytes).
     SortMembers(begin, end);
-    if (!eager_ && std::adjacent_find(begin, end, SameName) != end) return Duplicate();
+    if (std::adjacent_find(begin, end, SameName) != end) return Duplicate();
     Close(doc_.pending_members_, doc_.members_);
     return true;
   }
@@ -82,28 +80,8 @@ class DocumentBuilder {
 
   bool OnKey(const internal::StringToken& token) {
     const std::string_view name = Keep(token);
-    if (eager_ && !IsNewName(name)) return Duplicate();
     doc_.pending_members_.push_back(
         {name.data(), static_cast<std::uint32_t>(name.size()), 0});
-    return true;
-  }
-
-
-  // The eager check: false when the innermost object already has this name.
-  bool IsNewName(std::string_view name) {
-    Document::Frame& frame = doc_.frames_.back();
-    if (frame.names != nullptr) return frame.names->insert(name).second;
-    for (std::size_t i = frame.pending; i < doc_.pending_members_.size(); ++i) {
-      if (Document::name(doc_.pending_members_[i]) == name) return false;
-    }
-    if (doc_.pending_members_.size() - frame.pending + 1 > kLinearLimit) {
-      // From here on a scan per name would be quadratic.
-      frame.names = std::make_unique<std::unordered_set<std::string_view>>();
-      for (std::size_t i = frame.pending; i < doc_.pending_members_.size(); ++i) {
-        frame.names->insert(Document::name(doc_.pending_members_[i]));
-      }
-      frame.names->insert(name);
-    }
     return true;
   }
 
@@ -153,8 +131,6 @@ class DocumentBuilder {
   std::pair<const char*, const char*> failure() const { return failure_; }
 
  private:
-  static constexpr std::size_t kLinearLimit = 16;
-
   bool Duplicate() {
     failure_ = {"json.duplicate_key", "duplicate member name"};
     return false;
@@ -209,7 +185,6 @@ class DocumentBuilder {
   }
 
   Document& doc_;
-  const bool eager_;
   std::pair<const char*, const char*> failure_{"json.syntax", "invalid JSON"};
 };
 
@@ -233,13 +208,16 @@ Status Document::Parse(std::string_view text, const ParseOptions& options) {
   ParseOptions bounded = options;
   constexpr std::size_t kMaxBytes = std::numeric_limits<std::uint32_t>::max();
   if (bounded.max_bytes == 0 || bounded.max_bytes > kMaxBytes) bounded.max_bytes = kMaxBytes;
-  Status status = Build(text, bounded, /*eager=*/false);
-  if (!status.ok()) status = Build(text, bounded, /*eager=*/true);  // the exact error
-  if (!status.ok()) nodes_.clear();
-  return status;
+  Status status = Build(text, bounded);
+  if (status.ok()) return status;
+  nodes_.clear();
+  // Rare input: json::Parse, refusing it too, names the exact place (a duplicate at its
+  // second name rather than where its object closes).
+  auto whole = json::Parse(text, bounded);
+  return whole.ok() ? status : std::move(whole).error();
 }
 
-Status Document::Build(std::string_view text, const ParseOptions& options, bool eager) {
+Status Document::Build(std::string_view text, const ParseOptions& options) {
   nodes_.clear();
   elements_.clear();
   members_.clear();
@@ -248,7 +226,7 @@ Status Document::Build(std::string_view text, const ParseOptions& options, bool 
   pending_members_.clear();
   if (blocks_.size() > 1) blocks_.erase(blocks_.begin() + 1, blocks_.end());
   block_used_ = 0;
-  DocumentBuilder builder(*this, eager);
+  DocumentBuilder builder(*this);
   internal::Parser<DocumentBuilder> parser(text, options, builder);
   return parser.Run();
 }

@@ -12,7 +12,6 @@
 #include <cstdint>
 #include <memory>
 #include <string_view>
-#include <unordered_set>
 #include <vector>
 
 #include "json/json.h"
@@ -72,16 +71,15 @@ class Document {
     std::size_t size = 0;
   };
   // An open container while building: its node and where its members or elements begin
-  // in the pending lists. Large objects check duplicate names through a hash set.
+  // in the pending lists.
   struct Frame {
     std::uint32_t node = 0;
     std::size_t pending = 0;
     bool is_object = false;
-    std::unique_ptr<std::unordered_set<std::string_view>> names;
   };
 
-  // One pass of the parser over text; eager: refuse a duplicate name where it appears.
-  Status Build(std::string_view text, const ParseOptions& options, bool eager);
+  // One pass of the parser over text.
+  Status Build(std::string_view text, const ParseOptions& options);
   // Room for n bytes of decoded string that stays put until the next Parse.
   char* Allocate(std::size_t n);
 

@@ -130,7 +130,7 @@ TEST(DocumentTest, ADuplicateIsReportedWhereParseReportsIt) {
 }
 
 TEST(DocumentTest, RefusesDuplicatesInObjectsWithManyMembers) {
-  // Past 16 members duplicates are found through a hash set: the same verdict and place.
+  // Large objects (sorted with std::sort, not by insertion): the same verdict and place.
   std::string text = "{";
   for (int i = 0; i < 40; ++i) text += "\"m" + std::to_string(i) + "\":" + std::to_string(i) + ",";
   Document document;
