@@ -21,10 +21,6 @@ Result<json::PartialValue> AsPartial(Result<json::Value> parsed) {
   return json::PartialValue{std::move(parsed).value(), false, {}};
 }
 
-std::string Dump(const json::Value& value) {
-  return value.dump(-1, ' ', false, json::Value::error_handler_t::replace);
-}
-
 // A result object whose "tools" member is the page's serialized array, written as it is.
 void AppendResultWithToolsArray(std::string& out, const json::Value& result, std::string_view tools) {
   out += '{';
@@ -32,12 +28,12 @@ void AppendResultWithToolsArray(std::string& out, const json::Value& result, std
   for (auto it = result.begin(); it != result.end(); ++it) {
     if (!first) out += ',';
     first = false;
-    out += Dump(json::Value(it.key()));
+    out += SerializeValue(json::Value(it.key()));
     out += ':';
     if (it.key() == "tools") {
       out += tools;
     } else {
-      out += Dump(it.value());
+      out += SerializeValue(it.value());
     }
   }
   out += '}';
@@ -116,6 +112,10 @@ Result<Message> ParseMessage(std::string_view frame, const MessageLimits& limits
   return message;
 }
 
+std::string SerializeValue(const json::Value& value) {
+  return value.dump(-1, ' ', false, json::Value::error_handler_t::replace);
+}
+
 void CompleteLeanResult(Message& message) {
   if (!message.lean_tools) return;
   json::ParseOptions options;
@@ -147,7 +147,7 @@ std::string SerializeMessage(const Message& message) {
     out += '"';
     out += name;
     out += "\":";
-    out += Dump(value);
+    out += SerializeValue(value);
   };
   const json::Value version = "2.0";
   switch (message.kind) {

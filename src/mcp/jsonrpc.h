@@ -70,6 +70,9 @@ Result<Message> ParseMessage(std::string_view frame, const MessageLimits& limits
 // lean_tools null. A no-op for a message read whole.
 void CompleteLeanResult(Message& message);
 
+// A value as a message carries it: compact single-line JSON, invalid UTF-8 replaced.
+std::string SerializeValue(const json::Value& value);
+
 // Compact single-line JSON (no raw newline can appear: strings are escaped). A page of
 // serialized Tools (LeanToolList::Frame::kToolsArray) is written as it is, not rebuilt.
 std::string SerializeMessage(const Message& message);

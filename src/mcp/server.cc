@@ -9,11 +9,6 @@
 namespace udon::mcp {
 namespace {
 
-// A Tool as tools/list writes it: compact JSON (SerializeMessage's form).
-std::string ToolText(const json::Value& tool) {
-  return tool.dump(-1, ' ', false, json::Value::error_handler_t::replace);
-}
-
 // A page's Tools written into one JSON array from their texts, with where each one is.
 class ToolsArrayWriter {
  public:
@@ -223,7 +218,7 @@ void Server::AddTool(json::Value tool, ToolHandler handler) {
   std::string name = tool.at("name").get<std::string>();
   std::lock_guard lock(catalog_mutex_);
   first_listed_.emplace(name, tools_.size());  // a repeated name keeps its first listing
-  tool_texts_.push_back(ToolText(tool));
+  tool_texts_.push_back(SerializeValue(tool));
   tools_.push_back(std::move(tool));
   handlers_[std::move(name)] = std::move(handler);
 }
@@ -253,7 +248,7 @@ void Server::SetTools(std::vector<std::pair<json::Value, ToolHandler>> tools) {
   handlers_.clear();
   for (auto& [tool, handler] : tools) {
     std::string name = tool.at("name").get<std::string>();
-    tool_texts_.push_back(ToolText(tool));
+    tool_texts_.push_back(SerializeValue(tool));
     tools_.push_back(std::move(tool));
     handlers_[std::move(name)] = std::move(handler);
   }
@@ -294,7 +289,7 @@ std::optional<Server::ListedPage> Server::ListedTools(std::size_t offset, std::s
   if (hooks_ != nullptr && hooks_->TransformsTools()) {
     const std::vector<json::Value> tools = ListedTools();
     if (offset > tools.size()) return std::nullopt;
-    for (std::size_t i = offset; i < page_end(tools.size()); ++i) writer.Add(tools[i], ToolText(tools[i]));
+    for (std::size_t i = offset; i < page_end(tools.size()); ++i) writer.Add(tools[i], SerializeValue(tools[i]));
     page.total = tools.size();
   } else {
     std::lock_guard lock(catalog_mutex_);

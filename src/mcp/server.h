@@ -262,7 +262,7 @@ class Server {
   ServerOptions options_;
   mutable std::mutex catalog_mutex_;
   std::vector<json::Value> tools_;
-  std::vector<std::string> tool_texts_;  // tools_[i] as compact JSON, written once
+  std::vector<std::string> tool_texts_;  // SerializeValue(tools_[i]), written once
   std::map<std::string, ToolHandler, std::less<>> handlers_;
   std::map<std::string, std::size_t, std::less<>> first_listed_;  // name -> index in tools_
   ServerHooks* hooks_ = nullptr;
