@@ -66,20 +66,24 @@ Result<CompiledSchema> CompiledSchema::Compile(const json::Value& schema,
   return CompiledSchema(std::move(graph));
 }
 
-ValidationResult CompiledSchema::Validate(const json::Value& instance) const {
+namespace {
+
+// Every error, on an instance of either view.
+template <class View>
+ValidationResult Collect(const internal::Graph& graph, View instance) {
   ValidationResult result;
-  internal::Evaluator<internal::ValueView> evaluator(*graph_, &result);
-  result.valid = evaluator.Run(internal::ValueView(instance));
+  internal::Evaluator<View> evaluator(graph, &result);
+  result.valid = evaluator.Run(instance);
   if (result.valid) result.errors.clear();
   return result;
 }
 
-bool CompiledSchema::IsValid(const json::Value& instance) const {
-  internal::Evaluator<internal::ValueView> evaluator(*graph_, nullptr);
-  return evaluator.Run(internal::ValueView(instance));
+// The verdict only, stopping at the first failure.
+template <class View>
+bool Check(const internal::Graph& graph, View instance) {
+  internal::Evaluator<View> evaluator(graph, nullptr);
+  return evaluator.Run(instance);
 }
-
-namespace {
 
 // One document per thread, reused from call to call so that validating text allocates
 // nothing once its arrays have grown; after an unusually large text the memory is let go.
@@ -106,16 +110,20 @@ class ScratchDocument {
 
 }  // namespace
 
+ValidationResult CompiledSchema::Validate(const json::Value& instance) const {
+  return Collect(*graph_, internal::ValueView(instance));
+}
+
+bool CompiledSchema::IsValid(const json::Value& instance) const {
+  return Check(*graph_, internal::ValueView(instance));
+}
+
 Result<ValidationResult> CompiledSchema::ValidateText(std::string_view text,
                                                       const json::ParseOptions& options) const {
   ScratchDocument scratch(text);
   json::Document& document = *scratch;
   UDON_RETURN_IF_ERROR(document.Parse(text, options));
-  ValidationResult result;
-  internal::Evaluator<internal::DocumentView> evaluator(*graph_, &result);
-  result.valid = evaluator.Run(internal::DocumentView(document, document.root()));
-  if (result.valid) result.errors.clear();
-  return result;
+  return Collect(*graph_, internal::DocumentView(document, document.root()));
 }
 
 Result<bool> CompiledSchema::IsValidText(std::string_view text,
@@ -123,8 +131,7 @@ Result<bool> CompiledSchema::IsValidText(std::string_view text,
   ScratchDocument scratch(text);
   json::Document& document = *scratch;
   UDON_RETURN_IF_ERROR(document.Parse(text, options));
-  internal::Evaluator<internal::DocumentView> evaluator(*graph_, nullptr);
-  return evaluator.Run(internal::DocumentView(document, document.root()));
+  return Check(*graph_, internal::DocumentView(document, document.root()));
 }
 
 Result<ValidationResult> CheckAgainstMetaSchema(const json::Value& schema,
