@@ -108,6 +108,17 @@ class ScratchDocument {
   std::size_t text_size_;
 };
 
+// Runs `run` on text read into this thread's scratch document; json::Parse's error if it
+// does not parse.
+template <class Run>
+auto OnText(std::string_view text, const json::ParseOptions& options, Run run)
+    -> Result<decltype(run(std::declval<internal::DocumentView>()))> {
+  ScratchDocument scratch(text);
+  json::Document& document = *scratch;
+  UDON_RETURN_IF_ERROR(document.Parse(text, options));
+  return run(internal::DocumentView(document, document.root()));
+}
+
 }  // namespace
 
 ValidationResult CompiledSchema::Validate(const json::Value& instance) const {
@@ -120,18 +131,12 @@ bool CompiledSchema::IsValid(const json::Value& instance) const {
 
 Result<ValidationResult> CompiledSchema::ValidateText(std::string_view text,
                                                       const json::ParseOptions& options) const {
-  ScratchDocument scratch(text);
-  json::Document& document = *scratch;
-  UDON_RETURN_IF_ERROR(document.Parse(text, options));
-  return Collect(*graph_, internal::DocumentView(document, document.root()));
+  return OnText(text, options, [&](internal::DocumentView instance) { return Collect(*graph_, instance); });
 }
 
 Result<bool> CompiledSchema::IsValidText(std::string_view text,
                                          const json::ParseOptions& options) const {
-  ScratchDocument scratch(text);
-  json::Document& document = *scratch;
-  UDON_RETURN_IF_ERROR(document.Parse(text, options));
-  return Check(*graph_, internal::DocumentView(document, document.root()));
+  return OnText(text, options, [&](internal::DocumentView instance) { return Check(*graph_, instance); });
 }
 
 Result<ValidationResult> CheckAgainstMetaSchema(const json::Value& schema,
