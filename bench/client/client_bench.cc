@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "mcp/client.h"
+#include "mcp/client/client.h"
 
 namespace {
 

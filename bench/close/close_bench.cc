@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "../support/timing.h"
-#include "mcp/client.h"
+#include "mcp/client/client.h"
 #include "mcp/config.h"
 
 namespace {

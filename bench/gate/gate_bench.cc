@@ -22,7 +22,7 @@
 #include "capture/capture.h"
 #include "gate/gate.h"
 #include "manifest/manifest.h"
-#include "mcp/client.h"
+#include "mcp/client/client.h"
 #include "mcp/config.h"
 
 namespace {

@@ -38,7 +38,7 @@
 #include "gate/evidence.h"
 #include "gate/gate.h"
 #include "manifest/manifest.h"
-#include "mcp/client.h"
+#include "mcp/client/client.h"
 #include "mcp/config.h"
 
 namespace {

@@ -13,7 +13,7 @@
 #include "json/result.h"
 #include "manifest/manifest.h"
 #include "manifest/policy.h"
-#include "mcp/client.h"
+#include "mcp/client/client.h"
 #include "mcp/config.h"
 
 namespace udon::capture {

@@ -23,7 +23,7 @@
 #include "json/json.h"
 #include "json/result.h"
 #include "manifest/policy.h"
-#include "mcp/client.h"
+#include "mcp/client/client.h"
 
 namespace udon::catalog {
 

@@ -13,7 +13,7 @@
 #include "cli/exit_codes.h"
 #include "json/json.h"
 #include "json/result.h"
-#include "mcp/client.h"
+#include "mcp/client/client.h"
 
 namespace udon::cli {
 

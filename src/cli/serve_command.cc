@@ -16,10 +16,10 @@
 #include "cli/runtime.h"
 #include "gateway/gateway.h"
 #include "json/file.h"
-#include "mcp/client.h"
+#include "mcp/client/client.h"
 #include "mcp/http_server.h"
 #include "mcp/protocol.h"
-#include "mcp/stdio_server.h"
+#include "mcp/server/stdio_server.h"
 
 namespace udon::cli {
 namespace {

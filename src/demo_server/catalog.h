@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <string>
 
-#include "mcp/server.h"
+#include "mcp/server/server.h"
 
 namespace udon::demo {
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "json/result.h"
-#include "mcp/server.h"
+#include "mcp/server/server.h"
 
 namespace udon::demo {
 

@@ -20,8 +20,8 @@
 #include "demo_server/catalog.h"
 #include "demo_server/faults.h"
 #include "mcp/http_server.h"
-#include "mcp/server.h"
-#include "mcp/stdio_server.h"
+#include "mcp/server/server.h"
+#include "mcp/server/stdio_server.h"
 
 namespace {
 

@@ -13,8 +13,8 @@
 #include <utility>
 #include <vector>
 
-#include "mcp/client.h"
-#include "mcp/connection.h"
+#include "mcp/client/client.h"
+#include "mcp/client/connection.h"
 
 namespace udon::gate {
 

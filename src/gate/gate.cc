@@ -14,7 +14,7 @@
 #include "manifest/manifest.h"
 #include "manifest/review.h"
 #include "catalog/catalog.h"
-#include "mcp/least_privilege.h"
+#include "mcp/client/least_privilege.h"
 #include "mcp/param_headers.h"
 #include "schema/schema.h"
 

@@ -33,7 +33,7 @@
 #include "manifest/instant.h"
 #include "manifest/manifest.h"
 #include "manifest/policy.h"
-#include "mcp/client.h"
+#include "mcp/client/client.h"
 #include "mcp/config.h"
 
 namespace udon::gate {

@@ -23,7 +23,7 @@
 #include "json/json.h"
 #include "json/result.h"
 #include "manifest/binding.h"
-#include "mcp/server.h"
+#include "mcp/server/server.h"
 
 namespace udon::gateway {
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "json/json.h"
-#include "mcp/client.h"
+#include "mcp/client/client.h"
 #include "mcp/param_headers.h"
 
 namespace {

@@ -8,7 +8,7 @@
 
 #include "json/json.h"
 #include "line_client.h"
-#include "mcp/sse.h"
+#include "mcp/protocol/sse.h"
 
 namespace udon::testing {
 namespace {

@@ -30,9 +30,9 @@
 #include <gtest/gtest.h>
 
 #include "json/json.h"
-#include "mcp/client.h"
+#include "mcp/client/client.h"
 #include "mcp/config.h"
-#include "mcp/least_privilege.h"
+#include "mcp/client/least_privilege.h"
 #include "test_support.h"
 
 namespace udon {

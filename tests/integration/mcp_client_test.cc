@@ -9,8 +9,8 @@
 #include <string>
 #include <thread>
 
-#include "mcp/client.h"
-#include "mcp/stdio_transport.h"
+#include "mcp/client/client.h"
+#include "mcp/client/stdio_transport.h"
 #include "test_support.h"
 
 namespace udon::mcp {

@@ -4,8 +4,8 @@
 
 #include <cstdio>
 
-#include "mcp/client.h"
-#include "mcp/stdio_transport.h"
+#include "mcp/client/client.h"
+#include "mcp/client/stdio_transport.h"
 
 int main(int argc, char** argv) {
   if (argc < 2) return 2;

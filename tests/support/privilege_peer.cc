@@ -24,8 +24,8 @@
 #include <vector>
 
 #include "json/json.h"
-#include "mcp/server.h"
-#include "mcp/stdio_server.h"
+#include "mcp/server/server.h"
+#include "mcp/server/stdio_server.h"
 
 extern char** environ;
 

@@ -15,7 +15,7 @@
 #include <variant>
 #include <vector>
 
-#include "mcp/transport.h"
+#include "mcp/client/transport.h"
 
 namespace udon::mcp {
 

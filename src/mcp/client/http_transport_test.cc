@@ -1,0 +1,521 @@
+#include "mcp/client/http_transport.h"
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "mcp/client/client.h"
+#include "test_support.h"
+
+namespace udon::mcp {
+namespace {
+
+using std::chrono::milliseconds;
+
+std::string Sse(const std::string& data, const std::string& id = "", long retry = -1) {
+  std::string out;
+  if (!id.empty()) out += "id: " + id + "\n";
+  if (retry >= 0) out += "retry: " + std::to_string(retry) + "\n";
+  return out + "data: " + data + "\n\n";
+}
+
+// A scripted Streamable HTTP server on 127.0.0.1 that records what it saw.
+class FakeHttpServer {
+ public:
+  struct Seen {
+    std::string method;       // HTTP method
+    std::string rpc_method;   // JSON-RPC method of a POST body
+    httplib::Headers headers;
+    int remote_port = -1;     // the client's end of the TCP connection it came on
+  };
+  using PostHandler = std::function<void(const Message&, httplib::Response&)>;
+
+  explicit FakeHttpServer(PostHandler on_post) : on_post_(std::move(on_post)) {
+    server_.Post("/mcp", [this](const httplib::Request& req, httplib::Response& res) {
+      auto message = ParseMessage(req.body);
+      Record(req, message.ok() ? message->method : "");
+      if (!message.ok()) {
+        res.status = 400;
+        return;
+      }
+      on_post_(*message, res);
+    });
+    server_.Get("/mcp", [this](const httplib::Request& req, httplib::Response& res) {
+      Record(req, "");
+      if (on_get) {
+        on_get(req, res);
+      } else {
+        res.status = 405;
+      }
+    });
+    server_.Delete("/mcp", [this](const httplib::Request& req, httplib::Response& res) {
+      Record(req, "");
+      res.status = 200;
+    });
+    server_.set_keep_alive_max_count(1000);  // as udon's server; httplib's default is 5
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+  }
+  ~FakeHttpServer() {
+    server_.stop();
+    thread_.join();
+  }
+
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/mcp"; }
+  std::vector<Seen> seen() const {
+    std::lock_guard lock(mutex_);
+    return seen_;
+  }
+
+  std::function<void(const httplib::Request&, httplib::Response&)> on_get;
+
+ private:
+  void Record(const httplib::Request& req, std::string rpc_method) {
+    std::lock_guard lock(mutex_);
+    seen_.push_back(Seen{req.method, std::move(rpc_method), req.headers, req.remote_port});
+  }
+
+  PostHandler on_post_;
+  httplib::Server server_;
+  int port_ = 0;
+  std::thread thread_;
+  mutable std::mutex mutex_;
+  std::vector<Seen> seen_;
+};
+
+void Json(httplib::Response& res, const Message& message, const std::string& session = "") {
+  if (!session.empty()) res.set_header("Mcp-Session-Id", session);
+  res.set_content(SerializeMessage(message), "application/json");
+}
+
+void Stream(httplib::Response& res, std::string body, const std::string& session = "") {
+  if (!session.empty()) res.set_header("Mcp-Session-Id", session);
+  res.set_chunked_content_provider("text/event-stream",
+                                   [body](std::size_t, httplib::DataSink& sink) {
+                                     sink.write(body.data(), body.size());
+                                     sink.done();
+                                     return true;
+                                   });
+}
+
+Message InitResult(const json::Value& id) {
+  return MakeResult(id, {{"protocolVersion", "2025-11-25"},
+                         {"capabilities", {{"tools", json::Value::object()}}},
+                         {"serverInfo", {{"name", "fake-http"}, {"version", "1"}}}});
+}
+
+ServerConfig Config(const std::string& url) {
+  ServerConfig server;
+  server.key = "fake";
+  server.type = ServerType::kHttp;
+  server.url = url;
+  server.headers = {{"Authorization", "Bearer t0ken"}};
+  return server;
+}
+
+std::unique_ptr<Client> Connect(const std::string& url, bool notification_stream = false,
+                                std::size_t max_bytes = kDefaultMaxMessageBytes) {
+  ClientOptions options;
+  options.http_notification_stream = notification_stream;
+  options.max_message_bytes = max_bytes;
+  options.request_timeout = milliseconds(20'000);
+  auto client = Client::Connect(Config(url), options);
+  EXPECT_TRUE(client.ok());
+  return client.ok() ? std::move(client).value() : nullptr;
+}
+
+std::string Header(const httplib::Headers& headers, const std::string& name) {
+  auto it = headers.find(name);
+  return it == headers.end() ? "" : it->second;
+}
+
+json::Value ListResult() { return {{"tools", json::Value::array()}}; }
+
+TEST(HttpTransportTest, JsonAndSseAnswersWithSessionAndVersionHeaders) {
+  FakeHttpServer server([](const Message& in, httplib::Response& res) {
+    if (in.method == "initialize") {
+      Stream(res, Sse("", "p0") + Sse(SerializeMessage(InitResult(in.id)), "e1"), "sess-1");
+    } else if (in.method == "notifications/initialized") {
+      res.status = 202;
+    } else if (in.method == "tools/list") {
+      Json(res, MakeResult(in.id, ListResult()));
+    }
+  });
+  auto client = Connect(server.url());
+  ASSERT_NE(client, nullptr);
+  auto init = client->Initialize();
+  ASSERT_TRUE(init.ok()) << init.error().Describe();
+  EXPECT_EQ(init->server_info["name"], "fake-http");
+  ASSERT_TRUE(client->ListAllTools().ok());
+  client->Close();
+  auto seen = server.seen();
+  ASSERT_EQ(seen.size(), 4u);
+  EXPECT_EQ(seen[0].rpc_method, "initialize");
+  EXPECT_EQ(Header(seen[0].headers, "Accept"), "application/json, text/event-stream");
+  EXPECT_EQ(Header(seen[0].headers, "Content-Type"), "application/json");
+  EXPECT_EQ(Header(seen[0].headers, "Authorization"), "Bearer t0ken");
+  EXPECT_EQ(Header(seen[0].headers, "Mcp-Session-Id"), "");
+  EXPECT_EQ(Header(seen[0].headers, "MCP-Protocol-Version"), "");
+  for (std::size_t i = 1; i < 3; ++i) {
+    EXPECT_EQ(Header(seen[i].headers, "Mcp-Session-Id"), "sess-1");
+    EXPECT_EQ(Header(seen[i].headers, "MCP-Protocol-Version"), "2025-11-25");
+  }
+  EXPECT_EQ(seen[3].method, "DELETE");
+  EXPECT_EQ(Header(seen[3].headers, "Mcp-Session-Id"), "sess-1");
+}
+
+// A request answered on an SSE stream the server closes after the response: the client
+// reads the stream to its end, so the keep-alive connection carries the next requests
+// (it used to cut the transfer at the response, which closed the connection every time).
+TEST(HttpTransportTest, SseAnswersKeepTheConnectionForTheNextRequests) {
+  FakeHttpServer server([](const Message& in, httplib::Response& res) {
+    if (in.method == "initialize") {
+      Stream(res, Sse(SerializeMessage(InitResult(in.id)), "e1"), "sess-1");
+    } else if (in.method == "notifications/initialized") {
+      res.status = 202;
+    } else if (in.method == "tools/list") {
+      Stream(res, Sse("", "p0") + Sse(SerializeMessage(MakeResult(in.id, ListResult())), "e1"));
+    }
+  });
+  auto client = Connect(server.url());
+  ASSERT_NE(client, nullptr);
+  ASSERT_TRUE(client->Initialize().ok());
+  constexpr int kLists = 10;
+  for (int i = 0; i < kLists; ++i) ASSERT_TRUE(client->ListAllTools().ok()) << i;
+  client->Close();
+  std::set<int> ports;
+  int lists = 0;
+  for (const auto& seen : server.seen()) {
+    if (seen.rpc_method != "tools/list") continue;
+    ++lists;
+    ports.insert(seen.remote_port);
+  }
+  EXPECT_EQ(lists, kLists);
+  // One connection would do; a second may open while the first still reads a stream's end.
+  EXPECT_LE(ports.size(), static_cast<std::size_t>(kLists / 2));
+}
+
+// The drain after a response is bounded: a server that holds the stream open after the
+// response sees the client cut it while the connection is still in use, not at its close.
+TEST(HttpTransportTest, AStreamHeldOpenAfterItsResponseIsCut) {
+  auto departed = std::make_shared<std::atomic<bool>>(false);
+  FakeHttpServer server([departed](const Message& in, httplib::Response& res) {
+    if (in.method == "initialize") {
+      Json(res, InitResult(in.id));
+    } else if (in.method == "notifications/initialized") {
+      res.status = 202;
+    } else if (in.method == "tools/list") {
+      const std::string body = Sse(SerializeMessage(MakeResult(in.id, ListResult())), "e1");
+      res.set_chunked_content_provider("text/event-stream", [body, departed](std::size_t, httplib::DataSink& sink) {
+        sink.write(body.data(), body.size());
+        // Keep-alive comments until the client is gone (bounded, so the test cannot hang).
+        for (int i = 0; i < 2000 && sink.is_writable(); ++i) {
+          sink.write(": keep-alive\n\n", 14);
+          std::this_thread::sleep_for(milliseconds(5));
+        }
+        *departed = !sink.is_writable();
+        sink.done();
+        return true;
+      });
+    }
+  });
+  auto client = Connect(server.url());
+  ASSERT_NE(client, nullptr);
+  ASSERT_TRUE(client->Initialize().ok());
+  ASSERT_TRUE(client->ListAllTools().ok());
+  for (int i = 0; i < 2000 && !*departed; ++i) std::this_thread::sleep_for(milliseconds(5));
+  EXPECT_TRUE(*departed);  // before Close: the client cut the stream itself
+  client->Close();
+}
+
+json::Value DiscoverResult() {
+  return {{"resultType", "complete"},
+          {"supportedVersions", {"2026-07-28"}},
+          {"capabilities", {{"tools", json::Value::object()}}},
+          {"_meta", {{"io.modelcontextprotocol/serverInfo", {{"name", "fake-modern"}, {"version", "1"}}}}}};
+}
+
+TEST(HttpTransportTest, ModernRequestsMirrorTheirBodyIntoHeadersAndKeepNoSession) {
+  FakeHttpServer server([](const Message& in, httplib::Response& res) {
+    if (in.method == "server/discover") {
+      Json(res, MakeResult(in.id, DiscoverResult()), "sess-never-used");
+    } else if (in.method == "tools/call") {
+      Json(res, MakeResult(in.id, {{"resultType", "complete"}, {"content", json::Value::array()}}));
+    }
+  });
+  auto client = Connect(server.url());
+  ASSERT_NE(client, nullptr);
+  ASSERT_TRUE(client->Discover().ok());
+  json::Value tool = {{"name", "caf\u00e9"},
+                      {"inputSchema", {{"type", "object"},
+                                       {"properties", {{"region", {{"type", "string"}, {"x-mcp-header", "Region"}}},
+                                                       {"empty", {{"type", "string"}, {"x-mcp-header", "Empty"}}}}}}}};
+  json::Value arguments = {{"region", "us-west1"}, {"empty", ""}};
+  ASSERT_TRUE(client->CallTool("caf\u00e9", arguments, milliseconds(0), &tool).ok());
+  client->Close();
+  auto seen = server.seen();
+  ASSERT_EQ(seen.size(), 2u);  // no GET stream, no DELETE
+  for (const auto& request : seen) {
+    EXPECT_EQ(request.method, "POST");
+    EXPECT_EQ(Header(request.headers, "MCP-Protocol-Version"), "2026-07-28");
+    EXPECT_EQ(Header(request.headers, "Mcp-Method"), request.rpc_method);
+    EXPECT_EQ(Header(request.headers, "Mcp-Session-Id"), "");
+  }
+  EXPECT_EQ(Header(seen[1].headers, "Mcp-Name"), "=?base64?Y2Fmw6k=?=");
+  EXPECT_EQ(Header(seen[1].headers, "Mcp-Param-Region"), "us-west1");
+  // (An empty value is sent as "Mcp-Param-Empty:" too, but cpp-httplib's parser drops empty
+  // fields; the conformance scenario http-custom-headers checks it with Node's parser.)
+}
+
+TEST(HttpTransportTest, AModernErrorInA400BodyIsTheRequestsAnswer) {
+  FakeHttpServer server([](const Message& in, httplib::Response& res) {
+    res.status = 400;
+    res.set_content(SerializeMessage(MakeError(nullptr, -32022, "Unsupported protocol version",
+                                               {{"supported", {"2099-01-01"}}, {"requested", "2026-07-28"}})),
+                    "application/json");
+    (void)in;
+  });
+  auto client = Connect(server.url());
+  ASSERT_NE(client, nullptr);
+  auto init = client->Discover();
+  ASSERT_FALSE(init.ok());
+  EXPECT_EQ(init.error().code, "server.protocol_version_mismatch");
+  EXPECT_EQ(init.error().details["supported"], json::Value({"2099-01-01"}));
+}
+
+TEST(HttpTransportTest, NotificationAnsweredWithA200BodyIsAccepted) {
+  FakeHttpServer server([](const Message& in, httplib::Response& res) {
+    if (in.method == "initialize") {
+      Json(res, InitResult(in.id));
+    } else {
+      res.set_content(R"({"jsonrpc":"2.0","result":{}})", "application/json");
+    }
+  });
+  auto client = Connect(server.url());
+  ASSERT_NE(client, nullptr);
+  EXPECT_TRUE(client->Initialize().ok());
+}
+
+TEST(HttpTransportTest, ResumesAClosedStreamWithLastEventId) {
+  FakeHttpServer server([](const Message& in, httplib::Response& res) {
+    if (in.method == "initialize") {
+      Json(res, InitResult(in.id), "s");
+    } else if (in.method == "tools/list") {
+      Stream(res, Sse("", "ev-7", 20));  // priming only, then the stream ends
+    } else {
+      res.status = 202;
+    }
+  });
+  server.on_get = [](const httplib::Request& req, httplib::Response& res) {
+    if (Header(req.headers, "Last-Event-ID") != "ev-7") {
+      res.status = 405;
+      return;
+    }
+    Stream(res, Sse(R"({"jsonrpc":"2.0","id":2,"result":{"tools":[]}})", "ev-8"));
+  };
+  auto client = Connect(server.url());
+  ASSERT_NE(client, nullptr);
+  ASSERT_TRUE(client->Initialize().ok());
+  auto listed = client->ListAllTools();
+  ASSERT_TRUE(listed.ok()) << listed.error().Describe();
+  EXPECT_EQ(listed->pages.size(), 1u);
+}
+
+TEST(HttpTransportTest, StreamEndingWithoutResponseOrIdFailsTheRequest) {
+  FakeHttpServer server([](const Message& in, httplib::Response& res) {
+    if (in.method == "initialize") {
+      Json(res, InitResult(in.id));
+    } else if (in.method == "tools/call") {
+      Stream(res, ": nothing here\n\n");
+    } else {
+      res.status = 202;
+    }
+  });
+  auto client = Connect(server.url());
+  ASSERT_NE(client, nullptr);
+  ASSERT_TRUE(client->Initialize().ok());
+  auto call = client->CallTool("t", json::Value::object());
+  ASSERT_FALSE(call.ok());
+  EXPECT_EQ(call.error().code, "mcp.stream_ended");
+}
+
+TEST(HttpTransportTest, EndedSessionIsSessionExpired) {
+  struct Answer {
+    int status;
+    std::string body;
+    std::string cause;
+  };
+  const std::vector<Answer> answers = {
+      {404, "", "mcp.session_expired"},
+      {400, R"({"jsonrpc":"2.0","error":{"code":-32000,"message":"No valid session ID provided"},"id":null})",
+       "mcp.session_expired"},
+  };
+  for (const Answer& answer : answers) {
+    std::atomic<bool> ended{false};
+    FakeHttpServer server([&](const Message& in, httplib::Response& res) {
+      if (in.method == "initialize") {
+        Json(res, InitResult(in.id), "sess-9");
+      } else if (ended) {
+        res.status = answer.status;
+        res.set_content(answer.body, "application/json");
+      } else {
+        res.status = 202;
+      }
+    });
+    auto client = Connect(server.url());
+    ASSERT_NE(client, nullptr);
+    ASSERT_TRUE(client->Initialize().ok());
+    ended = true;
+    auto listed = client->ListAllTools();
+    ASSERT_FALSE(listed.ok());
+    EXPECT_EQ(listed.error().code, "mcp.disconnected") << answer.status;
+    EXPECT_EQ(listed.error().details["cause"], answer.cause) << answer.status;
+  }
+}
+
+TEST(HttpTransportTest, OtherBadRequestIsAnHttpStatus) {
+  FakeHttpServer server([](const Message& in, httplib::Response& res) {
+    if (in.method == "initialize") {
+      Json(res, InitResult(in.id), "sess-3");
+    } else if (in.method == "tools/list") {
+      res.status = 400;
+      res.set_content("Bad Request: unsupported protocol version", "text/plain");
+    } else {
+      res.status = 202;
+    }
+  });
+  auto client = Connect(server.url());
+  ASSERT_NE(client, nullptr);
+  ASSERT_TRUE(client->Initialize().ok());
+  auto listed = client->ListAllTools();
+  ASSERT_FALSE(listed.ok());
+  EXPECT_EQ(listed.error().code, "mcp.http_status");
+  EXPECT_EQ(listed.error().details["status"], 400);
+  EXPECT_TRUE(client->connection().connected());
+}
+
+TEST(HttpTransportTest, NotFoundWithoutSessionIsAnHttpStatus) {
+  FakeHttpServer server([](const Message&, httplib::Response& res) { res.status = 404; });
+  auto client = Connect(server.url());
+  ASSERT_NE(client, nullptr);
+  auto init = client->Initialize();
+  ASSERT_FALSE(init.ok());
+  EXPECT_EQ(init.error().code, "server.connect_failed");
+  EXPECT_EQ(init.error().details["cause"], "mcp.http_status");
+  EXPECT_EQ(init.error().details["status"], 404);
+}
+
+TEST(HttpTransportTest, RedirectsAreNeverFollowedSoConfiguredHeadersStayWithTheOrigin) {
+  // The redirect target would answer properly; it must never be asked anything.
+  FakeHttpServer target([](const Message& in, httplib::Response& res) { Json(res, InitResult(in.id)); });
+  const std::string port = target.url().substr(std::string("http://127.0.0.1:").size());
+  const std::vector<std::string> elsewhere = {target.url(),                    // another port
+                                              "http://localhost:" + port};     // another host
+  for (const std::string& location : elsewhere) {
+    for (int status : {301, 302, 303, 307, 308}) {
+      SCOPED_TRACE(location + " " + std::to_string(status));
+      FakeHttpServer origin([&](const Message&, httplib::Response& res) {
+        res.status = status;
+        res.set_header("Location", location);
+      });
+      ServerConfig config = Config(origin.url());
+      config.headers.emplace_back("X-Api-Key", "k3y");
+      ClientOptions options;
+      options.http_notification_stream = false;
+      options.request_timeout = milliseconds(20'000);
+      auto client = Client::Connect(config, options);
+      ASSERT_TRUE(client.ok());
+      auto init = (*client)->Initialize();
+      ASSERT_FALSE(init.ok());
+      EXPECT_EQ(init.error().details["cause"], "mcp.http_status");
+      EXPECT_EQ(init.error().details["status"], status);
+      (*client)->Close();
+      ASSERT_EQ(origin.seen().size(), 1u);
+      EXPECT_EQ(Header(origin.seen()[0].headers, "X-Api-Key"), "k3y");  // the origin got them
+    }
+  }
+  EXPECT_TRUE(target.seen().empty()) << "a redirect was followed";
+}
+
+TEST(HttpTransportTest, OversizedBodiesFailTheConnection) {
+  for (bool sse : {false, true}) {
+    FakeHttpServer server([sse](const Message& in, httplib::Response& res) {
+      if (in.method == "initialize") {
+        Message big = MakeResult(in.id, {{"protocolVersion", std::string(8192, 'v')}});
+        if (sse) {
+          Stream(res, Sse(SerializeMessage(big)));
+        } else {
+          Json(res, big);
+        }
+      }
+    });
+    auto client = Connect(server.url(), false, 4096);
+    ASSERT_NE(client, nullptr);
+    auto init = client->Initialize();
+    ASSERT_FALSE(init.ok());
+    EXPECT_EQ(init.error().details["cause"], "mcp.disconnected") << sse;
+  }
+}
+
+TEST(HttpTransportTest, NotificationStreamDeliversServerNotificationsAndToleratesRefusal) {
+  FakeHttpServer server([](const Message& in, httplib::Response& res) {
+    if (in.method == "initialize") {
+      Json(res, InitResult(in.id), "s2");
+    } else {
+      res.status = 202;
+    }
+  });
+  std::atomic<int> gets{0};
+  server.on_get = [&](const httplib::Request&, httplib::Response& res) {
+    if (gets++ > 0) {
+      res.status = 405;  // one stream, then no more: tolerated
+      return;
+    }
+    Stream(res, Sse("", "g0", 10) +
+                    Sse(SerializeMessage(MakeNotification("notifications/tools/list_changed")),
+                        "g1") +
+                    Sse(SerializeMessage(MakeRequest("r1", "roots/list")), "g2"));
+  };
+  auto client = Connect(server.url(), /*notification_stream=*/true);
+  ASSERT_NE(client, nullptr);
+  ASSERT_TRUE(client->Initialize().ok());
+  Connection& connection = client->connection();
+  for (int i = 0; i < 200 && connection.EventsSince(0).size() < 2; ++i) {
+    connection.WaitForEventAfter(connection.LastSequence(), milliseconds(50));
+  }
+  auto events = connection.EventsSince(0);
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0].method, "notifications/tools/list_changed");
+  EXPECT_EQ(events[1].kind, EventKind::kServerRequest);
+  EXPECT_EQ(events[1].method, "roots/list");
+  // The refusal of roots/list is POSTed back (a response: no JSON-RPC method).
+  auto refused = [&server] {
+    for (const auto& seen : server.seen()) {
+      if (seen.method == "POST" && seen.rpc_method.empty()) return true;
+    }
+    return false;
+  };
+  for (int i = 0; i < 200 && !refused(); ++i) std::this_thread::sleep_for(milliseconds(50));
+  EXPECT_TRUE(refused());
+  client->Close();
+}
+
+TEST(HttpTransportTest, ConnectionRefusedFailsInitialize) {
+  const int port = udon::testing::FreeLoopbackPort();  // nothing listens there
+  auto client = Connect("http://127.0.0.1:" + std::to_string(port) + "/mcp");
+  ASSERT_NE(client, nullptr);
+  auto init = client->Initialize();
+  ASSERT_FALSE(init.ok());
+  EXPECT_EQ(init.error().code, "server.connect_failed");
+}
+
+}  // namespace
+}  // namespace udon::mcp

@@ -1,0 +1,219 @@
+#include "mcp/client/least_privilege.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "test_support.h"
+
+namespace udon::mcp {
+namespace {
+
+bool Has(const std::vector<std::string>& items, const std::string& item) {
+  return std::find(items.begin(), items.end(), item) != items.end();
+}
+
+// The index of `item` in argv, or -1.
+long IndexOf(const std::vector<std::string>& argv, const std::string& item) {
+  auto it = std::find(argv.begin(), argv.end(), item);
+  return it == argv.end() ? -1 : it - argv.begin();
+}
+
+TEST(LeastPrivilegeTest, ReservedAndDefaultVariables) {
+  for (const char* name : {"UDON_MCP_STATE", "UDON_MCP_EVIDENCE_KEY", "PGPASSWORD", "PGHOST", "PGPASSFILE"}) {
+    EXPECT_TRUE(IsReservedVariable(name)) << name;
+  }
+  for (const char* name : {"UDON_T", "HOME", "NODE_ENV", "XPGHOST"}) EXPECT_FALSE(IsReservedVariable(name)) << name;
+  for (const char* name : {"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "LC_TIME", "TZ",
+                           "TMPDIR"}) {
+    EXPECT_TRUE(IsDefaultVariable(name)) << name;
+  }
+  for (const char* name : {"AWS_SECRET_ACCESS_KEY", "GITHUB_TOKEN", "SSH_AUTH_SOCK", "LD_PRELOAD"}) {
+    EXPECT_FALSE(IsDefaultVariable(name)) << name;
+  }
+}
+
+TEST(LeastPrivilegeTest, ChildEnvironmentIsTheDefaultSetThenListedNamesThenTheEntrysEnv) {
+  const char* parent[] = {"PATH=/usr/bin", "HOME=/root",       "LC_TIME=C",       "CANARY=parent-secret",
+                          "LISTED=ok",     "PGPASSWORD=pg-pw", "UDON_MCP_STATE=x", "NOEQUALS",
+                          nullptr};
+  ServerConfig server;
+  server.inherit_env = {"LISTED", "PGPASSWORD", "UDON_MCP_STATE"};  // reserved ones never pass
+  server.env = {{"TOKEN", "from-config"}, {"HOME", "/srv"}, {"PGHOST", "db.example.test"}};
+  const std::vector<std::string> env = ChildEnvironment(server, parent);
+  EXPECT_EQ(env, (std::vector<std::string>{"HOME=/srv", "LC_TIME=C", "LISTED=ok", "PATH=/usr/bin",
+                                           "PGHOST=db.example.test", "TOKEN=from-config"}));
+
+  ServerConfig all;
+  all.inherit_env_all = true;
+  const std::vector<std::string> everything = ChildEnvironment(all, parent);
+  EXPECT_TRUE(Has(everything, "CANARY=parent-secret"));
+  EXPECT_FALSE(Has(everything, "PGPASSWORD=pg-pw"));
+  EXPECT_FALSE(Has(everything, "UDON_MCP_STATE=x"));
+}
+
+TEST(LeastPrivilegeTest, InheritEnvTakesNamesOnly) {
+  ServerConfig server;
+  ASSERT_TRUE(ParseInheritEnv(json::Value({"A", "B_2"}), "/p", server).ok());
+  EXPECT_EQ(server.inherit_env, (std::vector<std::string>{"A", "B_2"}));
+  ASSERT_TRUE(ParseInheritEnv(true, "/p", server).ok());
+  EXPECT_TRUE(server.inherit_env_all);
+
+  for (const json::Value& bad : {json::Value({"*"}), json::Value({"AWS_*"}), json::Value({"LC_*"}),
+                                 json::Value({".*"}), json::Value({""}), json::Value({1}), json::Value("A"),
+                                 json::Value::object()}) {
+    ServerConfig refused;
+    Status status = ParseInheritEnv(bad, "/p", refused);
+    ASSERT_FALSE(status.ok()) << bad.dump();
+    EXPECT_EQ(status.error().code, "config.invalid");
+  }
+  for (const char* reserved : {"PGPASSWORD", "UDON_MCP_STATE"}) {
+    ServerConfig refused;
+    Status status = ParseInheritEnv(json::Value({"OK", reserved}), "/p", refused);
+    ASSERT_FALSE(status.ok());
+    EXPECT_EQ(status.error().pointer, "/p/1");
+    EXPECT_EQ(status.error().details["variable"], reserved);
+  }
+}
+
+TEST(LeastPrivilegeTest, SandboxSettings) {
+  const EnvLookup env = [](const std::string& name) -> std::optional<std::string> {
+    if (name == "DATA") return "/srv/data";
+    return std::nullopt;
+  };
+  auto on = ParseSandbox(true, env, "/base", "/s");
+  ASSERT_TRUE(on.ok() && on->has_value());
+  EXPECT_FALSE((*on)->network);
+  EXPECT_TRUE((*on)->writable.empty());
+  auto off = ParseSandbox(false, env, "/base", "/s");
+  ASSERT_TRUE(off.ok());
+  EXPECT_FALSE(off->has_value());
+
+  auto full = ParseSandbox(json::Value({{"network", true}, {"writable", {"${env:DATA}", "out/../cache"}}}), env,
+                           "/base", "/s");
+  ASSERT_TRUE(full.ok()) << full.error().Describe();
+  EXPECT_TRUE((*full)->network);
+  EXPECT_EQ((*full)->writable, (std::vector<std::string>{"/srv/data", "/base/cache"}));
+
+  for (const json::Value& bad :
+       {json::Value({{"netwrok", false}}), json::Value({{"network", "no"}}), json::Value({{"writable", "/x"}}),
+        json::Value({{"writable", {""}}}), json::Value({{"writable", {"${env:UNSET}"}}}), json::Value("yes")}) {
+    auto refused = ParseSandbox(bad, env, "/base", "/s");
+    ASSERT_FALSE(refused.ok()) << bad.dump();
+    EXPECT_EQ(refused.error().code, "config.invalid");
+  }
+}
+
+TEST(LeastPrivilegeTest, SandboxArgvIsolatesByDefaultAndBindsWritableDirectoriesOverThePrivateTmp) {
+  SandboxSettings sandbox;
+  sandbox.writable = {"/tmp/job/out"};
+  const auto argv = SandboxArgv("/usr/bin/bwrap", sandbox, "/tmp/job", {"node", "server.js"});
+  EXPECT_EQ(argv.front(), "/usr/bin/bwrap");
+  for (const char* flag : {"--unshare-net", "--unshare-user", "--unshare-pid", "--die-with-parent", "--new-session"}) {
+    EXPECT_GE(IndexOf(argv, flag), 0) << flag;
+  }
+  EXPECT_EQ(argv[IndexOf(argv, "--cap-drop") + 1], "ALL");
+  EXPECT_EQ(argv[IndexOf(argv, "--ro-bind") + 1], "/");
+  const long tmpfs = IndexOf(argv, "--tmpfs");
+  const long bind = IndexOf(argv, "--bind");
+  ASSERT_GE(tmpfs, 0);
+  EXPECT_GT(bind, tmpfs) << "a writable directory under /tmp must be bound over the private /tmp";
+  EXPECT_EQ(argv[bind + 1], "/tmp/job/out");
+  // The start directory under /tmp stays visible, read-only, and is where it starts; its
+  // bind comes first, or it would cover the writable directory inside it.
+  EXPECT_EQ(std::count(argv.begin(), argv.end(), "/tmp/job"), 3);
+  const long start_dir = std::find(argv.begin(), argv.end(), "/tmp/job") - argv.begin();
+  EXPECT_EQ(argv[start_dir - 1], "--ro-bind");
+  EXPECT_LT(start_dir, bind);
+  EXPECT_EQ(argv[IndexOf(argv, "--chdir") + 1], "/tmp/job");
+  const long separator = IndexOf(argv, "--");
+  EXPECT_EQ(std::vector<std::string>(argv.begin() + separator + 1, argv.end()),
+            (std::vector<std::string>{"node", "server.js"}));
+
+  sandbox.network = true;
+  EXPECT_EQ(IndexOf(SandboxArgv("/usr/bin/bwrap", sandbox, "", {"x"}), "--unshare-net"), -1);
+}
+
+TEST(LeastPrivilegeTest, AMissingOrFailingBwrapIsConfigInvalid) {
+  Status missing = CheckSandboxAvailable("/nonexistent/udon-bwrap");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().code, "config.invalid");
+  EXPECT_EQ(missing.error().details["reason"], "bwrap_missing");
+  // /bin/false stands for a bwrap whose namespaces the kernel refuses.
+  Status refused = CheckSandboxAvailable("/bin/false");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().details["reason"], "namespaces_refused");
+  EXPECT_EQ(refused.error().details["exitStatus"], 1);
+}
+
+TEST(LeastPrivilegeTest, CheckRunnableNeedsTheWritableDirectories) {
+  ServerConfig server;
+  server.key = "fs";
+  server.pointer = "/mcpServers/fs";
+  EXPECT_TRUE(CheckRunnable(server, ProcessEnv()).ok());
+  server.sandbox = SandboxSettings{false, {"/nonexistent/udon-writable"}};
+  Status status = CheckRunnable(server, ProcessEnv());
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.error().code, "config.invalid");
+  EXPECT_EQ(status.error().pointer, "/mcpServers/fs/sandbox/writable/0");
+  EXPECT_EQ(status.error().details["server"], "fs");
+}
+
+TEST(LeastPrivilegeTest, SandboxEvidenceCountsNeverShowsPaths) {
+  RuntimeConfig config;
+  ServerConfig plain;
+  plain.key = "plain";
+  ServerConfig boxed = plain;
+  boxed.key = "boxed";
+  boxed.sandbox = SandboxSettings{false, {"/secret/path"}};
+  ServerConfig web;
+  web.type = ServerType::kHttp;
+  config.servers = {{"plain", plain}, {"boxed", boxed}, {"web", web}};
+  EXPECT_EQ(SandboxEvidence(&config, "plain"), json::Value({{"enabled", false}}));
+  EXPECT_EQ(SandboxEvidence(&config, "boxed"), json::Value({{"enabled", true}, {"network", false}, {"writable", 1}}));
+  EXPECT_TRUE(SandboxEvidence(&config, "web").is_null());
+  EXPECT_TRUE(SandboxEvidence(&config, "absent").is_null());
+  EXPECT_TRUE(SandboxEvidence(nullptr, "plain").is_null());
+}
+
+// Each way of closing, in a forked child: descriptors opened without O_CLOEXEC, above and
+// below the one kept, are gone; 0, 1, 2 and the kept one stay.
+class CloseDescriptorsTest : public ::testing::TestWithParam<CloseMethod> {};
+
+TEST_P(CloseDescriptorsTest, ClosesEverythingFromThreeButTheKeptOne) {
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    // A small limit keeps the last resort's walk short wherever the default is huge.
+    rlimit limit{256, 256};
+    setrlimit(RLIMIT_NOFILE, &limit);
+    int opened[8];
+    for (int& fd : opened) fd = open("/dev/null", O_RDONLY);
+    const int keep = opened[3];
+    if (!CloseInheritedDescriptors(keep, GetParam())) _exit(2);
+    for (int fd : opened) {
+      const bool open_now = fcntl(fd, F_GETFD) != -1;
+      if (open_now != (fd == keep)) _exit(3);
+    }
+    for (int fd = 0; fd < 3; ++fd) {
+      if (fcntl(fd, F_GETFD) == -1) _exit(4);
+    }
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Methods, CloseDescriptorsTest,
+                         ::testing::Values(CloseMethod::kBest, CloseMethod::kProcSelfFd, CloseMethod::kRlimit));
+
+}  // namespace
+}  // namespace udon::mcp

@@ -1,0 +1,91 @@
+// MCP Streamable HTTP, server side (cpp-httplib): POST, GET and DELETE on one endpoint,
+// sessions, JSON or SSE responses, Origin and Host validation, body size limits (413), an
+// optional bearer token (401) and a bound on each client's requests in flight (429).
+//
+// Both protocol eras share the endpoint. Legacy requests (2025-11-25 and older) use the
+// initialize session, GET and DELETE exactly as before. Modern requests (2026-07-28: a
+// modern MCP-Protocol-Version header, or a body the core serves as modern) are stateless:
+// no session, their request metadata headers checked against the body (Mcp-Method, Mcp-Name,
+// Mcp-Param-* from x-mcp-header), errors with the HTTP status the specification gives them,
+// and subscriptions/listen as the long-lived SSE response of its POST.
+//
+// A client that leaves a listen stream, a GET stream or a running tools/call is noticed at
+// once (its socket's FIN or reset, mcp/peer_watch.h): the work it waited for is cancelled
+// and the threads are free again, without waiting for a keep-alive write to fail.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "json/result.h"
+#include "mcp/jsonrpc.h"
+#include "mcp/server/server.h"
+
+namespace udon::mcp {
+
+struct HttpServerOptions {
+  std::string host = "127.0.0.1";
+  int port = 0;  // 0: any free port
+  std::string path = "/mcp";
+  // Answer requests with application/json instead of SSE. Modern requests that stream
+  // (progress, logs, listen) are answered as SSE regardless.
+  bool json_responses = false;
+  long retry_ms = 1000;         // the retry: field of each stream's priming event
+  std::size_t max_body_bytes = kDefaultMaxMessageBytes;
+  std::size_t max_sessions = 1024;
+  std::size_t max_queued_messages = 1024;  // per session, waiting for a GET stream
+  // Connections served at once, and the threads that run modern requests' lasting work
+  // (tools/call, subscriptions/listen): two bounded pools of this many threads each, started
+  // on demand. A connection beyond them waits in a queue of max_queued_connections, then in
+  // the kernel's listen backlog (the server stops accepting); lasting work finding no free
+  // thread is answered at once with 503 and a JSON-RPC error.
+  int threads = 64;
+  std::size_t max_queued_connections = 256;
+  long keep_alive_ms = 5000;  // a legacy GET stream's keep-alive comment when quiet
+  // When not empty, every request must carry "Authorization: Bearer <token>" (compared in
+  // constant time), else 401 with "WWW-Authenticate: Bearer" and nothing else looked at. The
+  // token never appears in an answer or a log.
+  std::string bearer_token;
+  // Requests in flight per client (0: unlimited), open GET and listen streams included; a
+  // client is its live legacy session (Mcp-Session-Id) when it names one, else its peer
+  // address. One more is answered with 429 and a JSON-RPC error.
+  std::size_t max_in_flight_per_client = 0;
+  // Host names accepted in Host and Origin beyond the loopback names (a server listening on
+  // another interface names the ones its clients use). Compared case-insensitively.
+  std::vector<std::string> allowed_hosts;
+};
+
+// Origin values accepted: absent, or an http(s) origin whose host is localhost, 127.0.0.1
+// or [::1]. Host values accepted: absent, or one of those names with any port.
+bool IsAllowedOrigin(const std::string& origin);
+// localhost, 127.0.0.1 or ::1 (bracketed or not): a name only this machine reaches.
+bool IsLoopbackName(std::string_view host);
+bool IsAllowedHost(const std::string& host);
+
+class HttpServer {
+ public:
+  HttpServer(Server& server, HttpServerOptions options);
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Binds the listening socket; the bound port. Errors: http.bind_failed.
+  Result<int> Bind();
+  // Serves until Stop() (from another thread or a signal handler thread).
+  void Serve();
+  void Stop();
+
+  // How many clients were seen leaving an open stream or a running request before it ended
+  // (a seam for tests).
+  std::uint64_t departures() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace udon::mcp

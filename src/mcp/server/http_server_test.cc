@@ -1,0 +1,822 @@
+#include "mcp/http_server.h"
+
+#include <arpa/inet.h>
+#include <httplib.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+
+#include "mcp/protocol.h"
+#include "mcp/protocol/sse.h"
+
+namespace udon::mcp {
+namespace {
+
+using json::Value;
+
+TEST(HttpOriginTest, AcceptsOnlyLoopbackOrigins) {
+  EXPECT_TRUE(IsAllowedOrigin(""));
+  EXPECT_TRUE(IsAllowedOrigin("http://localhost:3000"));
+  EXPECT_TRUE(IsAllowedOrigin("http://127.0.0.1"));
+  EXPECT_TRUE(IsAllowedOrigin("https://[::1]:8443"));
+  EXPECT_TRUE(IsAllowedOrigin("http://LOCALHOST"));
+  EXPECT_FALSE(IsAllowedOrigin("http://evil.example.com"));
+  EXPECT_FALSE(IsAllowedOrigin("http://localhost.evil.example.com"));
+  EXPECT_FALSE(IsAllowedOrigin("null"));
+  EXPECT_FALSE(IsAllowedOrigin("file://localhost"));
+  EXPECT_FALSE(IsAllowedOrigin("http://127.0.0.1.nip.io"));
+}
+
+TEST(HttpHostTest, LoopbackNamesAreThoseOnlyThisMachineReaches) {
+  for (const char* name : {"localhost", "127.0.0.1", "[::1]", "::1"}) EXPECT_TRUE(IsLoopbackName(name)) << name;
+  for (const char* name : {"0.0.0.0", "::", "gateway.internal", "localhost.evil.example", "", "127.0.0.2"}) {
+    EXPECT_FALSE(IsLoopbackName(name)) << name;
+  }
+}
+
+TEST(HttpHostTest, AcceptsOnlyLoopbackHosts) {
+  EXPECT_TRUE(IsAllowedHost("localhost:8080"));
+  EXPECT_TRUE(IsAllowedHost("127.0.0.1:1"));
+  EXPECT_TRUE(IsAllowedHost("[::1]:80"));
+  EXPECT_TRUE(IsAllowedHost("localhost"));
+  EXPECT_FALSE(IsAllowedHost("evil.example.com:8080"));
+  EXPECT_FALSE(IsAllowedHost("[::1"));
+  EXPECT_FALSE(IsAllowedHost("[::1]x"));
+}
+
+// The server in-process, with a client for raw HTTP requests.
+class HttpServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ServerOptions options;
+    options.page_size = 1;
+    server_ = std::make_unique<Server>(options);
+    server_->AddTool({{"name", "t1"}, {"description", "d"}, {"inputSchema", {{"type", "object"}}}},
+                     [](const Value&, ToolContext& context) {
+                       context.Progress(1, 1);
+                       return ToolOutcome{{{"content", Value::array()}}, {}};
+                     });
+    server_->AddTool({{"name", "t2"}, {"description", "d"}, {"inputSchema", {{"type", "object"}}}},
+                     [](const Value&, ToolContext&) {
+                       return ToolOutcome{{{"content", Value::array()}}, {}};
+                     });
+  }
+  void Start(HttpServerOptions options = {}) {
+    options.max_body_bytes = 4096;
+    http_ = std::make_unique<HttpServer>(*server_, options);
+    auto port = http_->Bind();
+    ASSERT_TRUE(port.ok());
+    port_ = *port;
+    thread_ = std::thread([this] { http_->Serve(); });
+    client_ = std::make_unique<httplib::Client>("127.0.0.1", port_);
+  }
+  void TearDown() override {
+    if (http_) http_->Stop();
+    if (thread_.joinable()) thread_.join();
+  }
+  httplib::Headers Headers(const std::string& session = {}) {
+    httplib::Headers headers = {{"Accept", "application/json, text/event-stream"}};
+    if (!session.empty()) headers.emplace("Mcp-Session-Id", session);
+    return headers;
+  }
+  httplib::Result Post(const Message& message, const std::string& session = {}) {
+    return client_->Post("/mcp", Headers(session), SerializeMessage(message), "application/json");
+  }
+  std::string Initialize() {
+    auto result = Post(MakeRequest(1, "initialize",
+                                   {{"protocolVersion", "2025-11-25"},
+                                    {"capabilities", Value::object()},
+                                    {"clientInfo", {{"name", "t"}, {"version", "1"}}}}));
+    EXPECT_TRUE(result);
+    if (!result) return {};
+    EXPECT_EQ(result->status, 200);
+    return result->get_header_value("Mcp-Session-Id");
+  }
+  // The JSON-RPC messages of an SSE body (empty priming events skipped).
+  static std::vector<Value> Events(const std::string& body) {
+    SseParser parser(1 << 20);
+    std::vector<SseEvent> events;
+    EXPECT_TRUE(parser.Feed(body, events).ok());
+    std::vector<Value> out;
+    for (const auto& event : events) {
+      if (!event.data.empty()) out.push_back(*json::Parse(event.data));
+    }
+    return out;
+  }
+
+  std::unique_ptr<Server> server_;
+  std::unique_ptr<HttpServer> http_;
+  std::thread thread_;
+  std::unique_ptr<httplib::Client> client_;
+  int port_ = 0;
+};
+
+TEST_F(HttpServerTest, InitializeIssuesAVisibleAsciiSessionId) {
+  Start();
+  const std::string session = Initialize();
+  ASSERT_FALSE(session.empty());
+  for (char c : session) EXPECT_TRUE(c >= 0x21 && c <= 0x7e);
+}
+
+TEST_F(HttpServerTest, SseAnswerStartsWithPrimingEventAndRetry) {
+  Start();
+  const std::string session = Initialize();
+  auto result = Post(MakeRequest(2, "tools/call", {{"name", "t1"}, {"_meta", {{"progressToken", 5}}}}),
+                     session);
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->status, 200);
+  EXPECT_NE(result->get_header_value("Content-Type").find("text/event-stream"), std::string::npos);
+  EXPECT_EQ(result->body.rfind("id: ", 0), 0u);
+  EXPECT_NE(result->body.find("retry: 1000\n"), std::string::npos);
+  auto messages = Events(result->body);
+  ASSERT_EQ(messages.size(), 2u);
+  EXPECT_EQ(messages[0]["method"], "notifications/progress");
+  EXPECT_EQ(messages[1]["id"], 2);
+}
+
+TEST_F(HttpServerTest, JsonModeAnswersWithOneObject) {
+  HttpServerOptions options;
+  options.json_responses = true;
+  Start(options);
+  const std::string session = Initialize();
+  auto result = Post(MakeRequest(2, "tools/list"), session);
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->get_header_value("Content-Type"), "application/json");
+  auto body = json::Parse(result->body);
+  ASSERT_TRUE(body.ok());
+  EXPECT_EQ((*body)["result"]["nextCursor"], Server::EncodeCursor(1));
+}
+
+TEST_F(HttpServerTest, SessionRulesAndDelete) {
+  Start();
+  auto without = Post(MakeRequest(2, "ping"));
+  ASSERT_TRUE(without);
+  EXPECT_EQ(without->status, 400);
+  auto unknown = Post(MakeRequest(2, "ping"), "no-such-session");
+  ASSERT_TRUE(unknown);
+  EXPECT_EQ(unknown->status, 404);
+  const std::string session = Initialize();
+  auto notification = Post(MakeNotification("notifications/initialized"), session);
+  ASSERT_TRUE(notification);
+  EXPECT_EQ(notification->status, 202);
+  auto deleted = client_->Delete("/mcp", Headers(session));
+  ASSERT_TRUE(deleted);
+  EXPECT_EQ(deleted->status, 200);
+  auto after = Post(MakeRequest(3, "ping"), session);
+  ASSERT_TRUE(after);
+  EXPECT_EQ(after->status, 404);
+}
+
+TEST_F(HttpServerTest, HeaderChecks) {
+  Start();
+  const std::string body = SerializeMessage(MakeRequest(1, "ping"));
+  auto no_sse = client_->Post("/mcp", {{"Accept", "application/json"}}, body, "application/json");
+  ASSERT_TRUE(no_sse);
+  EXPECT_EQ(no_sse->status, 406);
+  auto text = client_->Post("/mcp", Headers(), body, "text/plain");
+  ASSERT_TRUE(text);
+  EXPECT_EQ(text->status, 415);
+  httplib::Headers foreign = Headers();
+  foreign.emplace("Origin", "http://evil.example.com");
+  auto forbidden = client_->Post("/mcp", foreign, body, "application/json");
+  ASSERT_TRUE(forbidden);
+  EXPECT_EQ(forbidden->status, 403);
+  httplib::Headers rebinding = Headers();
+  rebinding.emplace("Host", "evil.example.com");
+  auto rebound = client_->Post("/mcp", rebinding, body, "application/json");
+  ASSERT_TRUE(rebound);
+  EXPECT_EQ(rebound->status, 403);
+  httplib::Headers version = Headers();
+  version.emplace("MCP-Protocol-Version", "1999-01-01");
+  auto bad_version = client_->Post("/mcp", version, body, "application/json");
+  ASSERT_TRUE(bad_version);
+  EXPECT_EQ(bad_version->status, 400);
+  auto large = client_->Post("/mcp", Headers(), std::string(8192, ' '), "application/json");
+  ASSERT_TRUE(large);
+  EXPECT_EQ(large->status, 413);
+  auto garbage = client_->Post("/mcp", Headers(), "{not json", "application/json");
+  ASSERT_TRUE(garbage);
+  EXPECT_EQ(garbage->status, 400);
+}
+
+TEST_F(HttpServerTest, OneGetStreamPerSessionCarriesUnsolicitedMessages) {
+  HttpServerOptions options;
+  options.json_responses = true;  // progress then travels on the GET stream
+  Start(options);
+  const std::string session = Initialize();
+  std::mutex mutex;
+  std::condition_variable cv;
+  std::string received;
+  httplib::Client stream_client("127.0.0.1", port_);
+  httplib::Headers headers = {{"Accept", "text/event-stream"}, {"Mcp-Session-Id", session}};
+  std::thread reader([&] {
+    stream_client.Get("/mcp", headers, [&](const char* data, size_t size) {
+      std::lock_guard lock(mutex);
+      received.append(data, size);
+      cv.notify_all();
+      return received.find("notifications/progress") == std::string::npos;
+    });
+  });
+  {
+    std::unique_lock lock(mutex);
+    cv.wait(lock, [&] { return !received.empty(); });  // the priming event: stream is open
+  }
+  auto second = client_->Get("/mcp", headers);
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->status, 409);
+  auto call = Post(MakeRequest(2, "tools/call", {{"name", "t1"}, {"_meta", {{"progressToken", 9}}}}),
+                   session);
+  ASSERT_TRUE(call);
+  EXPECT_EQ(call->status, 200);
+  reader.join();
+  EXPECT_NE(received.find("\"progressToken\":9"), std::string::npos);
+}
+
+
+// ---- The modern era (2026-07-28) on the same endpoint. ----
+
+Value ModernParams(Value params = Value::object(), const std::string& version = "2026-07-28") {
+  params["_meta"] = {{std::string(meta::kProtocolVersion), version},
+                     {std::string(meta::kClientCapabilities), Value::object()}};
+  return params;
+}
+
+httplib::Headers ModernHeaders(const std::string& method, const std::string& name = {}) {
+  httplib::Headers headers = {{"Accept", "application/json, text/event-stream"},
+                              {"MCP-Protocol-Version", "2026-07-28"},
+                              {"Mcp-Method", method}};
+  if (!name.empty()) headers.emplace("Mcp-Name", name);
+  return headers;
+}
+
+class HttpModernTest : public HttpServerTest {
+ protected:
+  void SetUp() override {
+    HttpServerTest::SetUp();
+    server_->AddTool({{"name", "regional"},
+                      {"description", "d"},
+                      {"inputSchema",
+                       {{"type", "object"},
+                        {"properties",
+                         {{"region", {{"type", "string"}, {"x-mcp-header", "Region"}}},
+                          {"limits",
+                           {{"type", "object"},
+                            {"properties", {{"max", {{"type", "integer"}, {"x-mcp-header", "Max"}}}}}}}}}}}},
+                     [](const Value&, ToolContext&) {
+                       return ToolOutcome{{{"content", Value::array()}}, {}};
+                     });
+  }
+  httplib::Result PostModern(const httplib::Headers& headers, const Message& message) {
+    return client_->Post("/mcp", headers, SerializeMessage(message), "application/json");
+  }
+  // The status and the one JSON-RPC answer (JSON body or the last SSE event).
+  std::pair<int, Value> Answer(const httplib::Headers& headers, const Message& message) {
+    auto result = PostModern(headers, message);
+    EXPECT_TRUE(result);
+    if (!result) return {0, nullptr};
+    Value body;
+    if (result->get_header_value("Content-Type").find("text/event-stream") != std::string::npos) {
+      auto events = Events(result->body);
+      if (!events.empty()) body = events.back();
+    } else if (auto parsed = json::Parse(result->body); parsed.ok()) {
+      body = *parsed;
+    }
+    return {result->status, body};
+  }
+  Message CallRegional(Value arguments) {
+    return MakeRequest(7, "tools/call", ModernParams({{"name", "regional"}, {"arguments", arguments}}));
+  }
+};
+
+TEST_F(HttpModernTest, ModernRequestsNeedNoSessionAndMintNone) {
+  Start();
+  auto result = PostModern(ModernHeaders("tools/list"), MakeRequest(1, "tools/list", ModernParams()));
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->status, 200);
+  EXPECT_FALSE(result->has_header("Mcp-Session-Id"));
+  EXPECT_EQ(result->body.find("id: "), std::string::npos);  // no resumability, no event ids
+  auto events = Events(result->body);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0]["result"]["resultType"], "complete");
+  EXPECT_EQ(events[0]["result"]["cacheScope"], "public");
+  httplib::Headers stale = ModernHeaders("tools/list");
+  stale.emplace("Mcp-Session-Id", "left-over-from-legacy");
+  EXPECT_EQ(Answer(stale, MakeRequest(2, "tools/list", ModernParams())).first, 200);
+}
+
+TEST_F(HttpModernTest, MetaAndVersionErrorsAre400WithTheRequestId) {
+  Start();
+  auto [missing_status, missing] =
+      Answer(ModernHeaders("server/discover"), MakeRequest(101, "server/discover", Value::object()));
+  EXPECT_EQ(missing_status, 400);
+  EXPECT_EQ(missing["error"]["code"], kInvalidParams);
+  EXPECT_EQ(missing["id"], 101);
+  auto [mismatch_status, mismatch] = Answer(
+      ModernHeaders("server/discover"), MakeRequest(302, "server/discover", ModernParams({}, "v999.0.0")));
+  EXPECT_EQ(mismatch_status, 400);
+  EXPECT_EQ(mismatch["error"]["code"], rpc_code::kHeaderMismatch);
+  httplib::Headers unknown_version = ModernHeaders("server/discover");
+  unknown_version.erase("MCP-Protocol-Version");
+  unknown_version.emplace("MCP-Protocol-Version", "v999.0.0");
+  auto [version_status, version] = Answer(
+      unknown_version, MakeRequest(301, "server/discover", ModernParams({}, "v999.0.0")));
+  EXPECT_EQ(version_status, 400);
+  EXPECT_EQ(version["error"]["code"], rpc_code::kUnsupportedProtocolVersion);
+  EXPECT_EQ(version["error"]["data"]["requested"], "v999.0.0");
+  EXPECT_EQ(version["id"], 301);
+  httplib::Headers no_header = ModernHeaders("tools/list");
+  no_header.erase("MCP-Protocol-Version");
+  EXPECT_EQ(Answer(no_header, MakeRequest(3, "tools/list", ModernParams())).second["error"]["code"],
+            rpc_code::kHeaderMismatch);
+}
+
+TEST_F(HttpModernTest, MethodHeaderMustMatchAndUnknownMethodsAre404) {
+  Start();
+  httplib::Headers no_method = ModernHeaders("tools/list");
+  no_method.erase("Mcp-Method");
+  auto [absent_status, absent] = Answer(no_method, MakeRequest(1, "tools/list", ModernParams()));
+  EXPECT_EQ(absent_status, 400);
+  EXPECT_EQ(absent["error"]["code"], rpc_code::kHeaderMismatch);
+  EXPECT_EQ(Answer(ModernHeaders("TOOLS/LIST"), MakeRequest(2, "tools/list", ModernParams())).first,
+            400);
+  httplib::Headers lower = {{"accept", "application/json, text/event-stream"},
+                            {"mcp-protocol-version", "2026-07-28"},
+                            {"mcp-method", "  tools/list  "}};
+  EXPECT_EQ(Answer(lower, MakeRequest(3, "tools/list", ModernParams())).first, 200);
+  for (const char* method : {"ping", "initialize", "logging/setLevel", "unknown/method"}) {
+    auto [status, body] = Answer(ModernHeaders(method), MakeRequest(4, method, ModernParams()));
+    EXPECT_EQ(status, 404) << method;
+    EXPECT_EQ(body["error"]["code"], kMethodNotFound) << method;
+  }
+}
+
+TEST_F(HttpModernTest, NameHeaderMustMatchTheToolDecodedFromBase64) {
+  Start();
+  const Message call = MakeRequest(1, "tools/call", ModernParams({{"name", "t2"}}));
+  EXPECT_EQ(Answer(ModernHeaders("tools/call"), call).second["error"]["code"], rpc_code::kHeaderMismatch);
+  EXPECT_EQ(Answer(ModernHeaders("tools/call", "t1"), call).first, 400);
+  EXPECT_EQ(Answer(ModernHeaders("tools/call", "=?base64?dDI?="), call).first, 400);  // bad padding
+  EXPECT_EQ(Answer(ModernHeaders("tools/call", "t2"), call).first, 200);
+  auto [status, body] = Answer(ModernHeaders("tools/call", "=?base64?dDI=?="), call);
+  EXPECT_EQ(status, 200);
+  EXPECT_EQ(body["result"]["resultType"], "complete");
+}
+
+TEST_F(HttpModernTest, ParamHeadersMirrorAnnotatedArguments) {
+  Start();
+  httplib::Headers headers = ModernHeaders("tools/call", "regional");
+  EXPECT_EQ(Answer(headers, CallRegional(Value::object())).first, 200);  // nothing to mirror
+  EXPECT_EQ(Answer(headers, CallRegional({{"region", "us-west1"}})).second["error"]["code"],
+            rpc_code::kHeaderMismatch);  // value in the body, header missing
+  httplib::Headers with_region = headers;
+  with_region.emplace("Mcp-Param-Region", "us-west1");
+  EXPECT_EQ(Answer(with_region, CallRegional({{"region", "us-west1"}})).first, 200);
+  EXPECT_EQ(Answer(with_region, CallRegional({{"region", "eu-north1"}})).first, 400);
+  EXPECT_EQ(Answer(with_region, CallRegional(Value::object())).first, 400);  // header, no value
+  httplib::Headers encoded = headers;
+  encoded.emplace("mcp-param-region", "=?base64?IHBhZGRlZCA=?=");
+  EXPECT_EQ(Answer(encoded, CallRegional({{"region", " padded "}})).first, 200);
+  httplib::Headers nested = headers;
+  nested.emplace("Mcp-Param-Max", "42");
+  EXPECT_EQ(Answer(nested, CallRegional({{"limits", {{"max", 42}}}})).first, 200);
+  EXPECT_EQ(Answer(nested, CallRegional({{"limits", {{"max", 43}}}})).first, 400);
+}
+
+// The server reads the annotations with the client's walk (mcp/param_headers.h): a tool
+// whose annotations break the rules (here two names equal but for case) cannot have its
+// headers checked, so it is never called, however the headers look.
+TEST_F(HttpModernTest, AToolWithInvalidParamHeaderAnnotationsIsNeverCalled) {
+  std::atomic<int> calls{0};
+  server_->AddTool({{"name", "misannotated"},
+                    {"inputSchema",
+                     {{"type", "object"},
+                      {"properties",
+                       {{"a", {{"type", "string"}, {"x-mcp-header", "Region"}}},
+                        {"b", {{"type", "string"}, {"x-mcp-header", "region"}}}}}}}},
+                   [&calls](const Value&, ToolContext&) {
+                     ++calls;
+                     return ToolOutcome{{{"content", Value::array()}}, {}};
+                   });
+  Start();
+  httplib::Headers headers = ModernHeaders("tools/call", "misannotated");
+  headers.emplace("Mcp-Param-Region", "x");
+  const Message call =
+      MakeRequest(8, "tools/call", ModernParams({{"name", "misannotated"}, {"arguments", {{"a", "x"}, {"b", "x"}}}}));
+  auto [status, body] = Answer(headers, call);
+  EXPECT_EQ(body["error"]["code"], kInternalError) << status;
+  EXPECT_EQ(body["id"], 8);
+  EXPECT_EQ(calls.load(), 0);
+  // A valid tool beside it is served as before.
+  httplib::Headers regional = ModernHeaders("tools/call", "regional");
+  regional.emplace("Mcp-Param-Region", "us-west1");
+  EXPECT_EQ(Answer(regional, CallRegional({{"region", "us-west1"}})).first, 200);
+}
+
+TEST_F(HttpModernTest, ProgressStreamsEvenInJsonMode) {
+  HttpServerOptions options;
+  options.json_responses = true;
+  Start(options);
+  Value params = ModernParams({{"name", "t1"}});
+  params["_meta"]["progressToken"] = 3;
+  auto result = PostModern(ModernHeaders("tools/call", "t1"), MakeRequest(5, "tools/call", params));
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->status, 200);
+  EXPECT_NE(result->get_header_value("Content-Type").find("text/event-stream"), std::string::npos);
+  auto events = Events(result->body);
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0]["method"], "notifications/progress");
+  EXPECT_EQ(events[1]["id"], 5);
+  auto plain = PostModern(ModernHeaders("tools/list"), MakeRequest(6, "tools/list", ModernParams()));
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->get_header_value("Content-Type"), "application/json");
+}
+
+TEST_F(HttpModernTest, GetAndDeleteAreForLegacySessionsOnly) {
+  Start();
+  httplib::Headers headers = {{"Accept", "text/event-stream"}, {"MCP-Protocol-Version", "2026-07-28"}};
+  auto get = client_->Get("/mcp", headers);
+  ASSERT_TRUE(get);
+  EXPECT_EQ(get->status, 405);
+  auto del = client_->Delete("/mcp", headers);
+  ASSERT_TRUE(del);
+  EXPECT_EQ(del->status, 405);
+}
+
+TEST_F(HttpModernTest, BothErasOnOneEndpoint) {
+  Start();
+  const std::string session = Initialize();
+  ASSERT_FALSE(session.empty());
+  auto legacy = Post(MakeRequest(2, "tools/list"), session);
+  ASSERT_TRUE(legacy);
+  auto legacy_events = Events(legacy->body);
+  ASSERT_EQ(legacy_events.size(), 1u);
+  EXPECT_FALSE(legacy_events[0]["result"].contains("resultType"));
+  auto [status, modern] = Answer(ModernHeaders("tools/list"), MakeRequest(3, "tools/list", ModernParams()));
+  EXPECT_EQ(status, 200);
+  EXPECT_EQ(modern["result"]["resultType"], "complete");
+}
+
+TEST_F(HttpModernTest, ListenStreamCarriesChangesAndEndsGracefullyAtStop) {
+  Start();
+  std::mutex mutex;
+  std::condition_variable cv;
+  std::string received;
+  httplib::Client listen_client("127.0.0.1", port_);
+  httplib::Request request;
+  request.method = "POST";
+  request.path = "/mcp";
+  request.headers = ModernHeaders("subscriptions/listen");
+  request.headers.emplace("Content-Type", "application/json");
+  request.body = SerializeMessage(MakeRequest(
+      "listen-1", "subscriptions/listen", ModernParams({{"notifications", {{"toolsListChanged", true}}}})));
+  request.content_receiver = [&](const char* data, std::size_t size, std::uint64_t, std::uint64_t) {
+    std::lock_guard lock(mutex);
+    received.append(data, size);
+    cv.notify_all();
+    return true;
+  };
+  int status = 0;
+  std::thread reader([&] {
+    httplib::Response response;
+    httplib::Error error = httplib::Error::Success;
+    listen_client.send(request, response, error);
+    status = response.status;
+  });
+  auto wait_for = [&](const char* text) {
+    std::unique_lock lock(mutex);
+    return cv.wait_for(lock, std::chrono::minutes(1),
+                       [&] { return received.find(text) != std::string::npos; });
+  };
+  ASSERT_TRUE(wait_for("notifications/subscriptions/acknowledged"));
+  server_->NotifyToolsListChanged();
+  ASSERT_TRUE(wait_for("notifications/tools/list_changed"));
+  http_->Stop();
+  reader.join();
+  EXPECT_EQ(status, 200);
+  auto events = Events(received);
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_EQ(events[0]["method"], "notifications/subscriptions/acknowledged");
+  EXPECT_EQ(events[1]["params"]["_meta"][std::string(meta::kSubscriptionId)], "listen-1");
+  EXPECT_EQ(events[2]["id"], "listen-1");
+  EXPECT_EQ(events[2]["result"]["_meta"][std::string(meta::kSubscriptionId)], "listen-1");
+}
+
+
+// ---- Departed clients, bounded threads. ----
+
+// A raw HTTP/1.1 connection, so that a test can leave in the middle of a response.
+class RawConnection {
+ public:
+  explicit RawConnection(int port) {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    timeval timeout{60, 0};  // a read that never ends fails the test instead of hanging it
+    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<std::uint16_t>(port));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connected_ = connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
+  }
+  ~RawConnection() { Close(); }
+  bool connected() const { return connected_; }
+  bool Send(const std::string& method, const httplib::Headers& headers, const std::string& body = {}) {
+    std::string text = method + " /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n";
+    for (const auto& [name, value] : headers) text += name + ": " + value + "\r\n";
+    if (method == "POST") {
+      text += "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
+    }
+    text += "\r\n" + body;
+    return send(fd_, text.data(), text.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(text.size());
+  }
+  // Reads until `text` has arrived; false at the end of the stream or the read timeout.
+  bool ReadUntil(const std::string& text) {
+    char buffer[4096];
+    while (received_.find(text) == std::string::npos) {
+      const ssize_t n = recv(fd_, buffer, sizeof(buffer), 0);
+      if (n <= 0) return false;
+      received_.append(buffer, static_cast<std::size_t>(n));
+    }
+    return true;
+  }
+  void Close() {
+    if (fd_ >= 0) close(fd_);
+    fd_ = -1;
+  }
+  const std::string& received() const { return received_; }
+
+ private:
+  int fd_ = -1;
+  bool connected_ = false;
+  std::string received_;
+};
+
+long ThreadCount() {
+  long count = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) ++count;
+  return count;
+}
+
+// Waits (up to a minute, far beyond any keep-alive the tests leave room for) for `done`.
+template <typename Predicate>
+bool Eventually(Predicate done) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
+
+class HttpDepartureTest : public HttpModernTest {
+ protected:
+  void SetUp() override {
+    // No keep-alive within the test's life: only the departure itself can end a stream.
+    ServerOptions options;
+    options.listen_keep_alive = std::chrono::hours(1);
+    server_ = std::make_unique<Server>(options);
+    server_->AddTool({{"name", "slow"}, {"description", "d"}, {"inputSchema", {{"type", "object"}}}},
+                     [](const Value&, ToolContext& context) {
+                       context.SleepFor(std::chrono::hours(1));  // until cancelled
+                       return ToolOutcome{{{"content", Value::array()}}, {}};
+                     });
+  }
+  static std::string ListenBody(const std::string& id) {
+    return SerializeMessage(
+        MakeRequest(id, "subscriptions/listen", ModernParams({{"notifications", {{"toolsListChanged", true}}}})));
+  }
+  // Opens a listen stream and waits for its acknowledgment.
+  bool Listen(RawConnection& connection, const std::string& id) {
+    return connection.connected() &&
+           connection.Send("POST", ModernHeaders("subscriptions/listen"), ListenBody(id)) &&
+           connection.ReadUntil("notifications/subscriptions/acknowledged");
+  }
+};
+
+TEST_F(HttpDepartureTest, AListenClientThatLeavesIsNoticedWithoutAKeepAlive) {
+  Start();
+  {
+    RawConnection connection(port_);
+    ASSERT_TRUE(Listen(connection, "l1"));
+    EXPECT_EQ(server_->open_subscriptions(), 1u);
+  }  // the client leaves
+  EXPECT_TRUE(Eventually([&] { return server_->open_subscriptions() == 0; }));
+  EXPECT_GE(http_->departures(), 1u);
+}
+
+TEST_F(HttpDepartureTest, AGetStreamWhoseClientLeftFreesTheSessionsStream) {
+  HttpServerOptions options;
+  options.keep_alive_ms = 3600 * 1000;
+  Start(options);
+  const std::string session = Initialize();
+  ASSERT_FALSE(session.empty());
+  const httplib::Headers headers = {{"Accept", "text/event-stream"}, {"Mcp-Session-Id", session}};
+  {
+    RawConnection stream(port_);
+    ASSERT_TRUE(stream.Send("GET", headers));
+    ASSERT_TRUE(stream.ReadUntil("retry:"));  // the priming event: the stream is open
+  }
+  // The session has one GET stream at a time: a second one opens only once the first is
+  // known to be gone.
+  EXPECT_TRUE(Eventually([&] {
+    RawConnection again(port_);
+    if (!again.Send("GET", headers) || !again.ReadUntil("\r\n")) return false;
+    return again.received().find(" 200 ") != std::string::npos;
+  }));
+}
+
+TEST_F(HttpDepartureTest, ACallWhoseClientLeftIsCancelled) {
+  HttpServerOptions options;
+  options.threads = 2;
+  Start(options);
+  for (int i = 0; i < 6; ++i) {  // three times the threads: each call must free its own
+    RawConnection connection(port_);
+    ASSERT_TRUE(connection.Send("POST", ModernHeaders("tools/call", "slow"),
+                                SerializeMessage(MakeRequest(i, "tools/call", ModernParams({{"name", "slow"}})))));
+    connection.Close();
+    ASSERT_TRUE(Eventually([&] { return http_->departures() >= static_cast<std::uint64_t>(i + 1); }));
+  }
+  auto [status, body] = Answer(ModernHeaders("tools/list"), MakeRequest(99, "tools/list", ModernParams()));
+  EXPECT_EQ(status, 200);
+  EXPECT_EQ(body["result"]["tools"][0]["name"], "slow");
+}
+
+TEST_F(HttpDepartureTest, ThreadsStayBoundedUnderManyConnectionsAndAFlood) {
+  HttpServerOptions options;
+  options.threads = 4;
+  options.max_queued_connections = 8;
+  // A sanitizer's runtime starts a background thread of its own at the first thread
+  // creation: let that happen before counting.
+  std::thread([] {}).join();
+  const long before = ThreadCount();
+  Start(options);
+  // The accept loop, the departure watch, and two pools of `threads`.
+  const long bound = before + 2 + 2 * options.threads;
+  long most = 0;
+  for (int i = 0; i < 40; ++i) {  // ten times the threads, one listen stream after another
+    RawConnection connection(port_);
+    ASSERT_TRUE(Listen(connection, "l" + std::to_string(i))) << i;
+    most = std::max(most, ThreadCount());
+  }
+  std::vector<std::unique_ptr<RawConnection>> flood;
+  for (int i = 0; i < 200; ++i) {  // calls and listens that leave without reading a byte
+    auto connection = std::make_unique<RawConnection>(port_);
+    const bool listen = i % 2 == 0;
+    connection->Send("POST", listen ? ModernHeaders("subscriptions/listen") : ModernHeaders("tools/call", "slow"),
+                     listen ? ListenBody("f" + std::to_string(i))
+                            : SerializeMessage(MakeRequest(i, "tools/call", ModernParams({{"name", "slow"}}))));
+    flood.push_back(std::move(connection));
+    // They leave ten at a time: more than the threads, fewer than threads and queue together
+    // (beyond those the server stops accepting until some have left).
+    if (flood.size() == 10) flood.clear();
+    most = std::max(most, ThreadCount());
+  }
+  flood.clear();
+  EXPECT_LE(most, bound);
+  EXPECT_TRUE(Eventually([&] { return server_->open_subscriptions() == 0; }));
+  auto [status, body] = Answer(ModernHeaders("tools/list"), MakeRequest(99, "tools/list", ModernParams()));
+  EXPECT_EQ(status, 200);  // still serving
+}
+
+
+// ---- Guards: bearer token, requests in flight per client, body size. ----
+
+TEST_F(HttpModernTest, ABearerTokenIsRequiredOfEveryRequestWhenSet) {
+  HttpServerOptions options;
+  options.bearer_token = "s3cret-token-value";
+  Start(options);
+  const Message list = MakeRequest(1, "tools/list", ModernParams());
+  auto missing = PostModern(ModernHeaders("tools/list"), list);
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->status, 401);
+  EXPECT_EQ(missing->get_header_value("WWW-Authenticate"), "Bearer");
+  EXPECT_EQ(missing->body.find("s3cret"), std::string::npos);
+  for (const char* wrong : {"Bearer s3cret-token-valuf", "Bearer s3cret-token-value2", "Bearer ", "Basic czNjcmV0",
+                            "s3cret-token-value", "Bearer s3cret-token-valu"}) {
+    httplib::Headers headers = ModernHeaders("tools/list");
+    headers.emplace("Authorization", wrong);
+    auto refused = PostModern(headers, list);
+    ASSERT_TRUE(refused);
+    EXPECT_EQ(refused->status, 401) << wrong;
+    EXPECT_EQ(refused->body.find("s3cret"), std::string::npos);
+  }
+  for (const char* right : {"Bearer s3cret-token-value", "bearer s3cret-token-value"}) {
+    httplib::Headers headers = ModernHeaders("tools/list");
+    headers.emplace("Authorization", right);
+    EXPECT_EQ(Answer(headers, list).first, 200) << right;
+  }
+  // Every method and path, not only the endpoint's: nothing is told without the token.
+  auto get = client_->Get("/elsewhere");
+  ASSERT_TRUE(get);
+  EXPECT_EQ(get->status, 401);
+  auto legacy_get = client_->Get("/mcp", {{"Accept", "text/event-stream"}, {"Mcp-Session-Id", "x"}});
+  ASSERT_TRUE(legacy_get);
+  EXPECT_EQ(legacy_get->status, 401);
+}
+
+TEST_F(HttpDepartureTest, ARefusedBodyIsNotReadAsTheNextRequest) {
+  HttpServerOptions options;
+  options.bearer_token = "s3cret-token-value";
+  Start(options);
+  // Refused before its body is read: the connection must not go on with those bytes.
+  const std::string body = "GET /smuggled HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+  RawConnection connection(port_);
+  ASSERT_TRUE(connection.Send("POST", ModernHeaders("tools/list"), body));
+  ASSERT_TRUE(connection.ReadUntil("\r\n\r\n"));
+  EXPECT_NE(connection.received().find(" 401 "), std::string::npos);
+  connection.ReadUntil("HTTP/1.1 4");  // a second answer, if any, or the end of the stream
+  EXPECT_EQ(connection.received().find("HTTP/1.1", 1), std::string::npos) << connection.received();
+}
+
+TEST_F(HttpModernTest, NamedHostsAreAcceptedBesideLoopbackAndNoOthers) {
+  HttpServerOptions options;
+  options.allowed_hosts = {"gateway.internal"};
+  Start(options);
+  const Message list = MakeRequest(1, "tools/list", ModernParams());
+  auto with = [&](const char* host, const char* origin) {
+    httplib::Headers headers = ModernHeaders("tools/list");
+    headers.emplace("Host", host);
+    if (origin != nullptr) headers.emplace("Origin", origin);
+    return Answer(headers, list).first;
+  };
+  EXPECT_EQ(with("gateway.internal:8808", nullptr), 200);
+  EXPECT_EQ(with("Gateway.Internal:8808", "https://gateway.internal:8808"), 200);
+  EXPECT_EQ(with("127.0.0.1:1", nullptr), 200);
+  EXPECT_EQ(with("evil.example:8808", nullptr), 403);
+  EXPECT_EQ(with("gateway.internal:8808", "http://evil.example"), 403);
+  EXPECT_EQ(with("gateway.internal.evil.example", nullptr), 403);
+}
+
+TEST_F(HttpModernTest, WithoutATokenNoAuthorizationIsAsked) {
+  Start();
+  EXPECT_EQ(Answer(ModernHeaders("tools/list"), MakeRequest(1, "tools/list", ModernParams())).first, 200);
+}
+
+TEST_F(HttpDepartureTest, RequestsInFlightBeyondAClientsLimitAre429) {
+  HttpServerOptions options;
+  options.max_in_flight_per_client = 1;
+  Start(options);
+  const Message list = MakeRequest(1, "tools/list", ModernParams());
+  EXPECT_EQ(Answer(ModernHeaders("tools/list"), list).first, 200);  // one at a time is fine
+  {
+    RawConnection stream(port_);
+    ASSERT_TRUE(Listen(stream, "held"));  // the client's one request in flight
+    auto [status, body] = Answer(ModernHeaders("tools/list"), list);
+    EXPECT_EQ(status, 429);
+    EXPECT_EQ(body["jsonrpc"], "2.0");
+    EXPECT_TRUE(body["error"]["code"].is_number_integer());
+  }
+  // Its slot is free again once the stream's client has left.
+  EXPECT_TRUE(Eventually([&] { return Answer(ModernHeaders("tools/list"), list).first == 200; }));
+}
+
+TEST_F(HttpDepartureTest, ALiveSessionIsItsOwnClientForTheLimit) {
+  HttpServerOptions options;
+  options.max_in_flight_per_client = 1;
+  options.keep_alive_ms = 3600 * 1000;
+  Start(options);
+  const std::string session = Initialize();
+  ASSERT_FALSE(session.empty());
+  RawConnection stream(port_);
+  ASSERT_TRUE(stream.Send("GET", {{"Accept", "text/event-stream"}, {"Mcp-Session-Id", session}}));
+  ASSERT_TRUE(stream.ReadUntil("retry:"));  // the session's one request in flight
+  auto same = Post(MakeRequest(2, "tools/list"), session);
+  ASSERT_TRUE(same);
+  EXPECT_EQ(same->status, 429);
+  // The same peer without that session, or naming a session that does not exist, is
+  // another client.
+  EXPECT_EQ(Answer(ModernHeaders("tools/list"), MakeRequest(3, "tools/list", ModernParams())).first, 200);
+  httplib::Headers made_up = ModernHeaders("tools/list");
+  made_up.emplace("Mcp-Session-Id", "made-up");
+  EXPECT_EQ(Answer(made_up, MakeRequest(4, "tools/list", ModernParams())).first, 200);
+}
+
+TEST_F(HttpServerTest, ABodyOverTheLimitIs413WithOrWithoutALength) {
+  Start();  // max_body_bytes 4096
+  const std::string large(5000, ' ');
+  auto sized = client_->Post("/mcp", Headers(), large, "application/json");
+  ASSERT_TRUE(sized);
+  EXPECT_EQ(sized->status, 413);
+  auto chunked = client_->Post(
+      "/mcp", Headers(),
+      [&large](std::size_t offset, httplib::DataSink& sink) {
+        if (offset < large.size()) {
+          sink.write(large.data() + offset, std::min<std::size_t>(1000, large.size() - offset));
+        } else {
+          sink.done();
+        }
+        return true;
+      },
+      "application/json");
+  ASSERT_TRUE(chunked);
+  EXPECT_EQ(chunked->status, 413);
+}
+
+}  // namespace
+}  // namespace udon::mcp
