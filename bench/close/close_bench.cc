@@ -13,7 +13,7 @@
 
 #include "../support/timing.h"
 #include "mcp/client/client.h"
-#include "mcp/config.h"
+#include "mcp/client/config.h"
 
 namespace {
 

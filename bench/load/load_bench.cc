@@ -39,7 +39,7 @@
 #include "gate/gate.h"
 #include "manifest/manifest.h"
 #include "mcp/client/client.h"
-#include "mcp/config.h"
+#include "mcp/client/config.h"
 
 namespace {
 

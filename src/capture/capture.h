@@ -14,7 +14,7 @@
 #include "manifest/manifest.h"
 #include "manifest/policy.h"
 #include "mcp/client/client.h"
-#include "mcp/config.h"
+#include "mcp/client/config.h"
 
 namespace udon::capture {
 

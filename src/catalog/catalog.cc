@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "mcp/protocol.h"
+#include "mcp/protocol/protocol.h"
 
 namespace udon::catalog {
 namespace {

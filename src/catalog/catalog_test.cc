@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "mcp/protocol.h"
+#include "mcp/protocol/protocol.h"
 #include "mcp/testing/memory_transport.h"
 
 namespace udon::catalog {

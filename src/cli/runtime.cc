@@ -6,7 +6,7 @@
 #include "cli/output.h"
 #include "gate/state.h"
 #include "json/file.h"
-#include "mcp/protocol.h"
+#include "mcp/protocol/protocol.h"
 #include "state_pg/open.h"
 
 namespace udon::cli {

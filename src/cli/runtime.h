@@ -14,7 +14,7 @@
 #include "json/result.h"
 #include "manifest/binding.h"
 #include "manifest/policy.h"
-#include "mcp/config.h"
+#include "mcp/client/config.h"
 
 namespace udon::cli {
 

@@ -17,8 +17,8 @@
 #include "gateway/gateway.h"
 #include "json/file.h"
 #include "mcp/client/client.h"
-#include "mcp/http_server.h"
-#include "mcp/protocol.h"
+#include "mcp/server/http_server.h"
+#include "mcp/protocol/protocol.h"
 #include "mcp/server/stdio_server.h"
 
 namespace udon::cli {

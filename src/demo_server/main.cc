@@ -19,7 +19,7 @@
 
 #include "demo_server/catalog.h"
 #include "demo_server/faults.h"
-#include "mcp/http_server.h"
+#include "mcp/server/http_server.h"
 #include "mcp/server/server.h"
 #include "mcp/server/stdio_server.h"
 

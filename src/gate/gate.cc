@@ -15,7 +15,7 @@
 #include "manifest/review.h"
 #include "catalog/catalog.h"
 #include "mcp/client/least_privilege.h"
-#include "mcp/param_headers.h"
+#include "mcp/protocol/param_headers.h"
 #include "schema/schema.h"
 
 namespace udon::gate {

@@ -11,8 +11,8 @@
 #include "gate/internal/scripted_gate.h"
 #include "json/file.h"
 #include "json/sha256.h"
-#include "mcp/jsonrpc.h"
-#include "mcp/protocol.h"
+#include "mcp/protocol/jsonrpc.h"
+#include "mcp/protocol/protocol.h"
 
 namespace udon::gateway {
 namespace {

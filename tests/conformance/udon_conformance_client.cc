@@ -8,7 +8,7 @@
 
 #include "json/json.h"
 #include "mcp/client/client.h"
-#include "mcp/param_headers.h"
+#include "mcp/protocol/param_headers.h"
 
 namespace {
 

@@ -31,7 +31,7 @@
 
 #include "json/json.h"
 #include "mcp/client/client.h"
-#include "mcp/config.h"
+#include "mcp/client/config.h"
 #include "mcp/client/least_privilege.h"
 #include "test_support.h"
 

@@ -17,7 +17,7 @@
 #include "gate/gate.h"
 #include "manifest/internal/test_manifest.h"
 #include "manifest/manifest.h"
-#include "mcp/protocol.h"
+#include "mcp/protocol/protocol.h"
 #include "mcp/testing/memory_transport.h"
 
 namespace udon::gate::internal {

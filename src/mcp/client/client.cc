@@ -7,7 +7,7 @@
 
 #include "json/diff.h"
 #include "mcp/client/http_transport.h"
-#include "mcp/param_headers.h"
+#include "mcp/protocol/param_headers.h"
 #include "mcp/client/stdio_transport.h"
 
 #ifndef UDON_PROJECT_VERSION

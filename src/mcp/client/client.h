@@ -47,9 +47,9 @@
 #include <vector>
 
 #include "json/result.h"
-#include "mcp/config.h"
+#include "mcp/client/config.h"
 #include "mcp/client/connection.h"
-#include "mcp/protocol.h"
+#include "mcp/protocol/protocol.h"
 
 namespace udon::mcp {
 

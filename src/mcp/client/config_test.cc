@@ -1,4 +1,4 @@
-#include "mcp/config.h"
+#include "mcp/client/config.h"
 
 #include <gtest/gtest.h>
 

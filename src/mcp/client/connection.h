@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "json/result.h"
-#include "mcp/jsonrpc.h"
+#include "mcp/protocol/jsonrpc.h"
 #include "mcp/client/transport.h"
 
 namespace udon::mcp {

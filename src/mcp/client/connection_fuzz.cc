@@ -15,7 +15,7 @@
 
 #include "fuzz/check.h"
 #include "mcp/client/connection.h"
-#include "mcp/jsonrpc.h"
+#include "mcp/protocol/jsonrpc.h"
 #include "mcp/testing/memory_transport.h"
 #include "mcp/client/transport.h"
 

@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <utility>
 
-#include "mcp/protocol.h"
+#include "mcp/protocol/protocol.h"
 #include "mcp/protocol/sse.h"
 
 namespace udon::mcp {

@@ -38,7 +38,7 @@
 #include <thread>
 #include <vector>
 
-#include "mcp/config.h"
+#include "mcp/client/config.h"
 #include "mcp/client/transport.h"
 
 namespace udon::mcp {

@@ -12,7 +12,7 @@
 #include "fuzz/pointer_check.h"
 #include "json/json.h"
 #include "json/pointer.h"
-#include "mcp/jsonrpc.h"
+#include "mcp/protocol/jsonrpc.h"
 #include "mcp/client/transport.h"
 
 namespace {

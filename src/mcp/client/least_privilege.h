@@ -25,7 +25,7 @@
 
 #include "json/json.h"
 #include "json/result.h"
-#include "mcp/config.h"
+#include "mcp/client/config.h"
 
 namespace udon::mcp {
 

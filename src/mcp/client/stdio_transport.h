@@ -40,7 +40,7 @@
 #include <thread>
 
 #include "mcp/client/child_exit.h"
-#include "mcp/config.h"
+#include "mcp/client/config.h"
 #include "mcp/client/transport.h"
 
 namespace udon::mcp {

@@ -24,8 +24,8 @@
 #include <vector>
 
 #include "json/result.h"
-#include "mcp/jsonrpc.h"
-#include "mcp/protocol.h"  // RequestHeaders
+#include "mcp/protocol/jsonrpc.h"
+#include "mcp/protocol/protocol.h"  // RequestHeaders
 
 namespace udon::mcp {
 

@@ -1,4 +1,4 @@
-#include "mcp/jsonrpc.h"
+#include "mcp/protocol/jsonrpc.h"
 
 #include <gtest/gtest.h>
 

@@ -1,11 +1,11 @@
-#include "mcp/param_headers.h"
+#include "mcp/protocol/param_headers.h"
 
 #include <cctype>
 #include <set>
 #include <string_view>
 
 #include "json/pointer.h"
-#include "mcp/protocol.h"
+#include "mcp/protocol/protocol.h"
 
 namespace udon::mcp {
 namespace {

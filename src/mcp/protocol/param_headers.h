@@ -11,7 +11,7 @@
 
 #include "json/json.h"
 #include "json/result.h"
-#include "mcp/protocol.h"
+#include "mcp/protocol/protocol.h"
 
 namespace udon::mcp {
 

@@ -1,4 +1,4 @@
-#include "mcp/param_headers.h"
+#include "mcp/protocol/param_headers.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "mcp/protocol.h"
+#include "mcp/protocol/protocol.h"
 
 #include <gtest/gtest.h>
 

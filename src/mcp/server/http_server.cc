@@ -1,4 +1,4 @@
-#include "mcp/http_server.h"
+#include "mcp/server/http_server.h"
 
 #include <httplib.h>
 #include <openssl/crypto.h>
@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "json/sha256.h"
-#include "mcp/param_headers.h"
+#include "mcp/protocol/param_headers.h"
 #include "mcp/server/peer_watch.h"
 #include "mcp/protocol/sse.h"
 #include "mcp/server/worker_pool.h"

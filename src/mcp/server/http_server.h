@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "json/result.h"
-#include "mcp/jsonrpc.h"
+#include "mcp/protocol/jsonrpc.h"
 #include "mcp/server/server.h"
 
 namespace udon::mcp {

@@ -1,4 +1,4 @@
-#include "mcp/http_server.h"
+#include "mcp/server/http_server.h"
 
 #include <arpa/inet.h>
 #include <httplib.h>
@@ -13,7 +13,7 @@
 #include <mutex>
 #include <thread>
 
-#include "mcp/protocol.h"
+#include "mcp/protocol/protocol.h"
 #include "mcp/protocol/sse.h"
 
 namespace udon::mcp {

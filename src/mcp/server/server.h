@@ -24,8 +24,8 @@
 #include <vector>
 
 #include "json/json.h"
-#include "mcp/jsonrpc.h"
-#include "mcp/protocol.h"
+#include "mcp/protocol/jsonrpc.h"
+#include "mcp/protocol/protocol.h"
 
 namespace udon::mcp {
 

@@ -2,7 +2,7 @@
 // messages are written to the output; diagnostics belong on stderr.
 #pragma once
 
-#include "mcp/jsonrpc.h"
+#include "mcp/protocol/jsonrpc.h"
 #include "mcp/server/server.h"
 
 namespace udon::mcp {
