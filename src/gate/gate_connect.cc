@@ -1,0 +1,217 @@
+// Step 3: a pooled connection while it may be reused, else a fresh one at exactly the
+// recorded version and serverInfo; and the pool's side: what a connection saw while idle.
+#include "gate/gate.h"
+
+#include <mutex>
+#include <utility>
+
+#include "catalog/catalog.h"
+#include "gate/internal/details.h"
+#include "gate/internal/run.h"
+#include "gate/state_store.h"
+#include "json/canonical.h"
+#include "json/sha256.h"
+
+namespace udon::gate {
+
+using internal::DriftDetails;
+using internal::Refuse;
+using internal::ServerInfoDifferences;
+using internal::WarnTo;
+
+namespace {
+
+// Digest of a value for evidence; never the value itself.
+std::string DigestOrEmpty(const json::Value& value) {
+  auto digest = json::CanonicalSha256(value);
+  return digest.ok() ? *digest : std::string();
+}
+
+}  // namespace
+
+// A list_changed that reached a bound connection while it sat idle is still a change of
+// the bound catalog: recorded when the pool lets the connection go, so the next process
+// refuses too. Errors: state.write_failed.
+Status Gate::ClosePooled(const std::string& server, PooledConnection& pooled, const char* reason) {
+  Status recorded = OkStatus();
+  if (pooled.idle_watch) pooled.client->connection().RemoveEventObserver(*pooled.idle_watch);
+  if (ListChangedSinceBinding(pooled)) {
+    recorded = env_.state->Record(pooled.manifest_sha256, server, reason, env_.clock());
+    if (env_.on_invalidated) env_.on_invalidated(server, reason);
+  }
+  pooled.client->Close();
+  return recorded;
+}
+
+void Gate::WatchWhileIdle(const std::string& server, PooledConnection& pooled) {
+  if (!pooled.bound_since) return;
+  struct Watch {
+    std::shared_ptr<StateStore> state;
+    std::function<manifest::Seconds()> clock;
+    std::function<void(const std::string&, const std::string&)> on_invalidated;
+    std::function<void(const std::string&)> warn;
+    std::string manifest_sha256;
+    std::string server;
+    std::once_flag once;
+  };
+  auto watch = std::make_shared<Watch>();
+  watch->state = env_.state;
+  watch->clock = env_.clock;
+  watch->on_invalidated = env_.on_invalidated;
+  watch->warn = env_.warn;
+  watch->manifest_sha256 = pooled.manifest_sha256;
+  watch->server = server;
+  // Captures only shared state: the observer may outlive this gate by a moment.
+  pooled.idle_watch = pooled.client->connection().AddEventObserver([watch](const mcp::Event& event) {
+    if (!catalog::IsListChanged(event)) return;
+    std::call_once(watch->once, [&watch] {
+      const char* reason = "list_changed_while_idle";
+      if (!watch->state->Record(watch->manifest_sha256, watch->server, reason, watch->clock()).ok()) {
+        WarnTo(watch->warn, "the invalidation seen on an idle connection could not be recorded");
+      }
+      if (watch->on_invalidated) watch->on_invalidated(watch->server, reason);
+    });
+  });
+}
+
+// Contract 6: a pooled connection is reused only while it speaks the manifest's version
+// with its serverInfo, is alive, and nothing changed the bound catalog since its binding
+// began (JudgeReuse). A list_changed in that time invalidates (the binding began at its
+// first comparison, so the proposal's rule applies even while it sat idle between calls).
+// Not reused: run.connection stays empty and run.reuse_refused says why.
+Status Gate::ReuseFromPool(Run& run, const RecordedServer& recorded) {
+  std::unique_ptr<PooledConnection> pooled = pool_.Take(run.binding.server);
+  if (!pooled) return OkStatus();
+  if (pooled->idle_watch) {
+    // In use again: this run's own checks see every event from here on.
+    pooled->client->connection().RemoveEventObserver(*pooled->idle_watch);
+    pooled->idle_watch.reset();
+  }
+  const ReuseVerdict verdict =
+      JudgeReuse(*pooled, {recorded.protocol_version, recorded.server_info_sha256, run.manifest->sha256()});
+  if (verdict.list_changed) {
+    // Recorded for the manifest the connection was bound for; this run's refusal follows
+    // from it when that is the same manifest, and the run goes on fresh otherwise.
+    NoteUnrecorded(run, ClosePooled(run.binding.server, *pooled, "list_changed_between_calls"));
+    if (pooled->manifest_sha256 == run.manifest->sha256()) {
+      run.reuse_refused = "list_changed";
+      run.invalidation = "list_changed_between_calls";
+      return Refuse("binding.invalidated", "list_changed arrived on the reused connection after its binding");
+    }
+    run.reuse_refused = "other_manifest";
+    return OkStatus();
+  }
+  if (!verdict.reusable()) {
+    run.reuse_refused = verdict.refused;
+    pooled->client->Close();
+    return OkStatus();
+  }
+  run.connection = std::move(pooled);
+  run.reused = true;
+  run.checked_through = run.connection->client->connection().LastSequence();
+  return OkStatus();
+}
+
+// Starts or reaches the server (env_.connect). Errors: server.connect_failed (the client's
+// own, or details.cause naming the client's code).
+Status Gate::OpenFresh(Run& run, const mcp::ServerConfig& server) {
+  auto client = env_.connect(server, catalog::ClientOptionsFor(env_.policy, CallTimeout(run.binding.server)));
+  if (!client.ok()) {
+    // The client's server.connect_failed already says why (a missing command, its OS error).
+    if (client.error().code == "server.connect_failed") return std::move(client).error();
+    Error error = Refuse("server.connect_failed", "the server could not be started or reached");
+    error.details["cause"] = client.error().code;
+    return error;
+  }
+  run.connection = std::make_unique<PooledConnection>();
+  run.connection->client = std::move(client).value();
+  return OkStatus();
+}
+
+// The manifest's revision decides the wire: initialize (legacy) or server/discover
+// (modern), at exactly the recorded version. Errors: server.protocol_version_mismatch and
+// server.connect_failed (details.recorded, and the server's exit), server.server_info_mismatch
+// (discovery named no serverInfo), server.connect_failed (details.cause).
+Result<mcp::InitializeResult> Gate::Handshake(Run& run, const RecordedServer& recorded) {
+  auto init = run.connection->client->Open(recorded.protocol_version);
+  if (init.ok()) return init;
+  // The client's contract codes carry the engine's cause (and transportCause) already.
+  if (init.error().code == "server.protocol_version_mismatch" || init.error().code == "server.connect_failed") {
+    Error error = std::move(init).error();
+    error.details["recorded"] = recorded.protocol_version;
+    mcp::AddServerExit(error, *run.connection->client);
+    return error;
+  }
+  if (init.error().code == "mcp.server_info_missing") {
+    run.server_info_drift = DriftDetails(json::Diff(*recorded.server_info, json::Value()));
+    Error error = Refuse("server.server_info_mismatch", "discovery named no serverInfo; the reviewed one is required");
+    error.details["pointers"] = run.server_info_drift;
+    return error;
+  }
+  Error error = Refuse("server.connect_failed", mcp::IsModernProtocolVersion(recorded.protocol_version)
+                                                    ? "server/discover failed"
+                                                    : "initialize failed");
+  error.details["cause"] = init.error().code;
+  mcp::AddServerExit(error, *run.connection->client);
+  return error;
+}
+
+// Gate 3: exactly the recorded version and serverInfo. Errors:
+// server.protocol_version_mismatch (details.recorded, negotiated), server.server_info_mismatch
+// (details.pointers; the values only in for_people).
+Status Gate::CheckNegotiated(Run& run, const RecordedServer& recorded, const mcp::InitializeResult& init) {
+  if (init.protocol_version != recorded.protocol_version) {
+    Error error = Refuse("server.protocol_version_mismatch",
+                         "the negotiated protocol version differs from the manifest's");
+    error.details = {{"recorded", recorded.protocol_version}, {"negotiated", init.protocol_version}};
+    return error;
+  }
+  if (!json::CanonicallyEqual(init.server_info, *recorded.server_info)) {
+    run.server_info_drift = DriftDetails(json::Diff(*recorded.server_info, init.server_info));
+    Error error = Refuse("server.server_info_mismatch",
+                         "the observed serverInfo differs from the reviewed one");
+    error.details["pointers"] = run.server_info_drift;
+    // Values stay out of details (--json, evidence): only the text for people shows them.
+    run.result->for_people["serverInfo"] = ServerInfoDifferences(*recorded.server_info, init.server_info);
+    return error;
+  }
+  return OkStatus();
+}
+
+// Modern era: tool-list changes arrive only on a subscription, so it must stand before
+// the listing that the comparison relies on (a no-op for legacy connections).
+// Errors: server.connect_failed (details.cause, and the client's details.reason).
+Status Gate::SubscribeToToolList(Run& run) {
+  Status subscribed = run.connection->client->Subscribe();
+  if (subscribed.ok()) return OkStatus();
+  Error error = Refuse("server.connect_failed", "the tool-list subscription could not be established");
+  error.details["cause"] = subscribed.error().code;
+  if (subscribed.error().details.contains("reason")) error.details["reason"] = subscribed.error().details["reason"];
+  return error;
+}
+
+// Step 3: a pooled connection while it stays eligible, else a fresh one at exactly the
+// recorded version and serverInfo, subscribed to the tool list in the modern era.
+Status Gate::StepConnect(Run& run) {
+  if (env_.config == nullptr) {
+    return Refuse("config.server_unknown", "no runtime configuration names this server");
+  }
+  auto server_config = env_.config->Find(run.binding.server);
+  if (!server_config.ok()) return std::move(server_config).error();
+  const json::Value& recorded_info = *run.manifest->server_info(run.binding.server);
+  const RecordedServer recorded{*run.manifest->protocol_version(), &recorded_info, DigestOrEmpty(recorded_info)};
+
+  if (env_.reuse_connections) {
+    UDON_RETURN_IF_ERROR(ReuseFromPool(run, recorded));
+    if (run.reused) return OkStatus();
+  }
+  UDON_RETURN_IF_ERROR(OpenFresh(run, *server_config));
+  UDON_ASSIGN_OR_RETURN(mcp::InitializeResult init, Handshake(run, recorded));
+  UDON_RETURN_IF_ERROR(CheckNegotiated(run, recorded, init));
+  UDON_RETURN_IF_ERROR(SubscribeToToolList(run));
+  run.connection->protocol_version = recorded.protocol_version;
+  run.connection->server_info_sha256 = recorded.server_info_sha256;
+  return OkStatus();
+}
+
+}  // namespace udon::gate

@@ -1,0 +1,139 @@
+// Steps 4 and 5: the exhaustive live listing, the selected Tool exactly once, its
+// canonical comparison with the reviewed one; and the binding's events since.
+#include "gate/gate.h"
+
+#include <string_view>
+#include <utility>
+
+#include "catalog/catalog.h"
+#include "gate/internal/details.h"
+#include "gate/internal/run.h"
+#include "gate/state_store.h"
+#include "json/canonical.h"
+#include "json/sha256.h"
+
+namespace udon::gate {
+
+using catalog::EndsSubscription;
+using catalog::IsListChanged;
+using internal::DriftDetails;
+using internal::Refuse;
+
+Status Gate::StepList(Run& run) {
+  // A serialized tool's call holds its lock from before the listing through dispatch, so
+  // no other caller's call falls between this call's comparison and its dispatch.
+  if (run.arguments != nullptr && run.review.concurrency == manifest::Concurrency::kSerialize) {
+    std::string scope = run.binding.server;
+    if (run.review.serialize_scope == manifest::SerializeScope::kTool) scope += "\n" + run.binding.tool;
+    UDON_ASSIGN_OR_RETURN(run.lock, env_.state->AcquireSerializeLock(
+                                        scope, std::chrono::seconds(env_.policy.serialize_timeout_seconds)));
+  }
+  mcp::Client& client = *run.connection->client;
+  catalog::ListingRules rules = catalog::ListingRulesFor(env_.policy, /*for_gate=*/true);
+  rules.bound = run.connection->bound_since.has_value();
+  // Every Tool's name is read and one Tool's bytes compared: none is built.
+  rules.lean = true;
+  catalog::ListingFacts facts;
+  facts.checked_through = run.checked_through;
+  auto pages = catalog::ListStable(client, rules, facts);
+  run.listings += facts.listings;
+  run.disturbed_listings += facts.disturbed_listings;
+  run.list_changed_before_binding += facts.list_changed_before_binding;
+  run.server_requests.insert(run.server_requests.end(), facts.server_requests.begin(), facts.server_requests.end());
+  run.checked_through = facts.checked_through;
+  if (!pages.ok()) {
+    Error error = std::move(pages).error();
+    if (error.code == "binding.invalidated") {
+      RecordInvalidation(run, error.details.value("reason", "list_changed_after_binding").c_str());
+    }
+    return error;
+  }
+  return SelectLiveTool(run, *pages);
+}
+
+// Step 4's end: the selected tool, by name across every page, exactly once, and its
+// canonical bytes for the comparison. The listing was read lean: names and bytes, no Tool
+// built (every transport reads a RequestToolList answer lean, see TransportCallbacks).
+Status Gate::SelectLiveTool(Run& run, const mcp::ToolPages& pages) {
+  std::size_t occurrences = 0;
+  std::string_view bytes;
+  std::size_t max_depth = json::kDefaultMaxDepth;
+  for (const auto& lean : pages.lean) {
+    if (lean == nullptr) continue;
+    for (const json::RawElement& tool : lean->tools) {
+      if (!tool.is_object || tool.name != run.binding.tool) continue;
+      if (occurrences++ == 0) {
+        bytes = lean->Bytes(tool);
+        max_depth = lean->max_depth;
+      }
+    }
+  }
+  if (occurrences == 0) return Refuse("catalog.tool_missing", "the selected tool is absent from the live catalog");
+  if (occurrences > 1) {
+    return Refuse("catalog.tool_duplicate", "the selected tool name occurs more than once in the live catalog");
+  }
+  json::ParseOptions options;
+  options.max_depth = max_depth;
+  auto canonical = json::CanonicalizeText(bytes, options);
+  // Bytes the listing already accepted cannot fail here; if they did, nothing is forwarded.
+  if (!canonical.ok()) return Refuse("catalog.tool_drift", "the live Tool object cannot be canonicalized");
+  run.live_tool_canonical = std::move(canonical).value();
+  run.live_tool_sha256 = json::Sha256Hex(run.live_tool_canonical);
+  run.live_tool_bytes = std::string(bytes);
+  return OkStatus();
+}
+
+Status Gate::StepCompare(Run& run) {
+  if (run.live_tool_canonical != run.compiled->canonical) {
+    // Only a drifted Tool is built, for the pointers of its differences.
+    auto live = json::Parse(run.live_tool_bytes);
+    run.drift = DriftDetails(json::Diff(*run.location.tool, live.ok() ? *live : json::Value()));
+    Error error = Refuse("catalog.tool_drift", "the live Tool object differs from the reviewed one");
+    error.details["pointers"] = run.drift;
+    return error;
+  }
+  run.bound_sequence = run.checked_through;
+  if (!run.connection->bound_since) {
+    run.connection->bound_since = run.bound_sequence;
+    run.connection->manifest_sha256 = run.manifest->sha256();
+  }
+  return OkStatus();
+}
+
+Status Gate::CheckBindingEvents(Run& run, std::uint64_t after, bool during_call) {
+  for (const auto& event : run.connection->client->connection().EventsSince(after)) {
+    if (!IsListChanged(event)) continue;
+    if (during_call) {
+      // Dispatched: the outcome is indeterminate whatever happens to the record. A record
+      // that cannot be written is said (details, stderr), never turned into another exit.
+      RecordInvalidation(run, "list_changed_during_call");
+      Error error = Refuse("call.indeterminate", "list_changed arrived during the call; the result is withheld");
+      error.details["reason"] = "list_changed";
+      return error;
+    }
+    RecordInvalidation(run, "list_changed_before_dispatch");
+    return Refuse("binding.invalidated", "list_changed arrived after the comparison and before dispatch");
+  }
+  for (const auto& event : run.connection->client->connection().EventsSince(after)) {
+    if (EndsSubscription(event, *run.connection->client)) {
+      // Changes can no longer be seen: nothing may be trusted from here on.
+      Error error = during_call ? Refuse("call.indeterminate", "the tool-list subscription ended during the call")
+                                : Refuse("server.connect_failed", "the tool-list subscription ended before dispatch");
+      error.details["reason"] = "subscription_lost";
+      return error;
+    }
+    if (event.kind == mcp::EventKind::kServerRequest) {
+      run.server_requests.push_back(event.method);
+      return during_call ? Refuse("call.server_request_refused",
+                                  "the server asked for sampling, elicitation or roots during the call")
+                         : Refuse("server.request_refused",
+                                  "the server asked for sampling, elicitation or roots before dispatch");
+    }
+    if (!during_call && event.kind == mcp::EventKind::kDisconnected) {
+      return Refuse("server.connect_failed", "the connection ended before dispatch");
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace udon::gate

@@ -1,0 +1,102 @@
+// Private to the gate's sources: the state of one gated call as it passes the steps, and
+// the small helpers every step group uses. gate.h declares these types; gate.cc holds the
+// step table and Gate::Call, and one gate_*.cc file holds each step group.
+#ifndef UDON_GATE_INTERNAL_RUN_H_
+#define UDON_GATE_INTERNAL_RUN_H_
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gate/gate.h"
+#include "json/json.h"
+#include "json/result.h"
+#include "manifest/binding.h"
+#include "manifest/manifest.h"
+#include "manifest/review.h"
+#include "schema/schema.h"
+
+namespace udon::gate {
+namespace internal {
+
+using Clock = std::chrono::steady_clock;
+
+inline double MillisecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+inline Error Refuse(const char* code, const char* message, std::string pointer = {}) {
+  return MakeError(code, message, std::move(pointer));
+}
+
+// Where a gate's warnings go: GateEnvironment::warn, else stderr.
+void WarnTo(const std::function<void(const std::string&)>& warn, const std::string& text);
+
+}  // namespace internal
+
+struct Gate::CompiledTool {
+  schema::CompiledSchema input;
+  std::optional<schema::CompiledSchema> output;
+  std::string canonical;  // the reviewed Tool's RFC 8785 bytes, what the live one must equal
+};
+
+// What the manifest recorded for the bound server: a connection must speak exactly this.
+struct Gate::RecordedServer {
+  std::string protocol_version;
+  const json::Value* server_info = nullptr;
+  std::string server_info_sha256;
+};
+
+struct Gate::Run {
+  manifest::Binding binding;
+  const json::Value* arguments = nullptr;
+  CallOptions options;
+  GateResult* result = nullptr;
+  Reach reach = Reach::kCall;
+
+  std::shared_ptr<const manifest::Manifest> manifest;
+  manifest::ToolLocation location;
+  manifest::Review review;
+  std::optional<schema::CompiledSchema> input_schema;
+  std::optional<schema::CompiledSchema> output_schema;
+
+  std::unique_ptr<PooledConnection> connection;
+  bool reused = false;
+  std::string reuse_refused;  // why a pooled connection was not reused
+  mcp::NotificationStream connection_stream = mcp::NotificationStream::kNone;
+  bool barrier = false;       // a ping round trip ordered the events before dispatch
+  std::uint64_t checked_through = 0;  // events up to here were examined before binding
+  std::uint64_t bound_sequence = 0;
+  std::unique_ptr<StateLock> lock;
+  std::shared_ptr<const CompiledTool> compiled;
+  // The live Tool as listed: its canonical bytes, and its bytes as sent for a drift report.
+  std::string live_tool_canonical;
+  std::string live_tool_bytes;
+
+  // Evidence facts.
+  int listings = 0;
+  int disturbed_listings = 0;
+  int list_changed_before_binding = 0;
+  std::string invalidation;  // reason, when recorded
+  std::string invalidation_write_failure;  // the state code, when recording it failed
+  json::Value drift = json::Value::array();
+  json::Value server_info_drift = json::Value::array();
+  std::vector<std::string> server_requests;
+  std::string live_tool_sha256;
+  std::string arguments_digest;  // keyed (EvidenceKey)
+  std::string result_digest;     // keyed (EvidenceKey)
+  std::string subscription;  // modern era: the tool-list subscription's state
+  std::string tool_error_text;  // --diagnostics only: the failed call's own text
+  double call_milliseconds = 0;
+};
+
+// Errors: input.schema_invalid, input.unsupported_dialect (pointers into the Tool). A schema
+
+}  // namespace udon::gate
+
+#endif  // UDON_GATE_INTERNAL_RUN_H_

@@ -1,0 +1,67 @@
+// 2025-03-26 to 2025-11-25 over Streamable HTTP: requests within a session, answered as
+// JSON or as an SSE stream of their own; a modern-only server's refusal of them.
+#include <utility>
+
+#include "mcp/server/internal/http_impl.h"
+
+namespace udon::mcp {
+
+// A legacy (2025-03-26 to 2025-11-25) request: initialize opens a session, anything else
+// belongs to one; a request is answered as JSON or as an SSE stream of its own.
+void HttpServer::Impl::ServeLegacy(const httplib::Request& request, Message message, httplib::Response& response) {
+  if (!server.ServesLegacy()) {
+    RefuseLegacy(std::move(message), response);
+    return;
+  }
+  std::shared_ptr<HttpSession> session =
+      message.kind == MessageKind::kRequest && message.method == "initialize" ? OpenSession(request, response)
+                                                                             : FindSession(request, response);
+  if (session == nullptr) return;
+  if (message.kind != MessageKind::kRequest) {
+    session->core->Handle(std::move(message), session->stream);
+    response.status = 202;
+    return;
+  }
+  if (options.json_responses) {
+    auto collector = std::make_shared<JsonCollector>(session->stream);
+    session->core->Handle(std::move(message), collector);
+    const std::string body = collector->body();
+    response.status = body.empty() ? 202 : 200;  // empty: the request was cancelled
+    if (!body.empty()) response.set_content(body, "application/json");
+    return;
+  }
+  AnswerWithSse(std::move(session), std::move(message), response);
+}
+
+// A modern-only server answers a legacy request (initialize) with the core's refusal.
+void HttpServer::Impl::RefuseLegacy(Message message, httplib::Response& response) {
+  if (message.kind != MessageKind::kRequest) {
+    SetJsonRpcError(response, 400, kInvalidRequest, "unsupported protocol version");
+    return;
+  }
+  auto session = server.NewSession(std::make_shared<NullSink>());
+  auto collector = std::make_shared<JsonCollector>(std::make_shared<NullSink>());
+  session->Handle(std::move(message), collector);
+  response.status = 400;
+  response.set_content(collector->body(), "application/json");
+}
+
+void HttpServer::Impl::AnswerWithSse(std::shared_ptr<HttpSession> session, Message message,
+                                     httplib::Response& response) {
+  response.set_header("Cache-Control", "no-cache");
+  auto pending = std::make_shared<Message>(std::move(message));
+  const long retry_ms = options.retry_ms;
+  response.set_chunked_content_provider(
+      "text/event-stream",
+      [session, pending, retry_ms](std::size_t, httplib::DataSink& sink) {
+        const std::string prefix = std::to_string(session->next_stream++) + "-";
+        auto stream = std::make_shared<PostStream>(&sink, prefix);
+        stream->Prime(retry_ms);
+        session->core->Handle(std::move(*pending), stream);
+        stream->Detach();
+        sink.done();
+        return true;
+      });
+}
+
+}  // namespace udon::mcp

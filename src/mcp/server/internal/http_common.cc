@@ -1,0 +1,65 @@
+#include "mcp/server/internal/http_common.h"
+
+#include <cctype>
+
+#include "mcp/protocol/jsonrpc.h"
+#include "mcp/protocol/protocol.h"
+
+namespace udon::mcp {
+
+std::string HostName(std::string_view host_port) {
+  std::string_view name = host_port;
+  if (!name.empty() && name.front() == '[') {
+    const auto close = name.find(']');
+    if (close == std::string_view::npos) return {};
+    std::string_view rest = name.substr(close + 1);
+    if (!rest.empty() && rest.front() != ':') return {};
+    name = name.substr(0, close + 1);
+  } else if (const auto colon = name.find(':'); colon != std::string_view::npos) {
+    name = name.substr(0, colon);
+  }
+  std::string lowered(name);
+  for (char& c : lowered) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return lowered;
+}
+
+bool HeaderHas(const httplib::Request& request, const char* header, std::string_view token) {
+  return request.get_header_value(header).find(token) != std::string::npos;
+}
+
+void SetJsonRpcError(httplib::Response& response, int status, int code, const char* message) {
+  response.status = status;
+  response.set_content(SerializeMessage(MakeError(nullptr, code, message)), "application/json");
+}
+
+std::optional<std::string> HeaderValue(const httplib::Request& request, std::string_view name) {
+  const std::string key(name);
+  if (!request.has_header(key)) return std::nullopt;
+  std::string value = request.get_header_value(key);
+  const auto first = value.find_first_not_of(" \t");
+  if (first == std::string::npos) return std::string();
+  const auto last = value.find_last_not_of(" \t");
+  return value.substr(first, last - first + 1);
+}
+
+// The HTTP status a modern error answer carries.
+int ModernErrorStatus(int code) {
+  if (code == kMethodNotFound) return 404;
+  if (code == kParseError || code == kInvalidRequest || code == kInvalidParams ||
+      code == rpc_code::kHeaderMismatch || code == rpc_code::kMissingRequiredClientCapability ||
+      code == rpc_code::kUnsupportedProtocolVersion) {
+    return 400;
+  }
+  return 200;
+}
+
+void SetModernError(httplib::Response& response, const json::Value& id, int code, const char* message,
+                    json::Value data) {
+  response.status = ModernErrorStatus(code);
+  response.set_content(SerializeMessage(MakeError(id, code, message, std::move(data))),
+                       "application/json");
+}
+
+}  // namespace udon::mcp

@@ -1,0 +1,40 @@
+// Private to the Streamable HTTP server's sources: header names and the small request and
+// response helpers every part of it uses.
+#ifndef UDON_MCP_SERVER_INTERNAL_HTTP_COMMON_H_
+#define UDON_MCP_SERVER_INTERNAL_HTTP_COMMON_H_
+
+#include <httplib.h>
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "json/json.h"
+
+namespace udon::mcp {
+
+constexpr char kSessionHeader[] = "Mcp-Session-Id";
+constexpr char kVersionHeader[] = "MCP-Protocol-Version";
+
+// "name[:port]" or "[v6][:port]" -> the name part, lowercased; empty if malformed.
+std::string HostName(std::string_view host_port);
+
+// Whether the header's value contains `token`.
+bool HeaderHas(const httplib::Request& request, const char* header, std::string_view token);
+
+// A JSON-RPC error answer without an id, with the HTTP status.
+void SetJsonRpcError(httplib::Response& response, int status, int code, const char* message);
+
+// A request header's value without the optional whitespace around it (RFC 9110 5.5).
+std::optional<std::string> HeaderValue(const httplib::Request& request, std::string_view name);
+
+// The HTTP status a modern error answer carries.
+int ModernErrorStatus(int code);
+
+// A modern JSON-RPC error answer for request `id`, with the status ModernErrorStatus gives.
+void SetModernError(httplib::Response& response, const json::Value& id, int code, const char* message,
+                    json::Value data = nullptr);
+
+}  // namespace udon::mcp
+
+#endif  // UDON_MCP_SERVER_INTERNAL_HTTP_COMMON_H_

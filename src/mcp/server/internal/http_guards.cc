@@ -1,0 +1,67 @@
+#include "mcp/server/internal/http_guards.h"
+
+#include <openssl/crypto.h>
+
+#include "json/sha256.h"
+#include "mcp/server/http_server.h"
+#include "mcp/server/internal/http_common.h"
+
+namespace udon::mcp {
+
+bool HasBearerToken(const std::string& authorization, const std::array<std::uint8_t, 32>& expected) {
+  constexpr std::string_view kScheme = "bearer ";
+  std::string_view value = authorization;
+  if (value.size() < kScheme.size()) return false;
+  for (std::size_t i = 0; i < kScheme.size(); ++i) {
+    const char c = value[i];
+    if ((c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c) != kScheme[i]) return false;
+  }
+  value.remove_prefix(kScheme.size());
+  while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+  const std::array<std::uint8_t, 32> given = json::Sha256(value);
+  return CRYPTO_memcmp(given.data(), expected.data(), given.size()) == 0;
+}
+
+bool IsNamed(std::string_view name, const std::vector<std::string>& names) {
+  return std::any_of(names.begin(), names.end(), [&](const std::string& allowed) {
+    return allowed.size() == name.size() &&
+           std::equal(allowed.begin(), allowed.end(), name.begin(), [](char a, char b) {
+             return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+           });
+  });
+}
+
+bool IsNamedOrigin(const std::string& origin, const std::vector<std::string>& names) {
+  std::string_view rest = origin;
+  for (std::string_view scheme : {"http://", "https://"}) {
+    if (rest.substr(0, scheme.size()) == scheme) {
+      rest.remove_prefix(scheme.size());
+      return rest.find('/') == std::string_view::npos && IsNamed(HostName(rest), names);
+    }
+  }
+  return false;
+}
+
+bool IsLoopbackName(std::string_view host) {
+  return host == "localhost" || host == "127.0.0.1" || host == "[::1]" || host == "::1";
+}
+
+bool IsAllowedOrigin(const std::string& origin) {
+  if (origin.empty()) return true;
+  std::string_view rest = origin;
+  if (rest.substr(0, 7) == "http://") {
+    rest.remove_prefix(7);
+  } else if (rest.substr(0, 8) == "https://") {
+    rest.remove_prefix(8);
+  } else {
+    return false;
+  }
+  if (rest.find('/') != std::string_view::npos) return false;
+  return IsLoopbackName(HostName(rest));
+}
+
+bool IsAllowedHost(const std::string& host) {
+  return host.empty() || IsLoopbackName(HostName(host));
+}
+
+}  // namespace udon::mcp

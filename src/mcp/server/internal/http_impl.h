@@ -1,0 +1,98 @@
+// Private to the Streamable HTTP server's sources: its implementation object, shared by
+// http_server.cc (routing, guards, lifetime), http_modern.cc (2026-07-28 requests),
+// http_legacy.cc (2025-03-26 to 2025-11-25 requests) and http_sessions.cc (legacy sessions,
+// their GET streams and DELETE).
+#ifndef UDON_MCP_SERVER_INTERNAL_HTTP_IMPL_H_
+#define UDON_MCP_SERVER_INTERNAL_HTTP_IMPL_H_
+
+#include <httplib.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "mcp/server/http_server.h"
+#include "mcp/server/internal/http_common.h"
+#include "mcp/server/internal/http_guards.h"
+#include "mcp/server/internal/http_sinks.h"
+#include "mcp/server/peer_watch.h"
+#include "mcp/server/server.h"
+#include "mcp/server/worker_pool.h"
+
+namespace udon::mcp {
+
+// httplib's server with its listening socket within reach: httplib 0.11 listens with a
+// backlog of 5, and a burst of new connections beyond it waits for a SYN retransmission
+// (1 s) while the server has threads to spare.
+class Listener : public httplib::Server {
+ public:
+  void WidenBacklog() {
+    const socket_t socket = svr_sock_;
+    if (socket != INVALID_SOCKET) ::listen(socket, SOMAXCONN);
+  }
+};
+
+struct HttpServer::Impl {
+  Impl(Server& s, HttpServerOptions o) : server(s), options(std::move(o)) {}
+
+  void Install();
+  bool AdmitOrigin(const httplib::Request& request, httplib::Response& response);
+  bool Admit(const httplib::Request& request, httplib::Response& response);
+  bool IsModern(const httplib::Request& request, const Message& message) const;
+  bool CheckModernHeaders(const httplib::Request& request, const Message& message,
+                          httplib::Response& response);
+  bool CheckParamHeaders(const httplib::Request& request, const Message& message,
+                         const std::string& tool_name, httplib::Response& response);
+  void ServeModern(const httplib::Request& request, Message message, httplib::Response& response);
+  void AnswerModernOnce(RequestChannel& channel, httplib::Response& response);
+  void StreamModern(std::shared_ptr<ServerSession> session, std::shared_ptr<RequestChannel> channel,
+                    std::shared_ptr<PeerWatch::Ticket> ticket, httplib::Response& response);
+  std::unique_ptr<PeerWatch::Ticket> WatchClient(const httplib::Request& request,
+                                                 std::function<void()> departed);
+  void ServeLegacy(const httplib::Request& request, Message message, httplib::Response& response);
+  void RefuseLegacy(Message message, httplib::Response& response);
+  std::shared_ptr<HttpSession> OpenSession(const httplib::Request& request, httplib::Response& response);
+  std::shared_ptr<HttpSession> FindSession(const httplib::Request& request,
+                                           httplib::Response& response);
+  void Post(const httplib::Request& request, httplib::Response& response);
+  void Get(const httplib::Request& request, httplib::Response& response);
+  void Delete(const httplib::Request& request, httplib::Response& response);
+  void AnswerWithSse(std::shared_ptr<HttpSession> session, Message message,
+                     httplib::Response& response);
+  bool Authorized(const httplib::Request& request, httplib::Response& response) const;
+  std::string ClientKey(const httplib::Request& request);
+  httplib::Server::Handler Guarded(void (Impl::*handler)(const httplib::Request&, httplib::Response&));
+
+  Server& server;
+  HttpServerOptions options;
+  Listener http;
+  std::atomic<bool> stopping{false};
+  std::mutex sessions_mutex;
+  std::map<std::string, std::shared_ptr<HttpSession>> sessions;
+  std::optional<std::array<std::uint8_t, 32>> bearer_digest;  // of options.bearer_token
+  std::unique_ptr<InFlightLimit> in_flight;                   // when limited
+  // Lasting work of modern requests (tools/call, listen) and their open response streams;
+  // Stop waits (bounded) for them, then cancels what still runs.
+  std::mutex workers_mutex;
+  std::condition_variable workers_cv;
+  int workers = 0;
+  int streams = 0;
+  std::set<std::shared_ptr<ServerSession>> running;
+  // Last: destroyed first, while what their threads use still exists.
+  PeerWatch watch;
+  WorkerPool work_pool{static_cast<std::size_t>(std::max(options.threads, 1)), 1};
+};
+
+}  // namespace udon::mcp
+
+#endif  // UDON_MCP_SERVER_INTERNAL_HTTP_IMPL_H_
