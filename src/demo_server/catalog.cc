@@ -609,17 +609,81 @@ std::string ElicitedString(const Value& response, const char* field) {
                                                                : std::string("(none)");
 }
 
+Value NameRequest() { return Elicit("What is your name?", {{"name", {{"type", "string"}}}}, {"name"}); }
+
+// The SEP-2322 scenarios' tools whose state travels in an integrity-protected requestState.
+void AddRequestStateFixtures(mcp::Server& server) {
+  auto seal = std::make_shared<StateSeal>();
+  AddFixture(server, "test_input_required_result_request_state",
+             "Asks for confirmation with an integrity-protected requestState.",
+             [seal](const Value&, ToolContext& context) {
+               const Value* response = InputResponse(context, "confirm");
+               if (response != nullptr && context.request_state()) {
+                 if (seal->Open(*context.request_state()) != "confirm") return TamperedState();
+                 return Text("state-ok: confirmation received.");
+               }
+               return InputRequired(
+                   {{"confirm", Elicit("Please confirm", {{"ok", {{"type", "boolean"}}}}, {"ok"})}},
+                   seal->Seal("confirm"));
+             });
+  AddFixture(server, "test_input_required_result_tampered_state",
+             "Like test_input_required_result_request_state; a changed requestState is refused.",
+             [seal](const Value&, ToolContext& context) {
+               if (context.request_state()) {
+                 if (seal->Open(*context.request_state()) != "tamper-check") return TamperedState();
+                 if (InputResponse(context, "confirm") != nullptr) return Text("state-ok");
+               }
+               return InputRequired(
+                   {{"confirm", Elicit("Please confirm", {{"ok", {{"type", "boolean"}}}}, {"ok"})}},
+                   seal->Seal("tamper-check"));
+             });
+  AddFixture(server, "test_input_required_result_multiple_inputs",
+             "Asks for a name, a greeting and the roots at once.",
+             [seal](const Value&, ToolContext& context) {
+               if (context.request_state()) {
+                 if (seal->Open(*context.request_state()) != "multiple") return TamperedState();
+                 if (InputResponse(context, "user_name") != nullptr &&
+                     InputResponse(context, "greeting") != nullptr &&
+                     InputResponse(context, "client_roots") != nullptr) {
+                   return Text("All inputs received.");
+                 }
+               }
+               return InputRequired({{"user_name", NameRequest()},
+                                     {"greeting", Sample("Generate a greeting", 50)},
+                                     {"client_roots", ListRoots()}},
+                                    seal->Seal("multiple"));
+             });
+  AddFixture(server, "test_input_required_result_multi_round",
+             "Asks for a name, then a colour, carrying its progress in requestState.",
+             [seal](const Value&, ToolContext& context) {
+               const auto round2 = [&] {
+                 return InputRequired({{"step2", Elicit("Step 2: What is your favorite color?",
+                                                        {{"color", {{"type", "string"}}}}, {"color"})}},
+                                      seal->Seal("round-2"));
+               };
+               if (context.request_state()) {
+                 const std::optional<std::string> step = seal->Open(*context.request_state());
+                 if (!step) return TamperedState();
+                 if (*step == "round-1") {
+                   if (InputResponse(context, "step1") != nullptr) return round2();
+                 } else if (*step == "round-2") {
+                   if (InputResponse(context, "step2") != nullptr) return Text("Both steps completed.");
+                   return round2();
+                 }
+               }
+               return InputRequired({{"step1", Elicit("Step 1: What is your name?",
+                                                      {{"name", {{"type", "string"}}}}, {"name"})}},
+                                    seal->Seal("round-1"));
+             });
+}
+
 // The SEP-2322 scenarios' tools: results that ask the client for input and are retried.
 void AddInputRequiredFixtures(mcp::Server& server) {
-  auto seal = std::make_shared<StateSeal>();
-  const auto name_request = [] {
-    return Elicit("What is your name?", {{"name", {{"type", "string"}}}}, {"name"});
-  };
   AddFixture(server, "test_input_required_result_elicitation",
              "Asks for the user's name by elicitation, then greets them.",
-             [name_request](const Value&, ToolContext& context) {
+             [](const Value&, ToolContext& context) {
                const Value* response = InputResponse(context, "user_name");
-               if (response == nullptr) return InputRequired({{"user_name", name_request()}});
+               if (response == nullptr) return InputRequired({{"user_name", NameRequest()}});
                return Text("Hello, " + ElicitedString(*response, "name") + "!");
              });
   AddFixture(server, "test_input_required_result_sampling",
@@ -652,72 +716,12 @@ void AddInputRequiredFixtures(mcp::Server& server) {
                }
                return Text("Roots: " + (uris.empty() ? std::string("(none)") : uris));
              });
-  AddFixture(server, "test_input_required_result_request_state",
-             "Asks for confirmation with an integrity-protected requestState.",
-             [seal](const Value&, ToolContext& context) {
-               const Value* response = InputResponse(context, "confirm");
-               if (response != nullptr && context.request_state()) {
-                 if (seal->Open(*context.request_state()) != "confirm") return TamperedState();
-                 return Text("state-ok: confirmation received.");
-               }
-               return InputRequired(
-                   {{"confirm", Elicit("Please confirm", {{"ok", {{"type", "boolean"}}}}, {"ok"})}},
-                   seal->Seal("confirm"));
-             });
-  AddFixture(server, "test_input_required_result_tampered_state",
-             "Like test_input_required_result_request_state; a changed requestState is refused.",
-             [seal](const Value&, ToolContext& context) {
-               if (context.request_state()) {
-                 if (seal->Open(*context.request_state()) != "tamper-check") return TamperedState();
-                 if (InputResponse(context, "confirm") != nullptr) return Text("state-ok");
-               }
-               return InputRequired(
-                   {{"confirm", Elicit("Please confirm", {{"ok", {{"type", "boolean"}}}}, {"ok"})}},
-                   seal->Seal("tamper-check"));
-             });
-  AddFixture(server, "test_input_required_result_multiple_inputs",
-             "Asks for a name, a greeting and the roots at once.",
-             [seal, name_request](const Value&, ToolContext& context) {
-               if (context.request_state()) {
-                 if (seal->Open(*context.request_state()) != "multiple") return TamperedState();
-                 if (InputResponse(context, "user_name") != nullptr &&
-                     InputResponse(context, "greeting") != nullptr &&
-                     InputResponse(context, "client_roots") != nullptr) {
-                   return Text("All inputs received.");
-                 }
-               }
-               return InputRequired({{"user_name", name_request()},
-                                     {"greeting", Sample("Generate a greeting", 50)},
-                                     {"client_roots", ListRoots()}},
-                                    seal->Seal("multiple"));
-             });
-  AddFixture(server, "test_input_required_result_multi_round",
-             "Asks for a name, then a colour, carrying its progress in requestState.",
-             [seal](const Value&, ToolContext& context) {
-               const auto round2 = [&] {
-                 return InputRequired({{"step2", Elicit("Step 2: What is your favorite color?",
-                                                        {{"color", {{"type", "string"}}}}, {"color"})}},
-                                      seal->Seal("round-2"));
-               };
-               if (context.request_state()) {
-                 const std::optional<std::string> step = seal->Open(*context.request_state());
-                 if (!step) return TamperedState();
-                 if (*step == "round-1") {
-                   if (InputResponse(context, "step1") != nullptr) return round2();
-                 } else if (*step == "round-2") {
-                   if (InputResponse(context, "step2") != nullptr) return Text("Both steps completed.");
-                   return round2();
-                 }
-               }
-               return InputRequired({{"step1", Elicit("Step 1: What is your name?",
-                                                      {{"name", {{"type", "string"}}}}, {"name"})}},
-                                    seal->Seal("round-1"));
-             });
+  AddRequestStateFixtures(server);
   AddFixture(server, "test_input_required_result_capabilities",
              "Asks only for input the request's client capabilities allow.",
-             [name_request](const Value&, ToolContext& context) {
+             [](const Value&, ToolContext& context) {
                Value requests = Value::object();
-               if (context.HasClientCapability("elicitation")) requests["user_name"] = name_request();
+               if (context.HasClientCapability("elicitation")) requests["user_name"] = NameRequest();
                if (context.HasClientCapability("sampling")) {
                  requests["greeting"] = Sample("Generate a greeting", 50);
                }
