@@ -128,6 +128,20 @@ function(udon_check_layers)
   endforeach()
 endfunction()
 
+# udon_write_graph(FILE): one "component dependency" line per DEPS edge, for the test that
+# keeps docs/architecture.md's picture equal to the build (tests/architecture/check_docs.py).
+function(udon_write_graph file)
+  get_property(components GLOBAL PROPERTY UDON_COMPONENTS)
+  set(lines "")
+  foreach(name IN LISTS components)
+    get_property(deps GLOBAL PROPERTY UDON_DEPS_${name})
+    foreach(dep IN LISTS deps)
+      string(APPEND lines "${name} ${dep}\n")
+    endforeach()
+  endforeach()
+  file(WRITE ${file} "${lines}")
+endfunction()
+
 # udon_executable(NAME SOURCES ... [COMPONENTS ...] [LIBS ...])
 function(udon_executable name)
   cmake_parse_arguments(E "" "" "SOURCES;COMPONENTS;LIBS" ${ARGN})
