@@ -14,10 +14,8 @@ using internal::Contains;
 using internal::InvalidParams;
 using internal::IsModernOnlyMethod;
 using internal::kCloseWait;
-using internal::kListenPoll;
 using internal::RequestMeta;
 using internal::UnsupportedVersion;
-using internal::VersionList;
 
 int LogSeverity(std::string_view level) {
   static constexpr std::array<std::string_view, 8> kLevels = {

@@ -29,8 +29,6 @@ std::string IdKey(const json::Value& id) { return id.dump(); }
 
 using internal::Contains;
 using internal::InvalidParams;
-using internal::IsModernOnlyMethod;
-using internal::kCloseWait;
 using internal::kListenPoll;
 using internal::RequestMeta;
 using internal::UnsupportedVersion;
