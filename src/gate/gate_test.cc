@@ -38,6 +38,12 @@ class GateTest : public internal::ScriptedGateTest {
     env.reuse_connections = true;
     return env;
   }
+  // A tools/call answer preceded by list_changed: the call's outcome is indeterminate.
+  static void ListChangedThenResult(const Message& m, mcp::MemoryPeer& p) {
+    p.Send(mcp::MakeNotification("notifications/tools/list_changed"));
+    p.Send(mcp::MakeResult(m.id, {{"content", json::Value::array()},
+                                  {"structuredContent", {{"renderedUris", {"https://r.example/x"}}}}}));
+  }
   static CallOptions ExpectOutput() {
     CallOptions options;
     options.expect_output = true;
@@ -249,11 +255,7 @@ TEST_F(GateTest, ListChangedAfterComparisonPreventsDispatchAndInvalidatesForGood
 }
 
 TEST_F(GateTest, ListChangedDuringTheCallIsIndeterminateAndWithheld) {
-  server_.on_call = [](const Message& m, mcp::MemoryPeer& p) {
-    p.Send(mcp::MakeNotification("notifications/tools/list_changed"));
-    p.Send(mcp::MakeResult(m.id, {{"content", json::Value::array()},
-                                  {"structuredContent", {{"renderedUris", {"https://r.example/x"}}}}}));
-  };
+  server_.on_call = ListChangedThenResult;
   GateResult result = CallOnce(StateEnv());
   ASSERT_TRUE(result.error.has_value());
   EXPECT_EQ(result.error->code, "call.indeterminate");
@@ -538,11 +540,7 @@ TEST_F(GateTest, ANoticeWhileIdleIsRecordedWhenThePoolClosesTheConnection) {
 // Issue "Gate correctness II", 2: after dispatch the outcome is 4 or 5, whatever else
 // fails; an invalidation that cannot be written leaves it indeterminate, never exit 1.
 TEST_F(GateTest, AnUnwritableInvalidationAfterDispatchIsStillIndeterminate) {
-  server_.on_call = [](const Message& m, mcp::MemoryPeer& p) {
-    p.Send(mcp::MakeNotification("notifications/tools/list_changed"));
-    p.Send(mcp::MakeResult(m.id, {{"content", json::Value::array()},
-                                  {"structuredContent", {{"renderedUris", {"https://r.example/x"}}}}}));
-  };
+  server_.on_call = ListChangedThenResult;
   GateEnvironment env = StateEnv();
   const std::filesystem::path records = dir_ / "state" / "invalidated";
   std::filesystem::create_directories(dir_ / "state");
@@ -593,11 +591,7 @@ class ForgetfulStore : public StateStore {
 // between its checks and dispatch) ends indeterminate with a list_changed; the first call
 // is not dispatched, though the invalidation never reached the store.
 TEST_F(GateTest, AnotherThreadsInvalidationStopsACallBeforeDispatchAtOnce) {
-  server_.on_call = [](const Message& m, mcp::MemoryPeer& p) {
-    p.Send(mcp::MakeNotification("notifications/tools/list_changed"));
-    p.Send(mcp::MakeResult(m.id, {{"content", json::Value::array()},
-                                  {"structuredContent", {{"renderedUris", {"https://r.example/x"}}}}}));
-  };
+  server_.on_call = ListChangedThenResult;
   GateEnvironment env = StateEnv();
   env.state = std::make_shared<ForgetfulStore>();
   env.warn = [](const std::string&) {};
