@@ -186,7 +186,7 @@ int main(int argc, char** argv) {
   for (const Row& row : rows) {
     std::printf("%-32s median %8.3f ms  CPU client %6.2f server %6.2f ms", row.mode.c_str(), row.median_ms,
                 row.cpu_ms, row.server_cpu_ms);
-    for (const char* step : {"digest", "static", "connect", "list", "compare", "arguments", "dispatch"}) {
+    for (const char* step : {"digest", "static", "connect", "list", "compare", "arguments", "recheck", "dispatch"}) {
       if (row.steps.count(step)) std::printf("  %s %.3f", step, row.steps.at(step));
     }
     std::printf("\n");

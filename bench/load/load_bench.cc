@@ -54,7 +54,7 @@ constexpr long kDefaultRssToleranceKib = 2048;
 // per call or connection would pass this bound within a few hundred calls.
 constexpr long kServerThreadBound = 2 * 64 + 3;
 constexpr const char* kTool = "render_turntable";
-constexpr const char* kSteps[] = {"digest", "static", "connect", "list", "compare", "arguments", "dispatch", "(close)"};
+constexpr const char* kSteps[] = {"digest", "static", "connect", "list", "compare", "arguments", "recheck", "dispatch", "(close)"};
 constexpr double kNoSample = -1;
 
 // What one process holds at a checkpoint.

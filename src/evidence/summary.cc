@@ -18,7 +18,7 @@ constexpr const char* kUnrecognized = "(unrecognized)";
 constexpr std::size_t kMaxEvidenceBytes = std::size_t{1} << 30;
 
 // The gate's steps in order; anything else a record names is reported after them.
-const std::vector<std::string> kSteps = {"digest", "static", "connect", "list", "compare", "arguments", "dispatch"};
+const std::vector<std::string> kSteps = {"digest", "static", "connect", "list", "compare", "arguments", "recheck", "dispatch"};
 
 // The four reasons the gate records for a list_changed invalidation.
 const std::vector<std::string> kInvalidations = {"list_changed_before_dispatch", "list_changed_during_call",

@@ -211,6 +211,8 @@ bool IsUnusableInput(std::string_view code) {
 bool IsRefusal(std::string_view code) {
   // The gate consults the state store before dispatch: unreachable, it fails closed.
   if (code == "state.lock_timeout" || code == "state.unavailable") return true;
+  // The gateway's withdrawal, asked again by the gate's last step before dispatch.
+  if (code == "serve.tool_withdrawn") return true;
   if (IsUnusableInput(code)) return false;
   for (std::string_view prefix : {"manifest.", "review.", "server.", "catalog.", "binding.", "input."}) {
     if (code.substr(0, prefix.size()) == prefix) return true;

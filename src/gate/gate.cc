@@ -21,6 +21,12 @@ void WarnTo(const std::function<void(const std::string&)>& warn, const std::stri
   }
 }
 
+Status RecordEverywhere(InvalidationMemory& memory, StateStore& store, std::string_view manifest_sha256,
+                        std::string_view server, std::string_view reason, std::int64_t at) {
+  memory.Note(manifest_sha256, server, at);
+  return store.Record(manifest_sha256, server, reason, at);
+}
+
 }  // namespace internal
 
 using internal::Clock;
@@ -37,6 +43,7 @@ Gate::Gate(GateEnvironment environment)
     };
   }
   if (!env_.state) env_.state = std::make_shared<FileStateStore>(env_.state_dir);
+  if (!env_.invalidations) env_.invalidations = std::make_shared<InvalidationMemory>();
 }
 
 Gate::~Gate() {
@@ -54,7 +61,8 @@ void Gate::Warn(const std::string& text) const { WarnTo(env_.warn, text); }
 // indeterminate); a failed write is said in details (stateWriteFailed) and on stderr.
 void Gate::RecordInvalidation(Run& run, const char* reason) {
   run.invalidation = reason;
-  NoteUnrecorded(run, env_.state->Record(run.manifest->sha256(), run.binding.server, reason, env_.clock()));
+  NoteUnrecorded(run, internal::RecordEverywhere(*env_.invalidations, *env_.state, run.manifest->sha256(),
+                                                 run.binding.server, reason, env_.clock()));
   if (env_.on_invalidated) env_.on_invalidated(run.binding.server, reason);
 }
 
@@ -96,13 +104,20 @@ GateResult Gate::Execute(const manifest::Binding& binding, const json::Value* ar
                                {"compare", &Gate::StepCompare},
                                {"arguments", &Gate::StepArguments}});
   }
-  if (reach == Reach::kCall) steps.emplace_back("dispatch", &Gate::Dispatch);
+  if (reach == Reach::kCall) {
+    steps.insert(steps.end(), {{"recheck", &Gate::StepRecheck}, {"dispatch", &Gate::Dispatch}});
+  }
 
-  for (const auto& [name, step] : steps) {
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const auto& [name, step] = steps[i];
     const auto start = Clock::now();
     Status status = (this->*step)(run);
     result.steps.push_back({name, status.ok() ? "ok" : status.error().code, MillisecondsSince(start)});
     if (!status.ok()) {
+      if (ReplaceDeadConnection(run, status.error())) {
+        i = 1;  // on from "connect" (steps[2]), once
+        continue;
+      }
       result.error = std::move(status).error();
       break;
     }

@@ -11,7 +11,11 @@
 //   5 compare    canonical equality of the live and the reviewed Tool object
 //   6 arguments  the reviewed inputSchema verdict stands (step 5 proved the live Tool
 //                equal); stdio: a ping barrier; list_changed since step 5?
+//   7 recheck    (calls only) an invalidation recorded since step 2, in this process
+//                (InvalidationMemory) or in the store, or the embedder's withdrawal
 // then dispatch, with list_changed during the call making the outcome indeterminate.
+// A reused pooled connection found dead before dispatch (its HTTP session gone, its
+// process exited) is replaced once by a fresh one that runs steps 3 to 7 again.
 #pragma once
 
 #include <chrono>
@@ -63,6 +67,12 @@ struct GateEnvironment {
   // during a call, or on an idle pooled connection the moment it arrives), with the
   // server and the reason; from any thread, after the record was written (or failed to be).
   std::function<void(const std::string& server, const std::string& reason)> on_invalidated;
+  // The invalidations this process recorded, seen by every thread at once (contract
+  // 7.5). Gates given the same one share it; null: the gate's own.
+  std::shared_ptr<InvalidationMemory> invalidations;
+  // The embedder's own withdrawal of a tool, asked in the recheck right before dispatch
+  // (the gateway: its withdrawn set). Returns the refusal, or OK to go on; unset: none.
+  std::function<Status(const std::string& server, const std::string& tool)> still_offered;
   // 0: policy.callTimeoutSeconds.
   std::chrono::milliseconds call_timeout{0};
   // How a connection is made; default: mcp::Client::Connect with the server's config.
@@ -99,7 +109,7 @@ struct CallOptions {
 };
 
 struct StepRecord {
-  std::string step;     // digest, static, connect, list, compare, arguments, dispatch
+  std::string step;     // digest, static, connect, list, compare, arguments, recheck, dispatch
   std::string outcome;  // "ok" or the refusal code
   double milliseconds = 0;
 };
@@ -153,6 +163,7 @@ class Gate {
   void WatchWhileIdle(const std::string& server, PooledConnection& pooled);
   Status StepDigest(Run& run);
   Status StepStatic(Run& run);
+  Result<bool> Invalidated(Run& run);
   Status CheckParamHeaders(Run& run);
   Status ValidateArguments(Run& run);
   Status StepConnect(Run& run);
@@ -167,6 +178,10 @@ class Gate {
   Status SelectLiveTool(Run& run, const mcp::ToolPages& pages);
   Status StepArguments(Run& run);
   Status Barrier(Run& run);
+  Status StepRecheck(Run& run);
+  // Whether a failed step's reused connection was found dead before dispatch, so the
+  // run goes on once more on a fresh connection (the dead one closed, not kept).
+  bool ReplaceDeadConnection(Run& run, const Error& error);
   Status Dispatch(Run& run);
   Status CheckBindingEvents(Run& run, std::uint64_t after, bool during_call);
   void RecordInvalidation(Run& run, const char* reason);

@@ -42,6 +42,24 @@ Status Gate::StepArguments(Run& run) {
   return events;
 }
 
+// Step 7, nothing between it and tools/call: an invalidation recorded since step 2 stops
+// the call. Another call of this process (any thread) that saw list_changed, another
+// process or runner sharing the store, or the embedder's withdrawal (the gateway's) may
+// have recorded one while this call listed and compared. Memory first (this process's own
+// records, even before or without their durable write), then one read of the store (for
+// PostgreSQL one query on the open connection).
+// Errors: manifest.invalidated, state.unavailable, and what GateEnvironment::still_offered returns.
+Status Gate::StepRecheck(Run& run) {
+  UDON_ASSIGN_OR_RETURN(bool invalidated, Invalidated(run));
+  if (invalidated) {
+    return Refuse("manifest.invalidated",
+                  "list_changed was recorded for this server while this call was checked, before its dispatch; "
+                  "capture and review again");
+  }
+  if (env_.still_offered) return env_.still_offered(run.binding.server, run.binding.tool);
+  return OkStatus();
+}
+
 // On an ordered transport a ping round trip right before dispatch makes every
 // notification the server sent before it visible now, closing the window between the
 // comparison and tools/call to what the protocol itself leaves open.

@@ -36,7 +36,8 @@ Status Gate::ClosePooled(const std::string& server, PooledConnection& pooled, co
   Status recorded = OkStatus();
   if (pooled.idle_watch) pooled.client->connection().RemoveEventObserver(*pooled.idle_watch);
   if (ListChangedSinceBinding(pooled)) {
-    recorded = env_.state->Record(pooled.manifest_sha256, server, reason, env_.clock());
+    recorded = internal::RecordEverywhere(*env_.invalidations, *env_.state, pooled.manifest_sha256, server, reason,
+                                          env_.clock());
     if (env_.on_invalidated) env_.on_invalidated(server, reason);
   }
   pooled.client->Close();
@@ -47,6 +48,7 @@ void Gate::WatchWhileIdle(const std::string& server, PooledConnection& pooled) {
   if (!pooled.bound_since) return;
   struct Watch {
     std::shared_ptr<StateStore> state;
+    std::shared_ptr<InvalidationMemory> invalidations;
     std::function<manifest::Seconds()> clock;
     std::function<void(const std::string&, const std::string&)> on_invalidated;
     std::function<void(const std::string&)> warn;
@@ -56,6 +58,7 @@ void Gate::WatchWhileIdle(const std::string& server, PooledConnection& pooled) {
   };
   auto watch = std::make_shared<Watch>();
   watch->state = env_.state;
+  watch->invalidations = env_.invalidations;
   watch->clock = env_.clock;
   watch->on_invalidated = env_.on_invalidated;
   watch->warn = env_.warn;
@@ -66,7 +69,9 @@ void Gate::WatchWhileIdle(const std::string& server, PooledConnection& pooled) {
     if (!catalog::IsListChanged(event)) return;
     std::call_once(watch->once, [&watch] {
       const char* reason = "list_changed_while_idle";
-      if (!watch->state->Record(watch->manifest_sha256, watch->server, reason, watch->clock()).ok()) {
+      if (!internal::RecordEverywhere(*watch->invalidations, *watch->state, watch->manifest_sha256, watch->server,
+                                      reason, watch->clock())
+               .ok()) {
         WarnTo(watch->warn, "the invalidation seen on an idle connection could not be recorded");
       }
       if (watch->on_invalidated) watch->on_invalidated(watch->server, reason);
@@ -110,6 +115,30 @@ Status Gate::ReuseFromPool(Run& run, const RecordedServer& recorded) {
   run.reused = true;
   run.checked_through = run.connection->client->connection().LastSequence();
   return OkStatus();
+}
+
+// Contract 6: a reused connection the server no longer knows (HTTP 404 on its session, its
+// connection or stdio process ended) says nothing about the server as it is now, which may
+// have restarted with other tools: before dispatch the run goes on from step 3 on a fresh
+// connection, once, and every step decides on that one. A live connection's failure, a
+// refusal of what the server said, and anything after dispatch stand as they are.
+bool Gate::ReplaceDeadConnection(Run& run, const Error& error) {
+  if (!run.reused || run.replaced || run.result->dispatched || !run.connection) return false;
+  if (error.code != "server.connect_failed" || run.connection->client->connection().connected()) return false;
+  // A list_changed the dead connection saw after its binding is recorded, and refuses.
+  const bool changed = ListChangedSinceBinding(*run.connection);
+  NoteUnrecorded(run, ClosePooled(run.binding.server, *run.connection, "list_changed_between_calls"));
+  run.connection.reset();
+  if (changed) {
+    run.invalidation = "list_changed_between_calls";
+    return false;
+  }
+  run.replaced = true;
+  run.reused = false;
+  run.reuse_refused = "connection_lost";
+  run.checked_through = run.bound_sequence = 0;
+  run.barrier = false;
+  return true;
 }
 
 // Starts or reaches the server (env_.connect). Errors: server.connect_failed (the client's
@@ -201,7 +230,7 @@ Status Gate::StepConnect(Run& run) {
   const json::Value& recorded_info = *run.manifest->server_info(run.binding.server);
   const RecordedServer recorded{*run.manifest->protocol_version(), &recorded_info, DigestOrEmpty(recorded_info)};
 
-  if (env_.reuse_connections) {
+  if (env_.reuse_connections && !run.replaced) {
     UDON_RETURN_IF_ERROR(ReuseFromPool(run, recorded));
     if (run.reused) return OkStatus();
   }

@@ -22,7 +22,7 @@ using internal::Refuse;
 Status Gate::StepList(Run& run) {
   // A serialized tool's call holds its lock from before the listing through dispatch, so
   // no other caller's call falls between this call's comparison and its dispatch.
-  if (run.arguments != nullptr && run.review.concurrency == manifest::Concurrency::kSerialize) {
+  if (run.arguments != nullptr && run.review.concurrency == manifest::Concurrency::kSerialize && !run.lock) {
     std::string scope = run.binding.server;
     if (run.review.serialize_scope == manifest::SerializeScope::kTool) scope += "\n" + run.binding.tool;
     UDON_ASSIGN_OR_RETURN(run.lock, env_.state->AcquireSerializeLock(

@@ -73,13 +73,21 @@ Status Gate::StepDigest(Run& run) {
   return manifest::CheckPin(*run.manifest, run.binding);
 }
 
+// This process's own records first (InvalidationMemory), then the store's.
+// Errors: state.unavailable.
+Result<bool> Gate::Invalidated(Run& run) {
+  const std::string& digest = run.manifest->sha256();
+  if (env_.invalidations->Covers(digest, run.binding.server, run.captured_at)) return true;
+  return env_.state->IsInvalidated(digest, run.binding.server, run.captured_at);
+}
+
 Status Gate::StepStatic(Run& run) {
   const manifest::Manifest& m = *run.manifest;
   UDON_RETURN_IF_ERROR(m.CheckFreshness(env_.clock(), env_.policy));
   auto captured_at = manifest::ParseInstant(m.document().value("capturedAt", ""));
   if (!captured_at.ok()) return Refuse("manifest.incomplete", "capturedAt is missing or malformed", "/capturedAt");
-  UDON_ASSIGN_OR_RETURN(bool invalidated,
-                        env_.state->IsInvalidated(m.sha256(), run.binding.server, *captured_at));
+  run.captured_at = *captured_at;
+  UDON_ASSIGN_OR_RETURN(bool invalidated, Invalidated(run));
   if (invalidated) {
     return Refuse("manifest.invalidated",
                   "list_changed was seen for this server at or after this manifest's capture; capture and review again");

@@ -1,6 +1,8 @@
 #include "gate/gate.h"
 
 #include <atomic>
+#include <future>
+#include <optional>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -35,6 +37,12 @@ class GateTest : public internal::ScriptedGateTest {
     GateEnvironment env = StateEnv();
     env.reuse_connections = true;
     return env;
+  }
+  // A tools/call answer preceded by list_changed: the call's outcome is indeterminate.
+  static void ListChangedThenResult(const Message& m, mcp::MemoryPeer& p) {
+    p.Send(mcp::MakeNotification("notifications/tools/list_changed"));
+    p.Send(mcp::MakeResult(m.id, {{"content", json::Value::array()},
+                                  {"structuredContent", {{"renderedUris", {"https://r.example/x"}}}}}));
   }
   static CallOptions ExpectOutput() {
     CallOptions options;
@@ -84,7 +92,7 @@ TEST_F(GateTest, HappyPathExposesOnlyValidatedStructuredContent) {
   std::vector<std::string> steps;
   for (const auto& s : result.steps) steps.push_back(s.step + ":" + s.outcome);
   EXPECT_EQ(steps, (std::vector<std::string>{"digest:ok", "static:ok", "connect:ok", "list:ok",
-                                             "compare:ok", "arguments:ok", "dispatch:ok"}));
+                                             "compare:ok", "arguments:ok", "recheck:ok", "dispatch:ok"}));
   EXPECT_EQ(result.evidence.ToJson()["code"], "ok");
   EXPECT_TRUE(json::IsSha256Hex(result.evidence.ToJson()["argumentsHmacSha256"].get<std::string>()));
   EXPECT_NE(result.evidence.ToJson()["argumentsHmacSha256"], *json::CanonicalSha256(Args())) << "keyed, not plain";
@@ -247,11 +255,7 @@ TEST_F(GateTest, ListChangedAfterComparisonPreventsDispatchAndInvalidatesForGood
 }
 
 TEST_F(GateTest, ListChangedDuringTheCallIsIndeterminateAndWithheld) {
-  server_.on_call = [](const Message& m, mcp::MemoryPeer& p) {
-    p.Send(mcp::MakeNotification("notifications/tools/list_changed"));
-    p.Send(mcp::MakeResult(m.id, {{"content", json::Value::array()},
-                                  {"structuredContent", {{"renderedUris", {"https://r.example/x"}}}}}));
-  };
+  server_.on_call = ListChangedThenResult;
   GateResult result = CallOnce(StateEnv());
   ASSERT_TRUE(result.error.has_value());
   EXPECT_EQ(result.error->code, "call.indeterminate");
@@ -536,18 +540,14 @@ TEST_F(GateTest, ANoticeWhileIdleIsRecordedWhenThePoolClosesTheConnection) {
 // Issue "Gate correctness II", 2: after dispatch the outcome is 4 or 5, whatever else
 // fails; an invalidation that cannot be written leaves it indeterminate, never exit 1.
 TEST_F(GateTest, AnUnwritableInvalidationAfterDispatchIsStillIndeterminate) {
-  server_.on_call = [](const Message& m, mcp::MemoryPeer& p) {
-    p.Send(mcp::MakeNotification("notifications/tools/list_changed"));
-    p.Send(mcp::MakeResult(m.id, {{"content", json::Value::array()},
-                                  {"structuredContent", {{"renderedUris", {"https://r.example/x"}}}}}));
-  };
+  server_.on_call = ListChangedThenResult;
   GateEnvironment env = StateEnv();
   const std::filesystem::path records = dir_ / "state" / "invalidated";
   std::filesystem::create_directories(dir_ / "state");
   env.after_step = [records](const std::string& step, mcp::Connection&) {
     // The state directory breaks between the last check and dispatch: a file where the
     // records' directory must be.
-    if (step == "arguments") std::ofstream(records.string()) << "not a directory";
+    if (step == "recheck") std::ofstream(records.string()) << "not a directory";
   };
   std::vector<std::string> warnings;
   env.warn = [&warnings](const std::string& text) { warnings.push_back(text); };
@@ -559,6 +559,110 @@ TEST_F(GateTest, AnUnwritableInvalidationAfterDispatchIsStillIndeterminate) {
   EXPECT_EQ(result.error->details["stateWriteFailed"], "state.write_failed");
   EXPECT_EQ(result.evidence.ToJson()["invalidationWriteFailed"], "state.write_failed");
   EXPECT_EQ(warnings.size(), 1u);
+}
+
+// Issue 29, 3: an invalidation recorded by another runner sharing the store while this
+// call listed and compared stops it right before dispatch.
+TEST_F(GateTest, AnInvalidationRecordedBeforeDispatchStopsTheCall) {
+  GateEnvironment env = StateEnv();
+  env.after_step = [&](const std::string& step, mcp::Connection&) {
+    if (step != "arguments") return;
+    ASSERT_TRUE(FileStateStore(env.state_dir).Record(binding_.manifest_sha256, "blender_farm", "list_changed_during_call",
+                                                     CapturedAt() + 1).ok());
+  };
+  GateResult result = CallOnce(env);
+  ExpectRefused(result, "manifest.invalidated");
+  EXPECT_EQ(result.steps.back().step, "recheck");
+}
+
+// A store that loses every write and knows of no invalidation: only the memory tells.
+class ForgetfulStore : public StateStore {
+ public:
+  Result<bool> IsInvalidated(std::string_view, std::string_view, std::int64_t) override { return false; }
+  Status Record(std::string_view, std::string_view, std::string_view, std::int64_t) override {
+    return MakeError("state.write_failed", "test: writes are lost");
+  }
+  Result<std::unique_ptr<StateLock>> AcquireSerializeLock(const std::string&, std::chrono::milliseconds) override {
+    return std::unique_ptr<StateLock>(new StateLock());
+  }
+};
+
+// Issue 29, 3: another call of this process (here nested where the first one stands
+// between its checks and dispatch) ends indeterminate with a list_changed; the first call
+// is not dispatched, though the invalidation never reached the store.
+TEST_F(GateTest, AnotherThreadsInvalidationStopsACallBeforeDispatchAtOnce) {
+  server_.on_call = ListChangedThenResult;
+  GateEnvironment env = StateEnv();
+  env.state = std::make_shared<ForgetfulStore>();
+  env.warn = [](const std::string&) {};
+  Gate* gate_ptr = nullptr;
+  std::optional<GateResult> other;
+  std::atomic<bool> started{false};
+  env.after_step = [&](const std::string& step, mcp::Connection&) {
+    if (step != "arguments" || started.exchange(true)) return;
+    other = std::async(std::launch::async, [&] { return gate_ptr->Call(binding_, Args(), ExpectOutput()); }).get();
+  };
+  Gate gate(env);
+  gate_ptr = &gate;
+  GateResult first = gate.Call(binding_, Args(), ExpectOutput());
+  ASSERT_TRUE(other.has_value());
+  EXPECT_EQ(other->error->code, "call.indeterminate");
+  ASSERT_TRUE(first.error.has_value());
+  EXPECT_EQ(first.error->code, "manifest.invalidated");
+  EXPECT_FALSE(first.dispatched);
+  EXPECT_EQ(server_.calls.load(), 1) << "only the other call was dispatched";
+}
+
+TEST_F(GateTest, TheEmbeddersWithdrawalIsAskedRightBeforeDispatch) {
+  GateEnvironment env = StateEnv();
+  env.still_offered = [](const std::string& server, const std::string& tool) -> Status {
+    EXPECT_EQ(server + "/" + tool, "blender_farm/render_turntable");
+    return MakeError("serve.tool_withdrawn", "test: withdrawn");
+  };
+  GateResult result = CallOnce(env);
+  ExpectRefused(result, "serve.tool_withdrawn");
+  EXPECT_EQ(result.steps.back().step, "recheck");
+}
+
+// Issue 29, 10: a pooled connection the server no longer knows (its session gone: here
+// the connection ends when the next request arrives) is replaced before dispatch, and the
+// fresh connection's listing decides: a restarted server's drifted Tool is drift.
+TEST_F(GateTest, ADeadPooledConnectionIsReplacedOnceAndTheFreshOneDecides) {
+  Gate gate(ReusingEnv());
+  ASSERT_TRUE(gate.Call(binding_, Args(), ExpectOutput()).ok());
+  // The next listing, on the pooled connection, finds it dead; the fresh one's is answered.
+  std::atomic<bool> dead{true};
+  server_.on_list = [&](const Message&, mcp::MemoryPeer& p) {
+    if (dead.exchange(false)) p.Disconnect();
+  };
+  GateResult same = gate.Call(binding_, Args(), ExpectOutput());
+  ASSERT_TRUE(same.ok()) << same.error->Describe();
+  EXPECT_EQ(same.evidence.ToJson()["connection"], "fresh");
+  EXPECT_EQ(same.evidence.ToJson()["reuseRefused"], "connection_lost");
+  EXPECT_EQ(server_.connects.load(), 2);
+
+  dead = true;
+  server_.pages[0]["tools"][0]["description"] = "a restarted server's other description";
+  server_.calls = 0;
+  GateResult drifted = gate.Call(binding_, Args(), ExpectOutput());
+  ExpectRefused(drifted, "catalog.tool_drift");
+  EXPECT_EQ(server_.connects.load(), 3);
+  std::vector<std::string> steps;
+  for (const auto& s : drifted.steps) steps.push_back(s.step + ":" + s.outcome);
+  EXPECT_EQ(steps, (std::vector<std::string>{"digest:ok", "static:ok", "connect:ok", "list:server.connect_failed",
+                                             "connect:ok", "list:ok", "compare:catalog.tool_drift"}));
+}
+
+// After dispatch a lost connection stays an unknown outcome: nothing is called again.
+TEST_F(GateTest, AConnectionLostAfterDispatchIsIndeterminateAndNotRetried) {
+  Gate gate(ReusingEnv());
+  ASSERT_TRUE(gate.Call(binding_, Args(), ExpectOutput()).ok());
+  server_.on_call = [](const Message&, mcp::MemoryPeer& p) { p.Disconnect(); };
+  GateResult result = gate.Call(binding_, Args(), ExpectOutput());
+  ASSERT_TRUE(result.error.has_value());
+  EXPECT_EQ(result.error->code, "call.indeterminate");
+  EXPECT_EQ(server_.calls.load(), 2);
+  EXPECT_EQ(server_.connects.load(), 1);
 }
 
 // Issue "Gate correctness II", 4: on an ordered transport, a notice the server sent

@@ -31,6 +31,23 @@ Result<std::unique_ptr<StateLock>> FileStateStore::AcquireSerializeLock(const st
   return std::unique_ptr<StateLock>(new FileLock(std::move(lock)));
 }
 
+void InvalidationMemory::Note(std::string_view manifest_sha256, std::string_view server, std::int64_t at) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  auto& records = by_server_[std::string(server)];
+  records.emplace_back(std::string(manifest_sha256), at);
+}
+
+bool InvalidationMemory::Covers(std::string_view manifest_sha256, std::string_view server,
+                                std::int64_t captured_at) const {
+  std::lock_guard<std::mutex> guard(mutex_);
+  auto it = by_server_.find(server);
+  if (it == by_server_.end()) return false;
+  for (const auto& [digest, at] : it->second) {
+    if (digest == manifest_sha256 || at >= captured_at) return true;
+  }
+  return false;
+}
+
 bool IsPostgresUrl(std::string_view url_or_path) {
   return url_or_path.rfind("postgres://", 0) == 0 || url_or_path.rfind("postgresql://", 0) == 0;
 }

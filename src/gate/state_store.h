@@ -6,9 +6,13 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "json/result.h"
 
@@ -47,6 +51,20 @@ class StateStore {
   // Errors: state.lock_failed, state.lock_timeout, state.unavailable.
   virtual Result<std::unique_ptr<StateLock>> AcquireSerializeLock(const std::string& scope,
                                                                   std::chrono::milliseconds timeout) = 0;
+};
+
+// The invalidations this process recorded, in memory: every thread sees one the moment it
+// is noted, before (and whether or not) its durable write succeeds. The gate's last look
+// before dispatch consults it ahead of the store (contract 7.5). Same rule as
+// StateStore::IsInvalidated. Thread-safe.
+class InvalidationMemory {
+ public:
+  void Note(std::string_view manifest_sha256, std::string_view server, std::int64_t at);
+  bool Covers(std::string_view manifest_sha256, std::string_view server, std::int64_t captured_at) const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<std::string, std::vector<std::pair<std::string, std::int64_t>>, std::less<>> by_server_;
 };
 
 // Today's state directory behind the interface (gate/state.h).

@@ -136,6 +136,23 @@ struct Gateway::Shared {
       if (changed) server->BroadcastToolsListChanged();
     }
   }
+
+  // serve.tool_withdrawn when the offered tool of this upstream server and tool is
+  // withdrawn; asked before the gate runs and again by its last step before dispatch.
+  Status StillOffered(const std::string& server_key, const std::string& tool_name) {
+    std::lock_guard lock(mutex);
+    for (const OfferedTool& tool : offered) {
+      if (tool.server != server_key || tool.tool != tool_name) continue;
+      auto it = withdrawn.find(tool.name);
+      if (it == withdrawn.end()) continue;
+      Error error = MakeError("serve.tool_withdrawn",
+                              "the gateway withdrew this tool after its binding was invalidated; it returns only "
+                              "with a new manifest and pin");
+      error.details["cause"] = it->second;
+      return error;
+    }
+    return OkStatus();
+  }
 };
 
 Gateway::Gateway(mcp::Server& server, gate::GateEnvironment env, GatewayOptions options)
@@ -148,6 +165,9 @@ Gateway::Gateway(mcp::Server& server, gate::GateEnvironment env, GatewayOptions 
   manifests_ = env.manifests;
   env.on_invalidated = [shared = shared_](const std::string& server_key, const std::string&) {
     shared->Withdraw([&](const OfferedTool& tool) { return tool.server == server_key; }, "manifest.invalidated");
+  };
+  env.still_offered = [shared = shared_](const std::string& server_key, const std::string& tool) {
+    return shared->StillOffered(server_key, tool);
   };
   gate_ = std::make_unique<gate::Gate>(std::move(env));
 }
@@ -239,16 +259,8 @@ Result<Offer> Gateway::Build() {
 
 mcp::ToolOutcome Gateway::Call(const OfferedTool& tool, const std::string& pin, const json::Value& arguments,
                                mcp::ToolContext& context) {
-  {
-    std::lock_guard lock(shared_->mutex);
-    auto it = shared_->withdrawn.find(tool.name);
-    if (it != shared_->withdrawn.end()) {
-      Error error = MakeError("serve.tool_withdrawn",
-                              "the gateway withdrew this tool after its binding was invalidated; it returns only "
-                              "with a new manifest and pin");
-      error.details["cause"] = it->second;
-      return {RefusalResult(error, 3, nullptr), std::nullopt};
-    }
+  if (Status offered = shared_->StillOffered(tool.server, tool.tool); !offered.ok()) {
+    return {RefusalResult(offered.error(), 3, nullptr), std::nullopt};
   }
   // Progress is relayed while the handler runs; the relay may be reached for a moment
   // after, so it holds the context only while `open`.

@@ -176,6 +176,37 @@ TEST(ServeTest, DriftMidSessionIsRefusedWithdrawnAndAnnouncedUntilSighupBringsAN
   EXPECT_EQ(client.Wait(), 0) << client.Stderr();
 }
 
+// Issue 29, 3: client 1's call ends indeterminate (list_changed during it) while client
+// 2's call of another tool of the same server is still listing (every tools/list answer
+// waits 3 s): client 2's call is stopped right before dispatch, not returned as reviewed.
+TEST(ServeTest, AnInvalidationDuringAnotherClientsListingStopsItsCallBeforeDispatch) {
+  TempDir dir;
+  ReviewedDemo demo(dir, std::vector<std::string>{"--list-delay-ms", "3000", "--fault",
+                                                  "list-changed-during-call=convert_units", "--log-requests",
+                                                  dir.File("upstream.log")});
+  ASSERT_TRUE(demo.ok()) << demo.failure;
+  HttpGateway gateway(demo);
+  ASSERT_GT(gateway.port(), 0) << gateway.process().Output();
+  RawHttpPeer first(gateway.port());
+  RawHttpPeer second(gateway.port());
+  ASSERT_TRUE(first.Initialize().contains("result"));
+  ASSERT_TRUE(second.Initialize().contains("result"));
+  std::thread invalidating([&] {
+    auto answer = first.Post(ConvertUnits(2));
+    ASSERT_FALSE(answer.messages.empty());
+    EXPECT_EQ(answer.messages.back()["result"]["_meta"]["code"], "call.indeterminate") << answer.messages.back();
+  });
+  // Client 2 starts while client 1 lists; it lists until after client 1's call ended.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  auto answer = second.Post(RenderTurntable(3));
+  invalidating.join();
+  ASSERT_FALSE(answer.messages.empty());
+  const Json& result = answer.messages.back()["result"];
+  EXPECT_TRUE(result.value("isError", false)) << result.dump();
+  EXPECT_EQ(result["_meta"]["code"], "manifest.invalidated") << result.dump();
+  EXPECT_EQ(dir.Read("upstream.log").find("render_turntable"), std::string::npos) << "never dispatched";
+}
+
 TEST(ServeTest, ADigestMismatchRefusesToStart) {
   TempDir dir;
   ReviewedDemo demo(dir);

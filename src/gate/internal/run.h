@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -37,6 +38,11 @@ inline Error Refuse(const char* code, const char* message, std::string pointer =
 // Where a gate's warnings go: GateEnvironment::warn, else stderr.
 void WarnTo(const std::function<void(const std::string&)>& warn, const std::string& text);
 
+// Every invalidation the gate learns of: noted in memory first, so every thread of this
+// process refuses at once, then written durably. Errors: state.write_failed.
+Status RecordEverywhere(InvalidationMemory& memory, StateStore& store, std::string_view manifest_sha256,
+                        std::string_view server, std::string_view reason, std::int64_t at);
+
 }  // namespace internal
 
 struct Gate::CompiledTool {
@@ -60,6 +66,7 @@ struct Gate::Run {
   Reach reach = Reach::kCall;
 
   std::shared_ptr<const manifest::Manifest> manifest;
+  std::int64_t captured_at = 0;  // the manifest's capturedAt, Unix seconds
   manifest::ToolLocation location;
   manifest::Review review;
   std::optional<schema::CompiledSchema> input_schema;
@@ -68,6 +75,7 @@ struct Gate::Run {
   std::unique_ptr<PooledConnection> connection;
   bool reused = false;
   std::string reuse_refused;  // why a pooled connection was not reused
+  bool replaced = false;      // a dead reused connection was replaced by a fresh one
   mcp::NotificationStream connection_stream = mcp::NotificationStream::kNone;
   bool barrier = false;       // a ping round trip ordered the events before dispatch
   std::uint64_t checked_through = 0;  // events up to here were examined before binding
