@@ -130,10 +130,8 @@ int ReportErrorShowing(const Error& error, bool json, int exit_code, const json:
 }
 
 void PrintForPeople(std::FILE* stream, std::string_view line, std::string_view subject) {
-  json::DisplayText shown = json::ForDisplay(line);
-  shown.text += '\n';
-  if (!shown.hidden.empty()) shown.text += "udon-mcp: note: " + json::HiddenNotice(shown.hidden, subject) + "\n";
-  std::fwrite(shown.text.data(), 1, shown.text.size(), stream);
+  const std::string text = json::LineForPeople(line, subject);
+  std::fwrite(text.data(), 1, text.size(), stream);
 }
 
 void PrintResultForPeople(const json::Value& value) {

@@ -15,6 +15,7 @@
 #include "cli/output.h"
 #include "cli/runtime.h"
 #include "gateway/gateway.h"
+#include "gateway/startup_refusal.h"
 #include "json/file.h"
 #include "mcp/client/client.h"
 #include "mcp/server/http_server.h"
@@ -78,7 +79,8 @@ Result<std::string> ReadToken(const std::string& path) {
   return token;
 }
 
-void Say(const std::string& line) { std::fprintf(stderr, "udon-mcp serve: %s\n", line.c_str()); }
+// Names from the manifest (servers, tools) are escaped like every line for people (7.9).
+void Say(const std::string& line) { PrintForPeople(stderr, "udon-mcp serve: " + line, "the line above"); }
 
 void SayOffer(const gateway::Offer& offer) {
   for (const gateway::WithheldTool& withheld : offer.withheld) {
@@ -98,6 +100,24 @@ sigset_t ServeSignals() {
   for (int signal : {SIGHUP, SIGINT, SIGTERM, SIGUSR1}) sigaddset(&set, signal);
   return set;
 }
+
+// A refusal to start: on stderr, and over stdio also to the host, which otherwise sees only
+// the connection end ("Connection closed"): its initialize or server/discover is answered
+// with a JSON-RPC error naming the code and the fixed message (gateway/startup_refusal.h).
+// Over HTTP nothing listens yet: stderr only.
+int RefuseToStart(const ServeOptions& o, const Error& error, int exit) {
+  ReportError(error, false, exit);
+  if (o.transport == "stdio") {
+    std::fflush(stderr);
+    signal(SIGPIPE, SIG_IGN);  // a host that went away ends the answer, not the process
+    // A host that stops the refusing gateway (SIGTERM) need not wait for the answer's bound.
+    const sigset_t signals = ServeSignals();
+    pthread_sigmask(SIG_UNBLOCK, &signals, nullptr);
+    gateway::AnswerStartUpRefusal(error, exit);
+  }
+  return exit;
+}
+int RefuseToStart(const ServeOptions& o, const Error& error) { return RefuseToStart(o, error, ExitCodeFor(error)); }
 
 // Waits for signals: SIGHUP reloads; SIGINT, SIGTERM and SIGUSR1 (the transport ended) stop.
 void WaitForSignals(const sigset_t& set, gateway::Gateway& gateway) {
@@ -128,30 +148,30 @@ int Serve(const ServeOptions& o) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   const bool json = false;  // stdout may be the MCP channel: errors go to stderr
   if (o.transport != "stdio" && o.transport != "http") {
-    return ReportError(MakeError("usage.invalid", "--transport must be stdio or http"), json);
+    return RefuseToStart(o, MakeError("usage.invalid", "--transport must be stdio or http"));
   }
   if (o.sha256.empty() == o.pin_file.empty()) {
-    return ReportError(MakeError("usage.invalid", "give the pin with exactly one of --sha256 and --pin-file"), json);
+    return RefuseToStart(o, MakeError("usage.invalid", "give the pin with exactly one of --sha256 and --pin-file"));
   }
   auto listen = ParseListen(o.listen);
-  if (!listen.ok()) return ReportError(listen.error(), json);
+  if (!listen.ok()) return RefuseToStart(o, listen.error());
   std::string token;
   if (!o.token_file.empty()) {
     auto read = ReadToken(o.token_file);
-    if (!read.ok()) return ReportError(read.error(), json);
+    if (!read.ok()) return RefuseToStart(o, read.error());
     token = std::move(read).value();
   }
   if (o.transport == "http" && !mcp::IsLoopbackName(listen->host) && token.empty()) {
-    return ReportError(MakeError("usage.invalid", "a --listen address beyond loopback requires --token-file"), json);
+    return RefuseToStart(o, MakeError("usage.invalid", "a --listen address beyond loopback requires --token-file"));
   }
   auto prepared = PrepareGate(o.common, "serve", false);
-  if (!prepared.ok()) return ReportError(prepared.error(), json);
+  if (!prepared.ok()) return RefuseToStart(o, prepared.error());
 
   mcp::Server server(GatewayServerOptions());
   gateway::GatewayOptions options{o.manifest, o.sha256, o.pin_file, o.servers};
   gateway::Gateway gateway(server, (*prepared)->env, options);
   auto offer = gateway.Start();
-  if (!offer.ok()) return ReportError(offer.error(), json, GatedExitCodeFor(offer.error()));
+  if (!offer.ok()) return RefuseToStart(o, offer.error(), GatedExitCodeFor(offer.error()));
   SayOffer(*offer);
 
   const pthread_t main_thread = pthread_self();

@@ -5,9 +5,11 @@
 #include <iterator>
 #include <utility>
 
+#include "json/display.h"
 #include "json/file.h"
 #include "json/sha256.h"
 #include "manifest/binding.h"
+#include "manifest/host_pointer.h"
 #include "manifest/manifest.h"
 
 namespace udon::gateway {
@@ -74,12 +76,23 @@ json::Value AsOwnResult(json::Value result) {
   return result;
 }
 
+// A line on serve's stderr, where names from the manifest are escaped (contract 7.9).
+void Say(const std::string& line) {
+  const std::string text = json::LineForPeople("udon-mcp serve: " + line, "the line above");
+  std::fwrite(text.data(), 1, text.size(), stderr);
+}
+
+// The differing pointers as a host may see them (manifest::HostPointer), each once.
 std::string DriftPointers(const json::Value& drift) {
-  std::string pointers;
-  if (!drift.is_array()) return pointers;
+  std::vector<std::string> shown;
+  if (!drift.is_array()) return {};
   for (const json::Value& entry : drift) {
     if (!entry.is_object() || !entry.contains("pointer") || !entry["pointer"].is_string()) continue;
-    const std::string pointer = entry["pointer"].get<std::string>();
+    const std::string pointer = manifest::HostPointer(entry["pointer"].get<std::string>());
+    if (std::find(shown.begin(), shown.end(), pointer) == shown.end()) shown.push_back(pointer);
+  }
+  std::string pointers;
+  for (const std::string& pointer : shown) {
     pointers += (pointers.empty() ? "" : ", ") + (pointer.empty() ? std::string("(the whole Tool)") : pointer);
   }
   return pointers;
@@ -104,7 +117,7 @@ json::Value RefusalResult(const Error& error, int exit, const json::Value& drift
   }
   const std::string pointers = DriftPointers(drift);
   if (!pointers.empty()) text += " Differing pointers: " + pointers + ".";
-  if (!error.pointer.empty()) text += " At: " + error.pointer + ".";
+  if (!error.pointer.empty()) text += " At: " + manifest::HostPointer(error.pointer) + ".";
   return {{"content", json::Value::array({{{"type", "text"}, {"text", text}}})},
           {"isError", true},
           {"_meta", {{"code", error.code}, {"exit", exit}}}};
@@ -129,8 +142,8 @@ struct Gateway::Shared {
         if (!select(tool) || withdrawn.count(tool.name) != 0) continue;
         withdrawn.emplace(tool.name, code);
         server->UnlistTool(tool.name);
-        std::fprintf(stderr, "udon-mcp serve: withdrew %s/%s (%s); it returns only with a new manifest and pin\n",
-                     tool.server.c_str(), tool.tool.c_str(), code.c_str());
+        Say("withdrew " + tool.server + "/" + tool.tool + " (" + code +
+            "); it returns only with a new manifest and pin");
         changed = true;
       }
       if (changed) server->BroadcastToolsListChanged();
@@ -298,6 +311,14 @@ mcp::ToolOutcome Gateway::Call(const OfferedTool& tool, const std::string& pin, 
 void Gateway::AfterCall(const OfferedTool& tool, const gate::GateResult& result) {
   if (result.ok()) return;
   const std::string& code = result.error->code;
+  // The host hears these pointers as HostPointer shows them; the operator reads them whole.
+  const json::Value& drift = result.evidence.drift;
+  for (const json::Value& entry : drift.is_array() ? drift : json::Value::array()) {
+    if (!entry.is_object()) continue;
+    const std::string pointer = entry.value("pointer", std::string());
+    Say(tool.server + "/" + tool.tool + " differs at " + (pointer.empty() ? "(the whole Tool)" : pointer) + " (" +
+        entry.value("change", std::string()) + ")");
+  }
   if (WithdrawsTool(code)) {
     shared_->Withdraw([&](const OfferedTool& offered) { return offered.name == tool.name; }, code);
   } else if (WithdrawsServer(*result.error)) {

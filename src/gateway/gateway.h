@@ -58,7 +58,8 @@ struct Offer {
 };
 
 // A refused or failed call as a CallToolResult: isError, one text block naming the code, the
-// fixed message and the differing pointers, and _meta {code, exit}. Values never appear.
+// fixed message and the differing pointers, and _meta {code, exit}. Values never appear, and
+// pointers only as manifest::HostPointer shows them: a name the server chose is "*".
 json::Value RefusalResult(const Error& error, int exit, const json::Value& drift);
 
 class Gateway {

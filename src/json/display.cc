@@ -164,4 +164,11 @@ std::string HiddenNotice(const HiddenCharacters& hidden, std::string_view subjec
   return notice;
 }
 
+std::string LineForPeople(std::string_view line, std::string_view subject) {
+  DisplayText shown = ForDisplay(line);
+  shown.text += '\n';
+  if (!shown.hidden.empty()) shown.text += "udon-mcp: note: " + HiddenNotice(shown.hidden, subject) + "\n";
+  return shown.text;
+}
+
 }  // namespace udon::json

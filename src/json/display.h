@@ -66,4 +66,8 @@ std::vector<DisplaySegment> DisplaySegments(std::string_view text, LineBreaks br
 // Empty when nothing was hidden. `subject` names what held them ("this value").
 std::string HiddenNotice(const HiddenCharacters& hidden, std::string_view subject = "this value");
 
+// One line for people on a stream: ForDisplay(line) and a newline, then, when it hid
+// anything, "udon-mcp: note: <subject> held N hidden characters (...)" on a line of its own.
+std::string LineForPeople(std::string_view line, std::string_view subject);
+
 }  // namespace udon::json

@@ -159,5 +159,11 @@ TEST(DisplayTest, SegmentsJoinToTheDisplayText) {
   EXPECT_TRUE(DisplaySegments("").empty());
 }
 
+TEST(DisplayTest, ALineForPeopleCarriesItsNoticeOnTheNextLine) {
+  EXPECT_EQ(LineForPeople("plain", "the line above"), "plain\n");
+  EXPECT_EQ(LineForPeople("a\u202Eb\nc", "the line above"),
+            "a<U+202E>b<U+000A>c\nudon-mcp: note: the line above held 2 hidden characters (U+202E, U+000A)\n");
+}
+
 }  // namespace
 }  // namespace udon::json

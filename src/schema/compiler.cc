@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <mutex>
+#include <set>
 #include <utility>
 
 #include "schema/internal/metaschemas.h"
@@ -138,6 +139,39 @@ const std::vector<std::pair<std::string, std::shared_ptr<const json::Value>>>& B
   }();
   return *documents;
 }
+
+}  // namespace udon::schema::internal
+
+namespace udon::schema {
+
+KeywordValue KeywordValueOf(std::string_view name) {
+  using internal::SubschemasOf;
+  auto among = [name](const std::vector<std::string_view>& names) {
+    return std::find(names.begin(), names.end(), name) != names.end();
+  };
+  for (bool draft07 : {false, true}) {
+    const internal::SubschemaKeywords& keywords = SubschemasOf(draft07);
+    if (among(keywords.map)) return KeywordValue::kSchemaMap;
+    if (among(keywords.array) && !among(keywords.single)) return KeywordValue::kSchemaArray;
+  }
+  if (among(SubschemasOf(false).single) || among(SubschemasOf(true).single)) return KeywordValue::kSchema;
+  if (name == "dependentRequired") return KeywordValue::kNameMap;
+  // The keyword list is the bundled meta-schemas' own: each names its keywords as properties.
+  static const std::set<std::string, std::less<>> kKeywords = [] {
+    std::set<std::string, std::less<>> keywords;
+    for (const auto& [id, document] : internal::BundledMetaSchemas()) {
+      auto properties = document->find("properties");
+      if (properties == document->end() || !properties->is_object()) continue;
+      for (const auto& [keyword, schema] : properties->items()) keywords.insert(keyword);
+    }
+    return keywords;
+  }();
+  return kKeywords.count(name) != 0 ? KeywordValue::kValue : KeywordValue::kNone;
+}
+
+}  // namespace udon::schema
+
+namespace udon::schema::internal {
 
 Compiler::Compiler(const CompileOptions& options, Graph* graph)
     : options_(options), graph_(graph) {

@@ -108,6 +108,19 @@ class CompiledSchema {
   std::shared_ptr<const internal::Graph> graph_;
 };
 
+// What follows a keyword in a pointer into a schema, for a reader that must tell the words
+// of JSON Schema (2020-12 and draft-07, as their bundled meta-schemas name them) from names a
+// schema's author chose.
+enum class KeywordValue {
+  kNone,         // not a keyword of either dialect: an extension, or an author's name
+  kSchema,       // a subschema (not, if, items, additionalProperties, ...)
+  kSchemaArray,  // an array of subschemas (allOf, anyOf, oneOf, prefixItems)
+  kSchemaMap,    // the author's names, each to a subschema (properties, $defs, dependencies, ...)
+  kNameMap,      // the author's names, each to a value (dependentRequired)
+  kValue,        // any other keyword: a value (type, enum, const, required, ...)
+};
+KeywordValue KeywordValueOf(std::string_view name);
+
 // Validates a schema against the meta-schema of its dialect (2020-12 or draft-07, by
 // $schema). Unsupported dialect: input.unsupported_dialect.
 Result<ValidationResult> CheckAgainstMetaSchema(const json::Value& schema,

@@ -243,5 +243,28 @@ TEST(SchemaTest, UsableFromManyThreads) {
   for (int count : failures) EXPECT_EQ(count, 0);
 }
 
+TEST(KeywordValueTest, TellsTheKeywordsOfBothDialectsFromOtherWords) {
+  EXPECT_EQ(KeywordValueOf("properties"), KeywordValue::kSchemaMap);
+  EXPECT_EQ(KeywordValueOf("$defs"), KeywordValue::kSchemaMap);
+  EXPECT_EQ(KeywordValueOf("definitions"), KeywordValue::kSchemaMap);
+  EXPECT_EQ(KeywordValueOf("dependencies"), KeywordValue::kSchemaMap);
+  EXPECT_EQ(KeywordValueOf("dependentSchemas"), KeywordValue::kSchemaMap);
+  EXPECT_EQ(KeywordValueOf("patternProperties"), KeywordValue::kSchemaMap);
+  EXPECT_EQ(KeywordValueOf("dependentRequired"), KeywordValue::kNameMap);
+  EXPECT_EQ(KeywordValueOf("allOf"), KeywordValue::kSchemaArray);
+  EXPECT_EQ(KeywordValueOf("prefixItems"), KeywordValue::kSchemaArray);
+  EXPECT_EQ(KeywordValueOf("items"), KeywordValue::kSchema) << "a schema, or draft-07's array of them";
+  EXPECT_EQ(KeywordValueOf("additionalItems"), KeywordValue::kSchema);
+  EXPECT_EQ(KeywordValueOf("contentSchema"), KeywordValue::kSchema);
+  for (const char* keyword : {"type", "enum", "const", "required", "$ref", "$dynamicAnchor", "$recursiveRef",
+                              "$vocabulary", "$comment", "deprecated", "readOnly", "writeOnly", "examples",
+                              "contentMediaType", "format", "minContains", "multipleOf"}) {
+    EXPECT_EQ(KeywordValueOf(keyword), KeywordValue::kValue) << keyword;
+  }
+  for (const char* word : {"", "Type", "x-mcp-header", "nullable", "discriminator", "type "}) {
+    EXPECT_EQ(KeywordValueOf(word), KeywordValue::kNone) << word;
+  }
+}
+
 }  // namespace
 }  // namespace udon::schema

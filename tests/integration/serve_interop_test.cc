@@ -7,7 +7,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -176,17 +180,17 @@ PeerRun RunInspector(const std::string& host_config, const std::vector<std::stri
   return {result.exit_code, report.ok() ? *report : Json(), result.err};
 }
 
-bool InspectorInstalled() { return access((PeerModuleDir(kInspectorCli) + "/build/cli.js").c_str(), R_OK) == 0; }
-
-// The Inspector CLI came after the other peers: a checkout whose tests/node_modules
-// predates it skips these tests, CI fails them.
-#define UDON_REQUIRE_INSPECTOR()                                                     \
-  do {                                                                               \
-    if (!InspectorInstalled()) {                                                     \
-      if (std::getenv("CI") != nullptr) FAIL() << "the Inspector CLI peer is missing"; \
-      GTEST_SKIP() << "the Inspector CLI peer is not installed (npm ci in tests/)";  \
-    }                                                                                \
+// The Inspector CLI and the real hosts came after the other peers: a checkout whose
+// tests/node_modules predates them skips these tests, CI fails them.
+#define UDON_REQUIRE_INSTALLED(path, what)                                                       \
+  do {                                                                                           \
+    if (access(std::string(path).c_str(), R_OK) != 0) {                                          \
+      if (std::getenv("CI") != nullptr) FAIL() << what << " is missing";                         \
+      GTEST_SKIP() << what << " is not installed (npm ci in tests/)";                            \
+    }                                                                                            \
   } while (0)
+#define UDON_REQUIRE_INSPECTOR() \
+  UDON_REQUIRE_INSTALLED(PeerModuleDir(kInspectorCli) + "/build/cli.js", "the Inspector CLI peer")
 
 // Lists, then calls convert_units (the CLI converts "2" to a number from the listed
 // inputSchema, as it does for its users); the CLI's SDK validates the structuredContent.
@@ -217,6 +221,96 @@ TEST_F(ServeInterop, InspectorCliOverHttp) {
   UDON_REQUIRE_INSPECTOR();
   ASSERT_NO_FATAL_FAILURE(StartHttp());
   ExpectInspectorServed(dir_, {{"type", "streamable-http"}, {"url", gateway_->url()}}, reviewed_);
+}
+
+// Real hosts (Claude Code and Gemini CLI, pinned in tests/package.json) with a gateway that
+// refuses to start (a wrong pin). Each host's `mcp list` starts every configured stdio server
+// and initializes it, offline, in a throwaway HOME with updates and telemetry off. Before
+// issue 29 item 9 the hosts showed only "Connection closed" / "Disconnected".
+class RealHostRefusal : public ServeInterop {
+ protected:
+  // serve's argv with a pin that does not match.
+  std::vector<std::string> WrongPinArgv() const {
+    std::vector<std::string> argv = demo_.ServeArgv();
+    *(std::find(argv.begin(), argv.end(), "--sha256") + 1) = std::string(64, 'a');
+    return argv;
+  }
+  // What the gateway answered, kept by a tee between it and the host.
+  Json ViaTee(const std::vector<std::string>& argv) const {
+    Json args = {"-c", "\"$0\" \"$@\" | tee " + dir_.File("answers.jsonl")};
+    for (const std::string& arg : argv) args.push_back(arg);
+    return {{"command", "/bin/sh"}, {"args", args}};
+  }
+  std::vector<Json> Answers() const {
+    std::vector<Json> answers;
+    const std::string text = dir_.Read("answers.jsonl");
+    for (std::size_t at = 0, end; (end = text.find('\n', at)) != std::string::npos; at = end + 1) {
+      auto parsed = json::Parse(text.substr(at, end - at));
+      if (parsed.ok()) answers.push_back(*parsed);
+    }
+    return answers;
+  }
+  RunOptions HostOptions(const std::string& home) const {
+    RunOptions options = PinnedNodeOptions();
+    options.env["HOME"] = home;
+    options.env["XDG_CONFIG_HOME"] = home + "/.config";
+    options.env["DISABLE_AUTOUPDATER"] = "1";
+    options.env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] = "1";
+    options.env["DISABLE_TELEMETRY"] = "1";
+    options.env["DISABLE_ERROR_REPORTING"] = "1";
+    options.unset_env = {"CLAUDE_CONFIG_DIR", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"};
+    options.cwd = home + "/project";
+    options.timeout = std::chrono::seconds(90);
+    return options;
+  }
+  std::string Home() const {
+    std::filesystem::create_directories(dir_.File("home/project"));
+    std::filesystem::create_directories(dir_.File("home/.gemini"));
+    return dir_.File("home");
+  }
+};
+
+constexpr const char* kFixedMessage = "manifest.digest_mismatch: ";
+
+TEST_F(RealHostRefusal, ClaudeCodeShowsTheCodeAndTheFixedMessage) {
+  const std::string claude = PeerModuleDir("@anthropic-ai/claude-code") + "/bin/claude.exe";
+  UDON_REQUIRE_INSTALLED(claude, "Claude Code (@anthropic-ai/claude-code)");
+  const std::string home = Home();
+  std::vector<std::string> add = {claude, "mcp", "add", "--scope", "user", "udon", "--"};
+  for (const std::string& arg : WrongPinArgv()) add.push_back(arg);
+  ProcessResult added = RunProcess(add, HostOptions(home));
+  ASSERT_EQ(added.exit_code, 0) << added.out << added.err;
+  ProcessResult listed = RunProcess({claude, "mcp", "list"}, HostOptions(home));
+  ASSERT_FALSE(listed.timed_out) << listed.out << listed.err;
+  std::printf("claude mcp list:\n%s", listed.out.c_str());  // what a user sees, in the test log
+  // "udon: ... - ✘ Failed to connect — -32603: manifest.digest_mismatch: the manifest's canonical ..."
+  EXPECT_NE(listed.out.find(kFixedMessage), std::string::npos) << listed.out << listed.err;
+  EXPECT_EQ(listed.out.find("Connection closed"), std::string::npos) << listed.out;
+}
+
+// Gemini CLI's `mcp list` prints a status word only and drops the error it received, so the
+// test checks what the gateway answered the requests Gemini sent.
+TEST_F(RealHostRefusal, GeminiCliGetsTheCodeAndTheFixedMessageButShowsOnlyDisconnected) {
+  const std::string gemini = PeerModuleDir("@google/gemini-cli") + "/bundle/gemini.js";
+  UDON_REQUIRE_INSTALLED(gemini, "Gemini CLI (@google/gemini-cli)");
+  const std::string home = Home();
+  dir_.Write("home/.gemini/settings.json",
+             Json{{"mcpServers", {{"udon", ViaTee(WrongPinArgv())}}},
+                  {"general", {{"enableAutoUpdate", false}, {"enableAutoUpdateNotification", false}}},
+                  {"privacy", {{"usageStatisticsEnabled", false}}},
+                  {"telemetry", {{"enabled", false}}}}
+                 .dump(2));
+  dir_.Write("home/.gemini/trustedFolders.json", Json{{home + "/project", "TRUST_FOLDER"}}.dump());
+  ProcessResult listed = RunProcess({NodeBinary(), gemini, "mcp", "list"}, HostOptions(home));
+  ASSERT_FALSE(listed.timed_out) << listed.out << listed.err;
+  std::printf("gemini mcp list:\n%s%s", listed.out.c_str(), listed.err.c_str());  // what a user sees
+  EXPECT_NE((listed.out + listed.err).find("udon"), std::string::npos) << listed.out << listed.err;
+  EXPECT_NE((listed.out + listed.err).find("Disconnected"), std::string::npos) << listed.out << listed.err;
+  const std::vector<Json> answers = Answers();
+  ASSERT_FALSE(answers.empty()) << "the gateway answered nothing: " << listed.out << listed.err;
+  for (const Json& answer : answers) {
+    EXPECT_EQ(answer["error"]["message"].get<std::string>().rfind(kFixedMessage, 0), 0u) << answer;
+  }
 }
 
 }  // namespace

@@ -114,18 +114,35 @@ bool AwaitNotification(LineClient& client, const std::string& method) {
   }
 }
 
-TEST(ServeTest, DriftMidSessionIsRefusedWithdrawnAndAnnouncedUntilSighupBringsANewPin) {
-  TempDir dir;
-  const int port = FreeLoopbackPort();
-  auto upstream = std::make_unique<UpstreamOnPort>(port, dir.File("before.log"));
-  ASSERT_TRUE(upstream->ready());
-  ReviewedDemo demo(dir, {}, "http://127.0.0.1:" + std::to_string(port) + "/mcp");
-  ASSERT_TRUE(demo.ok()) << demo.failure;
-  dir.Write("pin", demo.sha256 + "\n");
-  std::vector<std::string> argv = demo.ServeArgv();
+// A reviewed demo server over HTTP on a fixed port, which a test restarts with a fault to
+// make its catalog drift mid-session.
+class ServeDriftTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    upstream_ = std::make_unique<UpstreamOnPort>(port_, dir_.File("before.log"));
+    ASSERT_TRUE(upstream_->ready());
+    demo_ = std::make_unique<ReviewedDemo>(dir_, std::vector<std::string>{},
+                                           "http://127.0.0.1:" + std::to_string(port_) + "/mcp");
+    ASSERT_TRUE(demo_->ok()) << demo_->failure;
+  }
+  void RestartUpstreamWith(const std::string& fault) {
+    upstream_->Stop();
+    upstream_ = std::make_unique<UpstreamOnPort>(port_, dir_.File("after.log"), std::vector<std::string>{"--fault", fault});
+    ASSERT_TRUE(upstream_->ready());
+  }
+
+  TempDir dir_;
+  const int port_ = FreeLoopbackPort();
+  std::unique_ptr<UpstreamOnPort> upstream_;
+  std::unique_ptr<ReviewedDemo> demo_;
+};
+
+TEST_F(ServeDriftTest, DriftMidSessionIsRefusedWithdrawnAndAnnouncedUntilSighupBringsANewPin) {
+  dir_.Write("pin", demo_->sha256 + "\n");
+  std::vector<std::string> argv = demo_->ServeArgv();
   auto sha = std::find(argv.begin(), argv.end(), "--sha256");
   *sha = "--pin-file";
-  *(sha + 1) = dir.File("pin");
+  *(sha + 1) = dir_.File("pin");
   LineClient client(argv);
   client.Send(InitializeRequest(1));
   ASSERT_TRUE(client.ReadResponse(1)) << client.Stderr();
@@ -136,10 +153,7 @@ TEST(ServeTest, DriftMidSessionIsRefusedWithdrawnAndAnnouncedUntilSighupBringsAN
   ASSERT_FALSE((*first)["result"].value("isError", false)) << first->dump();
 
   // The upstream comes back with an edited description.
-  upstream->Stop();
-  upstream = std::make_unique<UpstreamOnPort>(port, dir.File("after.log"),
-                                              std::vector<std::string>{"--fault", "description=render_turntable"});
-  ASSERT_TRUE(upstream->ready());
+  ASSERT_NO_FATAL_FAILURE(RestartUpstreamWith("description=render_turntable"));
   std::vector<Json> seen;
   client.Send(RenderTurntable(3));
   auto refused = client.ReadResponse(3, &seen);
@@ -155,12 +169,12 @@ TEST(ServeTest, DriftMidSessionIsRefusedWithdrawnAndAnnouncedUntilSighupBringsAN
   auto names = ToolNames(*listed);
   EXPECT_EQ(std::find(names.begin(), names.end(), "render_turntable"), names.end());
   EXPECT_NE(std::find(names.begin(), names.end(), "convert_units"), names.end()) << "other tools stay";
-  EXPECT_EQ(dir.Read("after.log").find("tools/call"), std::string::npos) << "the drifted tool was never called";
+  EXPECT_EQ(dir_.Read("after.log").find("tools/call"), std::string::npos) << "the drifted tool was never called";
 
   // Review the new capture, pin it, SIGHUP: the tool returns.
-  const std::string new_pin = demo.Recapture();
-  ASSERT_FALSE(new_pin.empty()) << demo.failure;
-  dir.Write("pin", new_pin + "\n");
+  const std::string new_pin = demo_->Recapture();
+  ASSERT_FALSE(new_pin.empty()) << demo_->failure;
+  dir_.Write("pin", new_pin + "\n");
   ASSERT_EQ(kill(client.pid(), SIGHUP), 0);
   ASSERT_TRUE(AwaitNotification(client, "notifications/tools/list_changed")) << client.Stderr();
   client.Send(Request(5, "tools/list"));
@@ -217,6 +231,58 @@ TEST(ServeTest, ADigestMismatchRefusesToStart) {
   EXPECT_EQ(run.exit_code, 3) << run.err;
   EXPECT_NE(run.err.find("manifest.digest_mismatch"), std::string::npos) << run.err;
   EXPECT_TRUE(run.out.empty()) << "nothing on the MCP channel";
+}
+
+// Issue 29, item 9: a host sees why the gateway refused to start, not only "Connection
+// closed": its server/discover and initialize are answered with the code and the fixed
+// message (no values), then the gateway exits 3 as before.
+TEST(ServeTest, AStartUpRefusalIsTheAnswerToTheHostsDiscoverAndInitialize) {
+  TempDir dir;
+  ReviewedDemo demo(dir);
+  ASSERT_TRUE(demo.ok()) << demo.failure;
+  std::vector<std::string> argv = demo.ServeArgv();
+  *(std::find(argv.begin(), argv.end(), "--sha256") + 1) = std::string(64, 'a');
+  LineClient client(argv);
+  client.Send(Request("probe", "server/discover"));
+  auto discovered = client.ReadResponse("probe");
+  ASSERT_TRUE(discovered) << client.Stderr();
+  client.Send(InitializeRequest(1));
+  auto initialized = client.ReadResponse(1);
+  ASSERT_TRUE(initialized) << client.Stderr();
+  for (const Json& answer : {*discovered, *initialized}) {
+    ASSERT_TRUE(answer.contains("error")) << answer.dump();
+    EXPECT_EQ(answer["error"]["code"], -32603);
+    const std::string message = answer["error"]["message"];
+    EXPECT_EQ(message.rfind("manifest.digest_mismatch: ", 0), 0u) << message;
+    EXPECT_EQ(message.find(demo.sha256), std::string::npos) << "no values: " << message;
+    EXPECT_EQ(message.find(std::string(64, 'a')), std::string::npos) << "no values: " << message;
+    EXPECT_EQ(answer["error"]["data"], Json({{"code", "manifest.digest_mismatch"}, {"exit", 3}}));
+  }
+  EXPECT_EQ(client.Wait(), 3) << "it exits once initialize is answered, stdin still open";
+  EXPECT_NE(client.Stderr().find("manifest.digest_mismatch"), std::string::npos) << client.Stderr();
+}
+
+// Issue 29, item 7 end to end: a property the server added (its name the server's text) is
+// "*" in what the host hears; serve's stderr (escaped) and the evidence keep it whole.
+TEST_F(ServeDriftTest, ADriftedPropertyNameReachesOnlyStderrAndEvidenceNeverTheHost) {
+  LineClient client(demo_->ServeArgv());
+  client.Send(InitializeRequest(1));
+  ASSERT_TRUE(client.ReadResponse(1)) << client.Stderr();
+  client.Send(Notification("notifications/initialized"));
+  ASSERT_NO_FATAL_FAILURE(RestartUpstreamWith("input-schema=render_turntable"));
+  client.Send(RenderTurntable(2));
+  auto refused = client.ReadResponse(2);
+  ASSERT_TRUE(refused) << client.Stderr();
+  EXPECT_EQ((*refused)["result"]["_meta"]["code"], "catalog.tool_drift") << refused->dump();
+  const std::string text = (*refused)["result"]["content"][0]["text"];
+  EXPECT_NE(text.find("/inputSchema/properties/*"), std::string::npos) << text;
+  EXPECT_EQ(refused->dump().find("priority"), std::string::npos) << refused->dump();
+  client.CloseInput();
+  EXPECT_EQ(client.Wait(), 0) << client.Stderr();
+  EXPECT_NE(client.Stderr().find("render_turntable differs at /inputSchema/properties/priority (added)"),
+            std::string::npos)
+      << client.Stderr();
+  EXPECT_NE(dir_.Read("evidence.jsonl").find("/inputSchema/properties/priority"), std::string::npos);
 }
 
 std::string HostilePeerBinary() { return BinaryDir() + "/tests/integration/udon-hostile-peer"; }
