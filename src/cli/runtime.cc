@@ -5,7 +5,9 @@
 
 #include "cli/output.h"
 #include "gate/state.h"
+#include "gate/state_store.h"
 #include "json/file.h"
+#include "mcp/client/sandbox_layout.h"
 #include "mcp/protocol/protocol.h"
 #include "state_pg/open.h"
 
@@ -45,7 +47,29 @@ Result<manifest::Policy> LoadPolicy(const CommonOptions& options) {
   return manifest::LoadPolicyFile(*options.policy);
 }
 
+namespace {
+
+// A file store or an evidence file, never a database URI.
+void HidePath(const std::optional<std::string>& place) {
+  if (place && !place->empty() && !gate::IsPostgresUrl(*place)) mcp::HideFromSandboxes(*place);
+}
+
+// udon-mcp's own files never show inside a sandboxed server (contract 7.10), even where a
+// tree the server needs holds them: every command that starts servers loads the
+// configuration here first.
+void HideOwnFiles(const CommonOptions& options) {
+  mcp::HideFromSandboxes(mcp::ResolveConfigPath(options.config, mcp::ProcessEnv()));
+  HidePath(options.policy);
+  if (auto dir = gate::ResolveStateDir(options.state_dir); dir.ok()) mcp::HideFromSandboxes(*dir);
+  HidePath(options.state);
+  if (const char* state = std::getenv("UDON_MCP_STATE"); state != nullptr) HidePath(std::string(state));
+  HidePath(options.evidence);
+}
+
+}  // namespace
+
 Result<mcp::RuntimeConfig> LoadConfig(const CommonOptions& options) {
+  HideOwnFiles(options);
   auto config = mcp::LoadRuntimeConfig(options.config, mcp::ProcessEnv());
   // check and validate never read the runtime configuration: every command that does
   // flags its unsafe entries here, on stderr.
@@ -97,6 +121,7 @@ std::string StateLocation(const CommonOptions& options, const manifest::Policy& 
 Status OpenState(const CommonOptions& options, gate::GateEnvironment& env) {
   const std::string location = StateLocation(options, env.policy);
   if (location.empty()) return OkStatus();
+  HidePath(location);
   UDON_ASSIGN_OR_RETURN(env.state, state_pg::OpenStateStore(location));
   return OkStatus();
 }

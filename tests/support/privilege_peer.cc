@@ -10,11 +10,17 @@
 //   fds        the descriptors open when it started (from /proc/self/fd)
 //   connected  whether a TCP connection to 127.0.0.1:connectPort succeeded (when asked)
 //   written    per writePaths entry, whether creating and writing that file succeeded
+//   sockets    per connectSockets entry, whether connecting to that Unix socket succeeded
+//   read       per readPaths entry, whether it could be read: a file's first byte, or a
+//              directory with at least one entry
+//   removed    per removePaths entry, whether unlinking that file succeeded
+//   homeEmpty  whether $HOME is a directory without entries
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -61,6 +67,48 @@ bool ConnectsTo(int port) {
   return ok;
 }
 
+bool ConnectsToSocket(const std::string& path) {
+  sockaddr_un address{};
+  if (path.size() >= sizeof address.sun_path) return false;
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  address.sun_family = AF_UNIX;
+  std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+  const bool ok = connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
+  close(fd);
+  return ok;
+}
+
+// Entries of a directory other than . and .., or -1 when it cannot be opened.
+int DirectoryEntries(const std::string& path) {
+  DIR* dir = opendir(path.c_str());
+  if (dir == nullptr) return -1;
+  int count = 0;
+  while (dirent* entry = readdir(dir)) {
+    if (std::strcmp(entry->d_name, ".") != 0 && std::strcmp(entry->d_name, "..") != 0) ++count;
+  }
+  closedir(dir);
+  return count;
+}
+
+bool Reads(const std::string& path) {
+  if (DirectoryEntries(path) > 0) return true;
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char byte;
+  const bool ok = read(fd, &byte, 1) == 1;
+  close(fd);
+  return ok;
+}
+
+// One boolean per string of arguments[name], from `probe`.
+Value EachPath(const Value& arguments, const char* name, bool (*probe)(const std::string&)) {
+  Value out = Value::array();
+  if (!arguments.contains(name)) return out;
+  for (const Value& path : arguments[name]) out.push_back(probe(path.get<std::string>()));
+  return out;
+}
+
 bool Writes(const std::string& path) {
   const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) return false;
@@ -71,20 +119,28 @@ bool Writes(const std::string& path) {
 
 Value InspectTool() {
   return {{"name", "inspect"},
-          {"description", "Reports the environment names, inherited descriptors, and whether it can connect and write."},
+          {"description", "Reports the environment names, inherited descriptors, and whether it can connect, read, write "
+                          "and remove."},
           {"inputSchema",
            {{"type", "object"},
             {"properties",
              {{"connectPort", {{"type", "integer"}}},
-              {"writePaths", {{"type", "array"}, {"items", {{"type", "string"}}}}}}}}},
+              {"writePaths", {{"type", "array"}, {"items", {{"type", "string"}}}}},
+              {"connectSockets", {{"type", "array"}, {"items", {{"type", "string"}}}}},
+              {"readPaths", {{"type", "array"}, {"items", {{"type", "string"}}}}},
+              {"removePaths", {{"type", "array"}, {"items", {{"type", "string"}}}}}}}}},
           {"outputSchema",
            {{"type", "object"},
             {"properties",
              {{"env", {{"type", "array"}, {"items", {{"type", "string"}}}}},
               {"fds", {{"type", "array"}, {"items", {{"type", "integer"}}}}},
               {"connected", {{"type", {"boolean", "null"}}}},
-              {"written", {{"type", "array"}, {"items", {{"type", "boolean"}}}}}}},
-            {"required", {"env", "fds", "connected", "written"}}}}};
+              {"written", {{"type", "array"}, {"items", {{"type", "boolean"}}}}},
+              {"sockets", {{"type", "array"}, {"items", {{"type", "boolean"}}}}},
+              {"read", {{"type", "array"}, {"items", {{"type", "boolean"}}}}},
+              {"removed", {{"type", "array"}, {"items", {{"type", "boolean"}}}}},
+              {"homeEmpty", {{"type", "boolean"}}}}},
+            {"required", {"env", "fds", "connected", "written", "sockets", "read", "removed", "homeEmpty"}}}}};
 }
 
 }  // namespace
@@ -106,11 +162,17 @@ int main(int argc, char** argv) {
   server.AddTool(InspectTool(), [&](const Value& arguments, udon::mcp::ToolContext&) {
     Value connected = nullptr;
     if (arguments.contains("connectPort")) connected = ConnectsTo(arguments["connectPort"].get<int>());
-    Value written = Value::array();
-    if (arguments.contains("writePaths")) {
-      for (const Value& path : arguments["writePaths"]) written.push_back(Writes(path.get<std::string>()));
-    }
-    Value report = {{"env", names}, {"fds", inherited}, {"connected", connected}, {"written", written}};
+    const char* home = std::getenv("HOME");
+    Value report = {{"env", names},
+                    {"fds", inherited},
+                    {"connected", connected},
+                    {"written", EachPath(arguments, "writePaths", Writes)},
+                    {"sockets", EachPath(arguments, "connectSockets", ConnectsToSocket)},
+                    {"read", EachPath(arguments, "readPaths", Reads)},
+                    {"removed", EachPath(arguments, "removePaths", [](const std::string& path) {
+                       return unlink(path.c_str()) == 0;
+                     })},
+                    {"homeEmpty", home != nullptr && DirectoryEntries(home) == 0}};
     udon::mcp::ToolOutcome outcome;
     outcome.result = {{"content", {{{"type", "text"}, {"text", "inspected"}}}}, {"structuredContent", report}};
     return outcome;

@@ -260,7 +260,8 @@ std::string ServerConfig::Describe() const {
     if (inherit_env_all) out += ", inherits the whole environment";
     if (sandbox) {
       out += std::string(", sandboxed (network ") + (sandbox->network ? "host" : "none") + ", " +
-             std::to_string(sandbox->writable.size()) + " writable)";
+             std::to_string(sandbox->readable.size()) + " readable, " + std::to_string(sandbox->writable.size()) +
+             " writable)";
     }
   } else {
     out = "http server '" + key + "': " + UrlAuthority(url) + ", headers " + names(headers);

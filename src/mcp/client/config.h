@@ -43,10 +43,12 @@ namespace udon::mcp {
 
 enum class ServerType { kStdio, kHttp };
 
-// A stdio entry's "sandbox" member (true means the defaults: no network, nothing writable).
+// A stdio entry's "sandbox" member (true means the defaults: no network, nothing of the
+// host's but the system directories and the command's trees; sandbox_layout.h).
 struct SandboxSettings {
   bool network = false;                // keep the host's network namespace
   std::vector<std::string> writable;   // absolute directories bound read-write
+  std::vector<std::string> readable;   // absolute paths bound read-only
 };
 
 // Deliberately without operator<<: use Describe(), which never shows secret values.

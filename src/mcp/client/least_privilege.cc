@@ -176,7 +176,9 @@ Status ProbeSandbox(const std::string& bwrap) {
     return error;
   }
   // The strictest sandbox (no network) around `true`: if that runs, every sandbox does.
-  const ProbeOutcome outcome = RunProbe(SandboxArgv(bwrap, SandboxSettings{}, "", {"true"}));
+  SandboxHost host;
+  host.path = "/usr/bin:/bin";
+  const ProbeOutcome outcome = RunProbe(SandboxArgv(bwrap, SandboxSettings{}, host, "", {"true"}));
   if (outcome.exit_status == 0) return OkStatus();
   Error error = udon::MakeError(
       "config.invalid",
@@ -188,10 +190,43 @@ Status ProbeSandbox(const std::string& bwrap) {
   return error;
 }
 
-bool IsUnder(const std::string& path, const std::string& dir) {
-  if (path == dir) return true;
-  const std::string prefix = dir.back() == '/' ? dir : dir + "/";
-  return path.rfind(prefix, 0) == 0;
+// A sandbox's "readable" or "writable" list: absolute, normal paths (${env:NAME} expands;
+// relative ones resolve against base_dir).
+Result<std::vector<std::string>> ParsePaths(const json::Value& member, const EnvLookup& env,
+                                            const std::string& base_dir, const std::string& pointer) {
+  const std::string name = pointer.substr(pointer.rfind('/') + 1);
+  if (!member.is_array()) return Invalid(name + " must be an array of paths", pointer);
+  std::vector<std::string> paths;
+  for (std::size_t i = 0; i < member.size(); ++i) {
+    const std::string at = pointer + "/" + std::to_string(i);
+    if (!member[i].is_string()) return Invalid(name + " must list paths", at);
+    auto expanded = ExpandEnv(member[i].get<std::string>(), env);
+    if (!expanded.ok()) return std::move(expanded).error().AtPrefix(at);
+    if (expanded->empty()) return Invalid("a " + name + " path must not be empty", at);
+    paths.push_back(AbsolutePath(*expanded, base_dir));
+  }
+  return paths;
+}
+
+// One readable or writable path of the entry: it must exist (a directory when writable),
+// and never show $HOME whole, which the sandbox replaces by an empty one.
+Status CheckSandboxPath(const ServerConfig& server, const std::string& path, bool writable, std::size_t index,
+                        const std::string& home) {
+  const std::string at = server.pointer + "/sandbox/" + (writable ? "writable/" : "readable/") + std::to_string(index);
+  struct stat info {};
+  std::optional<Error> error;
+  if (stat(path.c_str(), &info) != 0 || (writable && !S_ISDIR(info.st_mode))) {
+    error = Invalid(writable ? "a writable directory of the sandbox does not exist or is not a directory"
+                             : "a readable path of the sandbox does not exist",
+                    at);
+  } else if (IsPathUnder(home, path)) {
+    error = Invalid("a sandbox never shows the home directory whole: list the directories under it the server needs",
+                    at);
+    error->details["reason"] = "home_exposed";
+  }
+  if (!error) return OkStatus();
+  error->details["server"] = server.key;
+  return *error;
 }
 
 }  // namespace
@@ -235,29 +270,18 @@ Result<std::optional<SandboxSettings>> ParseSandbox(const json::Value& value, co
   SandboxSettings sandbox;
   if (value.is_boolean()) return value.get<bool>() ? std::optional(sandbox) : std::nullopt;
   if (!value.is_object()) {
-    return Invalid("sandbox must be true or an object {\"network\", \"writable\"}", pointer);
+    return Invalid("sandbox must be true or an object {\"network\", \"readable\", \"writable\"}", pointer);
   }
   for (const auto& [name, member] : value.items()) {
     if (name == "network") {
       if (!member.is_boolean()) return Invalid("network must be a boolean", pointer + "/network");
       sandbox.network = member.get<bool>();
-    } else if (name == "writable") {
-      if (!member.is_array()) return Invalid("writable must be an array of directories", pointer + "/writable");
-      for (std::size_t i = 0; i < member.size(); ++i) {
-        const std::string at = pointer + "/writable/" + std::to_string(i);
-        if (!member[i].is_string()) return Invalid("writable must list directories", at);
-        auto expanded = ExpandEnv(member[i].get<std::string>(), env);
-        if (!expanded.ok()) return std::move(expanded).error().AtPrefix(at);
-        if (expanded->empty()) return Invalid("a writable directory must not be empty", at);
-        std::filesystem::path path(*expanded);
-        if (path.is_relative()) path = std::filesystem::path(base_dir) / path;
-        std::error_code ignored;
-        const std::filesystem::path absolute = std::filesystem::absolute(path, ignored);
-        sandbox.writable.push_back((absolute.empty() ? path : absolute).lexically_normal().string());
-      }
+    } else if (name == "writable" || name == "readable") {
+      std::vector<std::string>& paths = name == "writable" ? sandbox.writable : sandbox.readable;
+      UDON_ASSIGN_OR_RETURN(paths, ParsePaths(member, env, base_dir, pointer + "/" + name));
     } else {
       // A misspelt member of a security setting must not be silently ignored.
-      return Invalid("sandbox takes only network and writable", pointer);
+      return Invalid("sandbox takes only network, readable and writable", pointer);
     }
   }
   return std::optional(sandbox);
@@ -313,13 +337,12 @@ Status CheckSandboxAvailable(const std::string& bwrap) {
 
 Status CheckRunnable(const ServerConfig& server, const EnvLookup& env) {
   if (server.type != ServerType::kStdio || !server.sandbox) return OkStatus();
-  for (std::size_t i = 0; i < server.sandbox->writable.size(); ++i) {
-    struct stat info {};
-    if (stat(server.sandbox->writable[i].c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
-      Error error = Invalid("a writable directory of the sandbox does not exist or is not a directory",
-                            server.pointer + "/sandbox/writable/" + std::to_string(i));
-      error.details["server"] = server.key;
-      return error;
+  std::string home = env("HOME").value_or("");
+  while (home.size() > 1 && home.back() == '/') home.pop_back();
+  for (bool writable : {false, true}) {
+    const std::vector<std::string>& paths = writable ? server.sandbox->writable : server.sandbox->readable;
+    for (std::size_t i = 0; i < paths.size(); ++i) {
+      UDON_RETURN_IF_ERROR(CheckSandboxPath(server, paths[i], writable, i, home));
     }
   }
   Status available = CheckSandboxAvailable(BwrapPath(env));
@@ -330,37 +353,16 @@ Status CheckRunnable(const ServerConfig& server, const EnvLookup& env) {
   return error;
 }
 
-std::vector<std::string> SandboxArgv(const std::string& bwrap, const SandboxSettings& sandbox,
-                                     const std::string& cwd, const std::vector<std::string>& command) {
-  std::vector<std::string> argv = {bwrap,           "--die-with-parent", "--new-session",
-                                   "--unshare-user", "--unshare-pid",     "--unshare-ipc",
-                                   "--unshare-uts",  "--unshare-cgroup-try"};
-  if (!sandbox.network) argv.push_back("--unshare-net");
-  // Without this, bwrap run as root would leave the server every capability (it could
-  // remount / read-write).
-  argv.insert(argv.end(), {"--cap-drop", "ALL", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-                           "--tmpfs", "/tmp"});
-  // A start directory under /tmp would vanish behind the private /tmp: it comes back
-  // read-only, before the writable directories, which may lie inside it.
-  bool cwd_hidden = !cwd.empty() && cwd != "/tmp" && IsUnder(cwd, "/tmp");
-  for (const std::string& dir : sandbox.writable) {
-    if (cwd_hidden && IsUnder(cwd, dir)) cwd_hidden = false;
-  }
-  if (cwd_hidden) argv.insert(argv.end(), {"--ro-bind", cwd, cwd});
-  for (const std::string& dir : sandbox.writable) argv.insert(argv.end(), {"--bind", dir, dir});
-  if (!cwd.empty()) argv.insert(argv.end(), {"--chdir", cwd});
-  argv.push_back("--");
-  argv.insert(argv.end(), command.begin(), command.end());
-  return argv;
-}
-
 json::Value SandboxEvidence(const RuntimeConfig* config, const std::string& key) {
   if (config == nullptr) return nullptr;
   auto it = config->servers.find(key);
   if (it == config->servers.end() || it->second.type != ServerType::kStdio) return nullptr;
   const std::optional<SandboxSettings>& sandbox = it->second.sandbox;
   if (!sandbox) return {{"enabled", false}};
-  return {{"enabled", true}, {"network", sandbox->network}, {"writable", sandbox->writable.size()}};
+  return {{"enabled", true},
+          {"network", sandbox->network},
+          {"readable", sandbox->readable.size()},
+          {"writable", sandbox->writable.size()}};
 }
 
 }  // namespace udon::mcp

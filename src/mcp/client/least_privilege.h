@@ -10,12 +10,13 @@
 //   `inheritEnv` or in `${env:...}` is refused at load.
 // - Descriptors: only 0, 1 and 2 survive the exec (close_range, else /proc/self/fd, else
 //   every descriptor below the limit).
-// - Sandbox: bwrap with its own user, pid, ipc, uts and network namespaces (the network
-//   one unless "network": true), / read-only, the writable directories bound read-write, a
-//   private /tmp, no capabilities, no new privileges, a new session, dies with its parent.
+// - Sandbox: bwrap, with what the server sees laid out in sandbox_layout.h: the system
+//   directories and its command's trees read-only, the entry's readable and writable
+//   paths, empty private /tmp, /dev/shm and $HOME, udon-mcp's own files masked.
 //
 // Error codes: config.invalid (ParseInheritEnv, ParseSandbox, CheckRunnable: a sandbox this
-// machine cannot provide, a writable directory that does not exist).
+// machine cannot provide, a readable or writable path that does not exist or is $HOME or
+// above it).
 #pragma once
 
 #include <optional>
@@ -26,6 +27,7 @@
 #include "json/json.h"
 #include "json/result.h"
 #include "mcp/client/config.h"
+#include "mcp/client/sandbox_layout.h"
 
 namespace udon::mcp {
 
@@ -38,9 +40,9 @@ bool IsDefaultVariable(std::string_view name);
 // `inheritEnv`: true, or an array of variable names (no patterns). Fills the server's
 // inherit_env_all / inherit_env. Errors: config.invalid (pointer names the member).
 Status ParseInheritEnv(const json::Value& value, const std::string& pointer, ServerConfig& server);
-// `sandbox`: true, false (none), or {"network": bool, "writable": [DIR, ...]} (${env:NAME}
-// expands in the directories; relative ones resolve against base_dir). Errors:
-// config.invalid.
+// `sandbox`: true, false (none), or {"network": bool, "readable": [PATH, ...], "writable":
+// [DIR, ...]} (${env:NAME} expands in the paths; relative ones resolve against base_dir).
+// Errors: config.invalid.
 Result<std::optional<SandboxSettings>> ParseSandbox(const json::Value& value, const EnvLookup& env,
                                      const std::string& base_dir, const std::string& pointer);
 
@@ -60,16 +62,12 @@ std::string BwrapPath(const EnvLookup& env);
 // (the sandbox's own namespaces around `true`) succeeds. The verdict is cached per path.
 // Errors: config.invalid (details.reason: bwrap_missing | namespaces_refused).
 Status CheckSandboxAvailable(const std::string& bwrap);
-// Everything a server needs before it is started: its writable directories exist and the
-// sandbox works, when it asks for one. Errors: config.invalid (pointer into the entry).
+// Everything a server needs before it is started: its readable paths and writable
+// directories exist, none of them is $HOME or above it (details.reason home_exposed), and
+// the sandbox works, when it asks for one. Errors: config.invalid (pointer into the entry).
 Status CheckRunnable(const ServerConfig& server, const EnvLookup& env);
-// argv that runs `command` inside the sandbox; `cwd` is where it starts ("" for bwrap's
-// default).
-std::vector<std::string> SandboxArgv(const std::string& bwrap, const SandboxSettings& sandbox,
-                                     const std::string& cwd, const std::vector<std::string>& command);
-
 // The evidence member for a stdio server: {"enabled": false} or {"enabled": true,
-// "network": bool, "writable": count}; null for HTTP or an unknown key. Counts, never
+// "network": bool, "readable": count, "writable": count}; null for HTTP or an unknown key. Counts, never
 // paths: they may come from ${env:...}.
 json::Value SandboxEvidence(const RuntimeConfig* config, const std::string& key);
 

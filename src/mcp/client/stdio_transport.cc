@@ -148,14 +148,11 @@ Status StdioTransport::Start(TransportCallbacks callbacks) {
   UDON_RETURN_IF_ERROR(CheckRunnable(server_, ProcessEnv()));
   std::vector<std::string> args{server_.command};
   args.insert(args.end(), server_.args.begin(), server_.args.end());
-  if (server_.sandbox) {
-    std::error_code ignored;
-    const std::string start_dir =
-        server_.cwd.empty() ? std::filesystem::current_path(ignored).string()
-                            : std::filesystem::absolute(server_.cwd, ignored).lexically_normal().string();
-    args = SandboxArgv(BwrapPath(ProcessEnv()), *server_.sandbox, start_dir, args);
-  }
   std::vector<std::string> env = ChildEnvironment(server_, environ);
+  if (server_.sandbox) {
+    const std::string start_dir = AbsolutePath(server_.cwd, "");
+    args = SandboxArgv(BwrapPath(ProcessEnv()), *server_.sandbox, CurrentSandboxHost(env), start_dir, args);
+  }
   auto argv = Pointers(args);
   auto envp = Pointers(env);
   const char* cwd = server_.cwd.empty() ? nullptr : server_.cwd.c_str();
