@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -47,6 +48,9 @@ class StateStore {
   // Errors: state.lock_failed, state.lock_timeout, state.unavailable.
   virtual Result<std::unique_ptr<StateLock>> AcquireSerializeLock(const std::string& scope,
                                                                   std::chrono::milliseconds timeout) = 0;
+  // A database store reached over a network with a weaker sslmode than verify-full, as
+  // its URI asked: that mode, for evidence (storeTls). nullopt: nothing weakened.
+  virtual std::optional<std::string> WeakenedTls() const { return std::nullopt; }
 };
 
 // Today's state directory behind the interface (gate/state.h).
