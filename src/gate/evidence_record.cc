@@ -136,6 +136,7 @@ void ForEachMember(Record& r, Visit&& visit) {
   visit("argumentsHmacSha256", r.arguments_hmac_sha256);
   visit("resultHmacSha256", r.result_hmac_sha256);
   visit("digestKeyId", r.digest_key_id);
+  visit("storeTls", r.store_tls);
   visit("cause", r.cause);
   visit("reason", r.reason);
   visit("argumentsSha256", r.arguments_sha256);

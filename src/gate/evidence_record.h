@@ -73,6 +73,8 @@ struct EvidenceRecord {
   std::optional<std::string> arguments_hmac_sha256;
   std::optional<std::string> result_hmac_sha256;
   std::optional<std::string> digest_key_id;
+  // The state database's sslmode when its URI weakened the verify-full default (7.14).
+  std::optional<std::string> store_tls;
   json::Value cause;   // the error's details.cause; null: absent
   json::Value reason;  // the error's details.reason; null: absent
   // Written by earlier versions only (plain SHA-256, before keyed digests).

@@ -26,7 +26,7 @@ constexpr const char* kCurrent =
     R"("resultHmacSha256":"dd","reuseRefused":"list_changed","sandbox":{"enabled":false},"server":"demo",)"
     R"("serverInfoDrift":[{"change":"changed","pointer":"/version"}],"serverRequests":["sampling/createMessage"],)"
     R"("steps":[{"ms":0.5,"outcome":"ok","step":"digest"},{"ms":1.0,"outcome":"call.indeterminate","step":"dispatch"}],)"
-    R"("subscription":"active","time":"2026-11-30T04:49:24.123Z","tool":"render"})";
+    R"("storeTls":"require","subscription":"active","time":"2026-11-30T04:49:24.123Z","tool":"render"})";
 
 TEST(EvidenceRecord, RoundTripsEveryMemberByteForByte) {
   const json::Value written = ParseLine(kCurrent);

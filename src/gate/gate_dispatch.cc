@@ -241,6 +241,7 @@ EvidenceRecord Gate::MakeRecord(const Run& run, const GateResult& result, const 
   if (!run.arguments_digest.empty()) record.arguments_hmac_sha256 = run.arguments_digest;
   if (!run.result_digest.empty()) record.result_hmac_sha256 = run.result_digest;
   if (!run.arguments_digest.empty() || !run.result_digest.empty()) record.digest_key_id = KeyId();
+  record.store_tls = env_.state->WeakenedTls();
   if (result.error && result.error->details.contains("cause")) record.cause = result.error->details["cause"];
   if (result.error && result.error->details.contains("reason")) record.reason = result.error->details["reason"];
   return record;

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -51,6 +52,9 @@ class StateStore {
   // Errors: state.lock_failed, state.lock_timeout, state.unavailable.
   virtual Result<std::unique_ptr<StateLock>> AcquireSerializeLock(const std::string& scope,
                                                                   std::chrono::milliseconds timeout) = 0;
+  // A database store reached over a network with a weaker sslmode than verify-full, as
+  // its URI asked: that mode, for evidence (storeTls). nullopt: nothing weakened.
+  virtual std::optional<std::string> WeakenedTls() const { return std::nullopt; }
 };
 
 // The invalidations this process recorded, in memory: every thread sees one the moment it

@@ -1,6 +1,7 @@
 #include "state_pg/open.h"
 
 #include "state_pg/pg_store.h"
+#include "state_pg/uri.h"
 
 namespace udon::state_pg {
 namespace {
@@ -18,12 +19,16 @@ class PostgresEvidenceWriter : public gate::EvidenceWriter {
 
 Result<std::shared_ptr<gate::StateStore>> OpenStateStore(const std::string& url_or_path) {
   if (url_or_path.empty()) return MakeError("usage.invalid", "the state store must be a path or a postgres:// URI");
-  if (gate::IsPostgresUrl(url_or_path)) return std::shared_ptr<gate::StateStore>(new PostgresStateStore(url_or_path));
+  if (gate::IsPostgresUrl(url_or_path)) {
+    if (auto parsed = ParseConninfo(url_or_path); !parsed.ok()) return std::move(parsed).error();
+    return std::shared_ptr<gate::StateStore>(new PostgresStateStore(url_or_path));
+  }
   return std::shared_ptr<gate::StateStore>(new gate::FileStateStore(url_or_path));
 }
 
 Result<std::unique_ptr<gate::EvidenceWriter>> OpenEvidenceWriter(const std::string& file_or_url) {
   if (!gate::IsPostgresUrl(file_or_url)) return gate::EvidenceWriter::Open(file_or_url);
+  if (auto parsed = ParseConninfo(file_or_url); !parsed.ok()) return std::move(parsed).error();
   return std::unique_ptr<gate::EvidenceWriter>(new PostgresEvidenceWriter(file_or_url));
 }
 

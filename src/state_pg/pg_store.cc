@@ -4,10 +4,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
 #include "json/sha256.h"
+#include "state_pg/tls.h"
 #include "state_pg/uri.h"
 
 namespace udon::state_pg {
@@ -63,9 +67,18 @@ constexpr const char* kMigration1[] = {
 
 Error Unavailable(const std::string& uri, const char* message) {
   Error error = MakeError("state.unavailable", message);
-  error.details["store"] = RedactUri(uri);
+  error.details["store"] = RedactConninfo(uri);
   return error;
 }
+
+// A store whose URI weakens TLS is used as asked, and said once per process: every runner
+// of a fleet would otherwise repeat it on every call.
+void WarnOnceAboutTls(const StoreTls& tls) {
+  static std::atomic<bool> warned{false};
+  if (tls.weakened && !warned.exchange(true)) std::fputs(WeakTlsWarning(*tls.weakened).c_str(), stderr);
+}
+
+const char* Getenv(const char* name) { return std::getenv(name); }
 
 std::string RunnerId() {
   char host[256] = {};
@@ -145,28 +158,59 @@ std::int64_t AdvisoryKey(std::string_view scope) {
   return signed_key;
 }
 
-PostgresStateStore::PostgresStateStore(std::string uri) : uri_(std::move(uri)), runner_id_(RunnerId()) {}
+PostgresStateStore::PostgresStateStore(std::string uri) : uri_(std::move(uri)), runner_id_(RunnerId()) {
+  auto parsed = ParseConninfo(uri_);
+  parseable_ = parsed.ok();
+  if (parseable_) tls_ = DecideStoreTls(*parsed, Getenv);
+}
+
+std::optional<std::string> PostgresStateStore::WeakenedTls() const { return tls_.weakened; }
+
+Error PostgresStateStore::Unreachable() const {
+  // libpq's message is not kept (it may quote the server); for a store not on this machine
+  // the likeliest causes are named instead.
+  if (tls_.default_sslmode.empty()) return Unavailable(uri_, "the state database cannot be reached");
+  const std::string sslmode = tls_.weakened.value_or(tls_.default_sslmode);
+  Error error = Unavailable(uri_, sslmode == kRemoteSslmode
+                                      ? "the state database cannot be reached, or did not prove its identity over "
+                                        "TLS (sslmode=verify-full: its certificate must chain to sslrootcert and "
+                                        "name the host)"
+                                      : "the state database cannot be reached");
+  error.details["sslmode"] = sslmode;
+  return error;
+}
 
 PostgresStateStore::~PostgresStateStore() = default;
 
 Result<std::unique_ptr<Connection>> PostgresStateStore::Open() {
+  if (!parseable_) return Unavailable(uri_, "libpq cannot parse the state store's connection string");
+  WarnOnceAboutTls(tls_);
   const std::string keepalive = std::to_string(kKeepaliveIdleSeconds);
   const std::string interval = std::to_string(kKeepaliveIntervalSeconds);
   const std::string count = std::to_string(kKeepaliveCount);
   const std::string user_timeout = std::to_string(kKeepaliveBoundSeconds * 1000);
   // The server's side of the keepalive decides when a vanished runner's session (and its
-  // locks) ends; the client's side when a runner notices a vanished server. Values in the
-  // URI itself override these (they come later).
+  // locks) ends; the client's side when a runner notices a vanished server.
   const std::string server_options = "-c tcp_keepalives_idle=" + keepalive + " -c tcp_keepalives_interval=" +
                                      interval + " -c tcp_keepalives_count=" + count +
                                      " -c tcp_user_timeout=" + user_timeout + " -c synchronous_commit=on";
-  const char* keys[] = {"connect_timeout", "application_name", "keepalives", "keepalives_idle",
-                        "keepalives_interval", "keepalives_count", "tcp_user_timeout", "options", "dbname",
-                        nullptr};
-  const char* values[] = {"10", "udon-mcp", "1", keepalive.c_str(), interval.c_str(), count.c_str(),
-                          user_timeout.c_str(), server_options.c_str(), uri_.c_str(), nullptr};
-  auto connection = std::make_unique<Connection>(PQconnectdbParams(keys, values, 1));
-  if (!connection->ok()) return Unavailable(uri_, "the state database cannot be reached");
+  std::vector<std::pair<const char*, const char*>> parameters = {
+      {"connect_timeout", "10"},          {"application_name", "udon-mcp"},
+      {"keepalives", "1"},                {"keepalives_idle", keepalive.c_str()},
+      {"keepalives_interval", interval.c_str()}, {"keepalives_count", count.c_str()},
+      {"tcp_user_timeout", user_timeout.c_str()}, {"options", server_options.c_str()}};
+  if (!tls_.default_sslmode.empty()) parameters.emplace_back("sslmode", tls_.default_sslmode.c_str());
+  // Last, expanded: the URI's own values override every one above.
+  parameters.emplace_back("dbname", uri_.c_str());
+  std::vector<const char*> keys, values;
+  for (const auto& [key, value] : parameters) {
+    keys.push_back(key);
+    values.push_back(value);
+  }
+  keys.push_back(nullptr);
+  values.push_back(nullptr);
+  auto connection = std::make_unique<Connection>(PQconnectdbParams(keys.data(), values.data(), 1));
+  if (!connection->ok()) return Unreachable();
   connection->Silence();
   {
     // Every process checks the schema once, before its first use of the store.
@@ -236,7 +280,7 @@ Status PostgresStateStore::Record(std::string_view manifest_sha256, std::string_
           return OkStatus();
         }
         Error error = MakeError("state.write_failed", "cannot record the invalidation durably");
-        error.details["store"] = RedactUri(uri_);
+        error.details["store"] = RedactConninfo(uri_);
         return error;
       },
       "state.write_failed");

@@ -21,6 +21,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,6 +29,7 @@
 #include "gate/state_store.h"
 #include "json/json.h"
 #include "json/result.h"
+#include "state_pg/tls.h"
 
 namespace udon::state_pg {
 
@@ -50,7 +52,9 @@ class Connection;
 class PostgresStateStore : public gate::StateStore {
  public:
   // Connects lazily: nothing is contacted until the first operation, so an unreachable
-  // database is a refusal of the gate (state.unavailable, exit 3), not a usage error.
+  // database is a refusal of the gate (state.unavailable, exit 3), not a usage error. A
+  // host that is not local is reached with sslmode=verify-full unless the URI says
+  // otherwise (state_pg/tls.h).
   explicit PostgresStateStore(std::string uri);
   ~PostgresStateStore() override;
 
@@ -69,16 +73,23 @@ class PostgresStateStore : public gate::StateStore {
   Status AppendEvidence(const std::string& line);
   Result<std::vector<std::string>> ReadEvidence();
 
+  // The URI's sslmode when it weakens the verify-full default of a store that is not local.
+  std::optional<std::string> WeakenedTls() const override;
+
   // A connection for a lock taken back after its lock was released.
   void ReturnConnection(std::unique_ptr<Connection> connection);
 
  private:
   // A connected, migrated session. Errors: state.unavailable.
   Result<std::unique_ptr<Connection>> Open();
+  // state.unavailable for a session that did not start, with the sslmode it required.
+  Error Unreachable() const;
   Status WithMain(const std::function<Status(Connection&)>& work, const char* code);
 
   std::string uri_;
   std::string runner_id_;
+  bool parseable_ = false;  // libpq can parse uri_
+  StoreTls tls_;
   bool migrated_ = false;  // under Open's lock
   std::mutex main_mutex_;
   std::unique_ptr<Connection> main_;  // invalidations and evidence

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <memory>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -175,7 +176,7 @@ TEST_F(PostgresStoreTest, AnUnreachableDatabaseIsUnavailableAndNeverShowsThePass
   EXPECT_EQ(checked.error().code, "state.unavailable");
   EXPECT_EQ(checked.error().Describe().find("CANARY"), std::string::npos);
   EXPECT_EQ(checked.error().details.dump().find("CANARY"), std::string::npos);
-  EXPECT_NE(checked.error().details["store"].get<std::string>().find(":***@"), std::string::npos);
+  EXPECT_NE(checked.error().details["store"].get<std::string>().find("password=***"), std::string::npos);
   auto lock = store.AcquireSerializeLock("demo", std::chrono::milliseconds(100));
   ASSERT_FALSE(lock.ok());
   EXPECT_EQ(lock.error().code, "state.unavailable");
@@ -215,6 +216,89 @@ TEST_F(PostgresStoreTest, EvidenceLinesComeBackInTheOrderWritten) {
   auto lines = ReadEvidenceLines(cluster_->Url());
   ASSERT_TRUE(lines.ok());
   EXPECT_EQ(*lines, (std::vector<std::string>{R"({"code":"ok","n":1})", R"({"code":"catalog.tool_drift","n":2})"}));
+}
+
+// Issue 29: every password libpq reads, however the URI spells it, stays out of the error.
+TEST_F(PostgresStoreTest, AnUnreachableDatabaseNeverShowsAPasswordHoldingReservedCharacters) {
+  const std::string url = cluster_->Url();
+  const std::string query = url.substr(url.find('?'));
+  cluster_->Stop();
+  for (const auto& [password, spelled] : std::vector<std::pair<std::string, std::string>>{
+           {"Sec?ret-pw", "Sec?ret-pw"}, {"p@ss", "p%40ss"}, {"p#ss", "p#ss"}, {"p/ss", "p%2Fss"},
+           {"p%40ss", "p%2540ss"}}) {
+    PostgresStateStore store("postgresql://udon:" + spelled + "@/postgres" + query);
+    auto checked = store.IsInvalidated(kDigestA, "demo", 1);
+    ASSERT_FALSE(checked.ok());
+    EXPECT_EQ(checked.error().code, "state.unavailable");
+    const std::string shown = checked.error().Describe() + checked.error().details.dump();
+    EXPECT_EQ(shown.find(password), std::string::npos) << shown;
+    EXPECT_EQ(shown.find(spelled), std::string::npos) << shown;
+    EXPECT_NE(shown.find("password=***"), std::string::npos) << shown;
+  }
+}
+
+// Issue 29: PostgreSQL with ssl=on on 127.0.0.1, its certificate issued for db.example.test
+// by a throwaway CA. The store names it db.example.test (not local, so verify-full by
+// default) and reaches it at hostaddr=127.0.0.1, which libpq uses without DNS while it
+// checks the certificate against the name.
+class PostgresTlsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    UDON_REQUIRE_POSTGRES();
+    std::string failure;
+    auto made = testing::MakeTestCertificates(dir_.File("ca"), "db.example.test", failure);
+    ASSERT_TRUE(made) << failure;
+    ca_ = made->ca_cert;
+    auto other = testing::MakeTestCertificates(dir_.File("other-ca"), "db.example.test", failure);
+    ASSERT_TRUE(other) << failure;
+    other_ca_ = other->ca_cert;
+    cluster_ = std::make_unique<testing::PgCluster>(made->server);
+    ASSERT_TRUE(cluster_->ok()) << cluster_->failure();
+  }
+
+  std::string Url(const std::string& host, const std::string& query) const {
+    return "postgresql://udon@" + host + ":" + std::to_string(cluster_->port()) + "/postgres?hostaddr=127.0.0.1" +
+           query;
+  }
+  void ExpectRefused(const std::string& url) {
+    PostgresStateStore store(url);
+    auto checked = store.IsInvalidated(kDigestA, "demo", 1);
+    ASSERT_FALSE(checked.ok()) << url;
+    EXPECT_EQ(checked.error().code, "state.unavailable");
+    EXPECT_EQ(checked.error().details["sslmode"], "verify-full");
+  }
+
+  testing::TempDir dir_;
+  std::string ca_;
+  std::string other_ca_;
+  std::unique_ptr<testing::PgCluster> cluster_;
+};
+
+TEST_F(PostgresTlsTest, AServerThatProvesItsNameIsReachedOverTls) {
+  PostgresStateStore store(Url("db.example.test", "&sslrootcert=" + ca_));
+  auto checked = store.IsInvalidated(kDigestA, "demo", 1);
+  ASSERT_TRUE(checked.ok()) << checked.error().Describe();
+  EXPECT_FALSE(store.WeakenedTls());
+  // The store's session (kept open) is encrypted.
+  EXPECT_EQ(cluster_->Psql("SELECT s.ssl FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid)"
+                           " WHERE a.application_name = 'udon-mcp'")
+                .out,
+            "t\n");
+}
+
+TEST_F(PostgresTlsTest, AServerSignedByAnotherCaIsUnavailable) {
+  ExpectRefused(Url("db.example.test", "&sslrootcert=" + other_ca_));
+}
+
+TEST_F(PostgresTlsTest, ACertificateForAnotherNameIsUnavailable) {
+  ExpectRefused(Url("other.example.test", "&sslrootcert=" + ca_));
+}
+
+TEST_F(PostgresTlsTest, AnExplicitWeakerSslmodeIsHonouredAndNamed) {
+  PostgresStateStore store(Url("db.example.test", "&sslmode=require&sslrootcert=" + other_ca_ + "-absent"));
+  auto checked = store.IsInvalidated(kDigestA, "demo", 1);
+  EXPECT_TRUE(checked.ok()) << checked.error().Describe();
+  EXPECT_EQ(store.WeakenedTls(), "require");
 }
 
 TEST(AdvisoryKeyTest, ScopesHaveStableDistinctKeys) {

@@ -19,6 +19,7 @@
 
 #include "json/json.h"
 #include "demo_http.h"
+#include "fake_postgres.h"
 #include "pg_cluster.h"
 #include "test_support.h"
 
@@ -84,7 +85,9 @@ class SharedStateTest : public ::testing::TestWithParam<std::string> {
     args.insert(args.end(), {"--config", dir_.File(config), "--state-dir", dir_.File("state-" + runner)});
     testing::RunOptions options;
     options.env = std::move(env);
-    options.unset_env = {"UDON_MCP_STATE", "UDON_MCP_STATE_DIR"};
+    // libpq's variables too: where a store is and how it is verified comes from its URI.
+    options.unset_env = {"UDON_MCP_STATE", "UDON_MCP_STATE_DIR", "PGHOST", "PGHOSTADDR", "PGSERVICE", "PGSSLMODE",
+                         "PGSSLROOTCERT", "PGPASSWORD"};
     ProcessResult result = testing::RunProcess(args, options);
     EXPECT_EQ(result.out.find(kPassword), std::string::npos);
     EXPECT_EQ(result.err.find(kPassword), std::string::npos);
@@ -285,7 +288,121 @@ TEST_P(PostgresRunnersTest, RunnersAppendEvidenceToOneTableThatSummarizeReads) {
   EXPECT_EQ(rows.out.find("assets.example.test"), std::string::npos);
 }
 
+// Issue 29: a password libpq reads from the URI, however it is spelled, never reaches the
+// output of an unreachable store (details.store shows what libpq parsed, password ***).
+TEST_P(PostgresRunnersTest, AnUnreachableStoreNeverShowsAPasswordHoldingReservedCharacters) {
+  const std::string url = cluster_->Url();
+  const std::string query = url.substr(url.find('?'));
+  cluster_->Stop();
+  for (const char* password : {"Sec?ret-pw", "p@ss", "p#ss", "p/ss", "p%40ss"}) {
+    // libpq reads '?' and '#' as they are; '@', '/' and '%' must be percent-encoded.
+    std::string spelled;
+    for (const char c : std::string(password)) {
+      spelled += c == '@' ? "%40" : c == '/' ? "%2F" : c == '%' ? "%25" : std::string(1, c);
+    }
+    ProcessResult refused = Gate("a", "verify", "render_turntable",
+                                 {"--state", "postgresql://udon:" + spelled + "@/postgres" + query});
+    EXPECT_EQ(refused.exit_code, 3) << refused.out << refused.err;
+    EXPECT_EQ(Json(refused)["code"], "state.unavailable");
+    EXPECT_NE(refused.out.find("password=***"), std::string::npos) << refused.out;
+    for (const std::string& secret : {std::string(password), spelled}) {
+      EXPECT_EQ(refused.out.find(secret), std::string::npos) << refused.out;
+      EXPECT_EQ(refused.err.find(secret), std::string::npos) << refused.err;
+    }
+  }
+}
+
+// Issue 29: an impostor at the store's address declines TLS and asks for the password in
+// the clear. The store is named db.example.test (not local: verify-full by default) and
+// reached at hostaddr=127.0.0.1, where the impostor listens. The real database has
+// invalidated the manifest; the impostor would say it has not.
+TEST_P(PostgresRunnersTest, AnImpostorThatDeclinesTlsGetsNoPasswordAndTheCallIsRefused) {
+  UseServer("changing.json", {"--fault", "list-changed-during-call=render_turntable"});
+  ASSERT_EQ(Gate("a", "call", "render_turntable", {"--state", store_}, "changing.json").exit_code, 5);
+  ASSERT_EQ(Gate("a", "verify", "render_turntable", {"--state", store_}).exit_code, 3) << "the real store refuses";
+
+  testing::FakePostgres impostor;
+  ASSERT_GT(impostor.port(), 0);
+  const std::string url =
+      "postgresql://udon@db.example.test:" + std::to_string(impostor.port()) + "/postgres?hostaddr=127.0.0.1";
+  dir_.Write("requests.jsonl", "");
+  ProcessResult refused = Udon("b",
+                               {"call", "--manifest", dir_.File("tools.json"), "--sha256", sha_, "--server", "demo",
+                                "--tool", "render_turntable", "--json", "--args",
+                                R"({"source":"https://assets.example.test/a.blend","angles":4,"resolution":1024})",
+                                "--state", url},
+                               {{"PGPASSWORD", kPassword}, {"HOME", dir_.path()}});
+  EXPECT_EQ(refused.exit_code, 3) << refused.out << refused.err;
+  EXPECT_EQ(Json(refused)["code"], "state.unavailable");
+  EXPECT_EQ(Json(refused)["details"]["sslmode"], "verify-full");
+  EXPECT_GE(impostor.tls_requests(), 1) << "the client asked for TLS";
+  EXPECT_TRUE(impostor.passwords().empty()) << "the impostor received the password";
+  EXPECT_EQ(impostor.sessions(), 0);
+  EXPECT_FALSE(CallLogged()) << "a tools/call was sent";
+}
+
 INSTANTIATE_TEST_SUITE_P(Stores, PostgresRunnersTest, ::testing::Values("postgres"));
+
+// Issue 29, through the command line: a store with ssl=on on 127.0.0.1 whose certificate a
+// throwaway CA issued for db.example.test.
+class PostgresTlsRunnersTest : public SharedStateTest {
+ protected:
+  void SetUp() override {
+    SharedStateTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    std::string failure;
+    auto made = testing::MakeTestCertificates(dir_.File("ca"), "db.example.test", failure);
+    ASSERT_TRUE(made) << failure;
+    ca_ = made->ca_cert;
+    tls_cluster_ = std::make_unique<testing::PgCluster>(made->server);
+    ASSERT_TRUE(tls_cluster_->ok()) << tls_cluster_->failure();
+  }
+  void TearDown() override {
+    tls_cluster_.reset();
+    SharedStateTest::TearDown();
+  }
+  std::string Url(const std::string& query) const {
+    return "postgresql://udon@db.example.test:" + std::to_string(tls_cluster_->port()) +
+           "/postgres?hostaddr=127.0.0.1" + query;
+  }
+  // A gated call of the serialized tool: two sessions (the invalidation reads and the lock).
+  ProcessResult Call(const std::string& url) {
+    return Udon("a",
+                {"call", "--manifest", dir_.File("tools.json"), "--sha256", sha_, "--server", "demo", "--tool",
+                 "append_ledger", "--args", kLedgerArgs, "--json", "--state", url, "--evidence",
+                 dir_.File("evidence.jsonl")},
+                {{"PGPASSWORD", kPassword}, {"HOME", dir_.path()}});
+  }
+
+  std::string ca_;
+  std::unique_ptr<testing::PgCluster> tls_cluster_;
+};
+
+TEST_P(PostgresTlsRunnersTest, TheDefaultVerifiesTheServersCertificateAndName) {
+  // No CA anywhere ($HOME/.postgresql/root.crt included): verify-full cannot verify.
+  ProcessResult unverified = Call(Url(""));
+  EXPECT_EQ(unverified.exit_code, 3) << unverified.out << unverified.err;
+  EXPECT_EQ(Json(unverified)["code"], "state.unavailable");
+  EXPECT_EQ(Json(unverified)["details"]["sslmode"], "verify-full");
+  ProcessResult verified = Call(Url("&sslrootcert=" + ca_));
+  EXPECT_EQ(verified.exit_code, 0) << verified.out << verified.err;
+  EXPECT_EQ(verified.err.find("warning"), std::string::npos) << verified.err;
+  EXPECT_EQ(dir_.Read("evidence.jsonl").find("storeTls"), std::string::npos);
+}
+
+TEST_P(PostgresTlsRunnersTest, AnExplicitWeakerSslmodeIsHonouredWithOneWarningAndEvidence) {
+  ProcessResult weak = Call(Url("&sslmode=require"));
+  EXPECT_EQ(weak.exit_code, 0) << weak.out << weak.err;
+  const std::string warning = "sslmode=require";
+  const std::size_t first = weak.err.find(warning);
+  EXPECT_NE(first, std::string::npos) << weak.err;
+  EXPECT_EQ(weak.err.find(warning, first + 1), std::string::npos) << "one warning per process: " << weak.err;
+  auto record = json::Parse(dir_.Read("evidence.jsonl"));
+  ASSERT_TRUE(record.ok()) << dir_.Read("evidence.jsonl");
+  EXPECT_EQ((*record)["storeTls"], "require");
+}
+
+INSTANTIATE_TEST_SUITE_P(Stores, PostgresTlsRunnersTest, ::testing::Values("postgres"));
 
 }  // namespace
 }  // namespace udon

@@ -41,6 +41,14 @@ std::vector<std::string> AsPostgresUser(std::vector<std::string> argv) {
   return out;
 }
 
+bool Openssl(const std::vector<std::string>& args, std::string& failure) {
+  std::vector<std::string> argv = {OnPath("openssl")};
+  argv.insert(argv.end(), args.begin(), args.end());
+  ProcessResult result = RunProcess(argv);
+  if (result.exit_code != 0) failure = "openssl " + args.front() + " failed: " + result.out + result.err;
+  return result.exit_code == 0;
+}
+
 std::string ReadAll(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream buffer;
@@ -49,6 +57,27 @@ std::string ReadAll(const std::string& path) {
 }
 
 }  // namespace
+
+std::optional<TestCertificates> MakeTestCertificates(const std::string& dir, const std::string& host,
+                                                     std::string& failure) {
+  std::filesystem::create_directories(dir);
+  const std::vector<std::string> key = {"-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"};
+  TestCertificates made{dir + "/ca.crt", {dir + "/server.crt", dir + "/server.key"}};
+  std::vector<std::string> ca = {"req", "-x509", "-days", "2", "-subj", "/CN=udon-mcp test CA",
+                                 "-keyout", dir + "/ca.key", "-out", made.ca_cert};
+  std::vector<std::string> request = {"req", "-subj", "/CN=" + host, "-keyout", made.server.key_file,
+                                      "-out", dir + "/server.csr"};
+  ca.insert(ca.end(), key.begin(), key.end());
+  request.insert(request.end(), key.begin(), key.end());
+  std::ofstream(dir + "/server.ext") << "subjectAltName=DNS:" << host << "\n";
+  const bool ok = Openssl(ca, failure) && Openssl(request, failure) &&
+                  Openssl({"x509", "-req", "-days", "2", "-in", dir + "/server.csr", "-CA", made.ca_cert, "-CAkey",
+                           dir + "/ca.key", "-CAcreateserial", "-extfile", dir + "/server.ext", "-out",
+                           made.server.cert_file},
+                          failure);
+  if (!ok) return std::nullopt;
+  return made;
+}
 
 std::optional<std::string> PgCluster::BinDir() {
   std::vector<std::string> candidates;
@@ -65,7 +94,7 @@ std::optional<std::string> PgCluster::BinDir() {
   return std::nullopt;
 }
 
-PgCluster::PgCluster() {
+PgCluster::PgCluster(std::optional<PgTls> tls) {
   auto bin = BinDir();
   if (!bin) {
     failure_ = "no PostgreSQL binaries";
@@ -86,6 +115,7 @@ PgCluster::PgCluster() {
     failure_ = "initdb failed: " + init.out + init.err;
     return;
   }
+  if (tls && !InstallTls(*tls)) return;
   Start();
 }
 
@@ -97,11 +127,35 @@ PgCluster::~PgCluster() {
   }
 }
 
+// The server's certificate and key in the cluster's directory, owned by the server's user
+// (PostgreSQL refuses a key others can read); postgres then listens on 127.0.0.1 too.
+bool PgCluster::InstallTls(const PgTls& tls) {
+  std::error_code error;
+  for (const auto& [from, to] : {std::pair{tls.cert_file, dir_ + "/server.crt"},
+                                 std::pair{tls.key_file, dir_ + "/server.key"}}) {
+    std::filesystem::copy_file(from, to, std::filesystem::copy_options::overwrite_existing, error);
+    if (error || chmod(to.c_str(), 0600) != 0 || (geteuid() == 0 && chown(to.c_str(), kNobody, kNogroup) != 0)) {
+      failure_ = "cannot install " + from + " in the cluster";
+      return false;
+    }
+  }
+  port_ = FreeLoopbackPort();
+  tls_ = port_ > 0;
+  if (!tls_) failure_ = "no free port on 127.0.0.1";
+  return tls_;
+}
+
 bool PgCluster::Start() {
   if (running_) return true;
-  std::vector<std::string> argv = AsPostgresUser({bin_ + "/postgres", "-D", dir_ + "/data", "-k", dir_, "-p",
-                                                  std::to_string(port_), "-c", "listen_addresses=",
-                                                  "-c", "max_connections=100"});
+  std::vector<std::string> tcp = {"-c", "listen_addresses="};
+  if (tls_) {
+    tcp = {"-c", "listen_addresses=127.0.0.1", "-c", "ssl=on", "-c", "ssl_cert_file=" + dir_ + "/server.crt",
+           "-c", "ssl_key_file=" + dir_ + "/server.key"};
+  }
+  std::vector<std::string> argv = {bin_ + "/postgres", "-D", dir_ + "/data", "-k", dir_, "-p",
+                                   std::to_string(port_), "-c", "max_connections=100"};
+  argv.insert(argv.end(), tcp.begin(), tcp.end());
+  argv = AsPostgresUser(std::move(argv));
   std::vector<char*> c_argv;
   for (auto& a : argv) c_argv.push_back(a.data());
   c_argv.push_back(nullptr);
