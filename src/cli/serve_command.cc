@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -14,9 +15,9 @@
 #include "cli/exit_codes.h"
 #include "cli/output.h"
 #include "cli/runtime.h"
+#include "cli/serve_token.h"
 #include "gateway/gateway.h"
 #include "gateway/startup_refusal.h"
-#include "json/file.h"
 #include "mcp/client/client.h"
 #include "mcp/server/http_server.h"
 #include "mcp/protocol/protocol.h"
@@ -26,9 +27,9 @@ namespace udon::cli {
 namespace {
 
 constexpr std::size_t kPageSize = 100;  // tools per tools/list page
-constexpr std::size_t kMaxTokenFileBytes = 4096;
-// Requests in flight per HTTP client (a session, else a peer address): enough for a host's
-// parallel tool calls, not enough for one client to hold every worker.
+// Requests in flight per HTTP client (a session, else a peer address; open streams have as
+// many again): enough for a host's parallel tool calls, not enough for one client to hold
+// every worker.
 constexpr std::size_t kMaxInFlightPerClient = 16;
 
 struct ServeOptions {
@@ -39,6 +40,7 @@ struct ServeOptions {
   std::string transport = "stdio";
   std::string listen = "127.0.0.1:0";
   std::string token_file;
+  bool no_token = false;
   std::vector<std::string> allowed_hosts;
   CommonOptions common;
 };
@@ -64,19 +66,6 @@ Result<ListenAddress> ParseListen(const std::string& text) {
   }
   address.port = std::stoi(port);
   return address;
-}
-
-// The bearer token: the file's bytes without surrounding white space. Errors: io.unreadable,
-// usage.invalid (empty or shorter than 16 bytes: a guessable token protects nothing).
-Result<std::string> ReadToken(const std::string& path) {
-  UDON_ASSIGN_OR_RETURN(std::string text, json::ReadFile(path, kMaxTokenFileBytes));
-  const auto begin = text.find_first_not_of(" \t\r\n");
-  const auto end = text.find_last_not_of(" \t\r\n");
-  std::string token = begin == std::string::npos ? std::string() : text.substr(begin, end - begin + 1);
-  if (token.size() < 16 || token.find_first_of(" \t\r\n") != std::string::npos) {
-    return MakeError("usage.invalid", "the token file must hold one token of at least 16 characters");
-  }
-  return token;
 }
 
 // Names from the manifest (servers, tools) are escaped like every line for people (7.9).
@@ -155,14 +144,17 @@ int Serve(const ServeOptions& o) {
   }
   auto listen = ParseListen(o.listen);
   if (!listen.ok()) return RefuseToStart(o, listen.error());
+  if (o.no_token && !o.token_file.empty()) {
+    return RefuseToStart(o, MakeError("usage.invalid", "give at most one of --token-file and --no-token"));
+  }
+  if (o.no_token && o.transport == "http" && !mcp::IsLoopbackName(listen->host)) {
+    return RefuseToStart(o, MakeError("usage.invalid", "--no-token is for a loopback --listen address only"));
+  }
   std::string token;
   if (!o.token_file.empty()) {
-    auto read = ReadToken(o.token_file);
+    auto read = ReadTokenFile(o.token_file);
     if (!read.ok()) return RefuseToStart(o, read.error());
     token = std::move(read).value();
-  }
-  if (o.transport == "http" && !mcp::IsLoopbackName(listen->host) && token.empty()) {
-    return RefuseToStart(o, MakeError("usage.invalid", "a --listen address beyond loopback requires --token-file"));
   }
   auto prepared = PrepareGate(o.common, "serve", false);
   if (!prepared.ok()) return RefuseToStart(o, prepared.error());
@@ -194,11 +186,20 @@ int Serve(const ServeOptions& o) {
     close(stop[1]);
     return kExitOk;
   }
+  std::string minted_path;
+  if (token.empty() && !o.no_token) {
+    auto minted = MintServeToken((*prepared)->env.state_dir);
+    if (!minted.ok()) return ReportError(minted.error(), json);
+    token = minted->token;
+    minted_path = minted->path;
+  }
   mcp::HttpServerOptions http;
   http.host = listen->host;
   http.port = listen->port;
   http.bearer_token = token;
+  http.unauthorized_message = kServeUnauthorizedMessage;
   http.max_in_flight_per_client = kMaxInFlightPerClient;
+  http.session_idle = std::chrono::seconds((*prepared)->env.policy.session_idle_seconds);
   http.allowed_hosts = o.allowed_hosts;
   if (!mcp::IsLoopbackName(listen->host) && listen->host != "0.0.0.0" && listen->host != "::") {
     http.allowed_hosts.push_back(listen->host);
@@ -206,8 +207,13 @@ int Serve(const ServeOptions& o) {
   mcp::HttpServer http_server(server, http);
   auto port = http_server.Bind();
   if (!port.ok()) return ReportError(port.error(), json);
-  Say("listening on http://" + (listen->host.find(':') != std::string::npos ? "[" + listen->host + "]" : listen->host) +
-      ":" + std::to_string(*port) + http.path);
+  const std::string url = "http://" +
+                          (listen->host.find(':') != std::string::npos ? "[" + listen->host + "]" : listen->host) +
+                          ":" + std::to_string(*port) + http.path;
+  // Before "listening on", which hosts and tests wait for.
+  if (!minted_path.empty()) Say(TokenInstructions(minted_path, url));
+  if (o.no_token) Say("--no-token: any local user can call the offered tools with this process's rights");
+  Say("listening on " + url);
   std::thread transport([&http_server, wake_main] {
     http_server.Serve();
     wake_main();
@@ -232,7 +238,9 @@ void RegisterServeCommand(CLI::App& app) {
   command->add_option("--transport", o->transport, "stdio (default) or http");
   command->add_option("--listen", o->listen, "HTTP: HOST:PORT to bind (default 127.0.0.1:0, any free port)");
   command->add_option("--token-file", o->token_file,
-                      "HTTP: require this bearer token (required beyond loopback)");
+                      "HTTP: require this bearer token (default: one minted into STATE_DIR/serve-token)");
+  command->add_flag("--no-token", o->no_token,
+                    "HTTP on loopback: ask no token (any local user can then call the tools as you)");
   command->add_option("--allow-host", o->allowed_hosts,
                       "HTTP: a host name clients use beside loopback, accepted in Host and Origin (repeatable)");
   AddCommonOptions(command, o->common);

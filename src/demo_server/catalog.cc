@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -18,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "json/random.h"
 #include "json/sha256.h"
 
 namespace udon::demo {
@@ -574,8 +576,9 @@ ToolOutcome TamperedState() {
 class StateSeal {
  public:
   StateSeal() {
-    std::random_device device;
-    for (int i = 0; i < 4; ++i) secret_ += std::to_string(device());
+    auto secret = json::RandomHex(32);
+    if (!secret.ok()) std::abort();  // a guessable secret would make every seal forgeable
+    secret_ = std::move(secret).value();
   }
   std::string Seal(const std::string& step) const { return step + "." + json::Sha256Hex(secret_ + step); }
   // The step a sealed state carries; nullopt if it was not sealed here or was changed.

@@ -1,17 +1,20 @@
 #include "evidence/probe.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <map>
 #include <mutex>
 #include <optional>
-#include <random>
 #include <set>
 #include <thread>
 #include <vector>
 
 #include "evidence/percentile.h"
+#include "json/random.h"
 #include "manifest/binding.h"
 #include "manifest/review.h"
 
@@ -40,10 +43,13 @@ ReviewFacts ReadReview(const manifest::Binding& binding, const manifest::Policy&
   return facts;
 }
 
+// 64 random bits as 16 hex digits: a name, not a secret, so a failed random source falls
+// back to the process id and the time.
 std::string RandomRunId() {
-  std::random_device device;
+  if (auto hex = json::RandomHex(8); hex.ok()) return *hex;
   char buffer[17];
-  std::snprintf(buffer, sizeof buffer, "%08x%08x", device(), device());
+  std::snprintf(buffer, sizeof buffer, "%08x%08x", static_cast<unsigned>(::getpid()),
+                static_cast<unsigned>(std::chrono::steady_clock::now().time_since_epoch().count()));
   return buffer;
 }
 

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
-#include <openssl/rand.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,6 +11,7 @@
 
 #include "gate/state.h"
 #include "json/canonical.h"
+#include "json/random.h"
 #include "json/sha256.h"
 
 namespace udon::gate {
@@ -54,7 +54,7 @@ Result<std::string> ReadKey(const std::string& path) {
 // place, so a concurrent reader never sees a partial key.
 Status CreateKey(const std::string& dir, const std::string& path) {
   unsigned char bytes[kKeyBytes];
-  if (RAND_bytes(bytes, sizeof bytes) != 1) return Unavailable("no randomness for the evidence key");
+  if (!json::RandomBytes(bytes, sizeof bytes).ok()) return Unavailable("no randomness for the evidence key");
   const std::string temporary = dir + "/.evidence.key." + std::to_string(::getpid());
   const int fd = open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) return Unavailable("the evidence key cannot be created");

@@ -6,7 +6,8 @@
 
 #include <cerrno>
 #include <cstdio>
-#include <random>
+
+#include "json/random.h"
 
 namespace udon::json {
 namespace {
@@ -75,19 +76,45 @@ std::string DirectoryOf(const std::string& path) {
   return path.substr(0, slash);
 }
 
-// Creates a fresh file beside path (O_EXCL, so never someone else's), returning its fd.
-int CreateTemporary(const std::string& path, std::string& temp_path) {
-  std::random_device entropy;
-  std::mt19937_64 random(entropy());
+// Creates a fresh file beside path (O_EXCL, so never someone else's) with `mode`, returning
+// its fd. The name's suffix is random only to avoid collisions, not for secrecy.
+int CreateTemporary(const std::string& path, mode_t mode, std::string& temp_path) {
   for (int attempt = 0; attempt < 100; ++attempt) {
-    char suffix[24];
-    std::snprintf(suffix, sizeof suffix, ".tmp.%016llx",
-                  static_cast<unsigned long long>(random()));
-    temp_path = path + suffix;
-    const int fd = ::open(temp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    auto suffix = RandomHex(8);
+    if (!suffix.ok()) return -1;
+    temp_path = path + ".tmp." + *suffix;
+    const int fd = ::open(temp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
     if (fd >= 0 || errno != EEXIST) return fd;
   }
   return -1;
+}
+
+// `secret`: the file is created 0600 (never readable by others, not even for a moment),
+// whatever a file it replaces allowed; else it keeps the permissions of the one replaced.
+Status WriteAtomic(const std::string& path, std::string_view bytes, bool secret) {
+  std::string temp_path;
+  const int fd = CreateTemporary(path, secret ? 0600 : 0644, temp_path);
+  if (fd < 0) return WriteFailed(path);
+  struct stat existing {};
+  if (secret) {
+    ::fchmod(fd, 0600);  // exactly 0600, whatever the umask took away
+  } else if (::stat(path.c_str(), &existing) == 0) {
+    ::fchmod(fd, existing.st_mode & 07777);
+  }
+  const bool written = WriteAll(fd, bytes) && ::fsync(fd) == 0;
+  const bool closed = ::close(fd) == 0;
+  if (!written || !closed || ::rename(temp_path.c_str(), path.c_str()) != 0) {
+    ::unlink(temp_path.c_str());
+    return WriteFailed(path);
+  }
+  // The rename is durable only once the directory entry is.
+  const int dir_fd = ::open(DirectoryOf(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd >= 0) {
+    const bool synced = ::fsync(dir_fd) == 0;
+    ::close(dir_fd);
+    if (!synced) return WriteFailed(path);
+  }
+  return OkStatus();
 }
 
 }  // namespace
@@ -122,26 +149,11 @@ Result<std::string> ReadFile(const std::string& path, std::size_t max_bytes) {
 }
 
 Status WriteFileAtomic(const std::string& path, std::string_view bytes) {
-  std::string temp_path;
-  const int fd = CreateTemporary(path, temp_path);
-  if (fd < 0) return WriteFailed(path);
-  // Keep the permissions of a file being replaced.
-  struct stat existing {};
-  if (::stat(path.c_str(), &existing) == 0) ::fchmod(fd, existing.st_mode & 07777);
-  const bool written = WriteAll(fd, bytes) && ::fsync(fd) == 0;
-  const bool closed = ::close(fd) == 0;
-  if (!written || !closed || ::rename(temp_path.c_str(), path.c_str()) != 0) {
-    ::unlink(temp_path.c_str());
-    return WriteFailed(path);
-  }
-  // The rename is durable only once the directory entry is.
-  const int dir_fd = ::open(DirectoryOf(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir_fd >= 0) {
-    const bool synced = ::fsync(dir_fd) == 0;
-    ::close(dir_fd);
-    if (!synced) return WriteFailed(path);
-  }
-  return OkStatus();
+  return WriteAtomic(path, bytes, false);
+}
+
+Status WriteSecretFileAtomic(const std::string& path, std::string_view bytes) {
+  return WriteAtomic(path, bytes, true);
 }
 
 }  // namespace udon::json

@@ -15,5 +15,8 @@ Result<std::string> ReadFile(const std::string& path, std::size_t max_bytes = 0)
 // Writes to a temporary file in the same directory, fsyncs it, renames it over path and
 // fsyncs the directory. Errors: io.write_failed.
 Status WriteFileAtomic(const std::string& path, std::string_view bytes);
+// The same for a secret (a token): the file is created 0600 and stays so, whatever the
+// file it replaces allowed. Errors: io.write_failed.
+Status WriteSecretFileAtomic(const std::string& path, std::string_view bytes);
 
 }  // namespace udon::json

@@ -53,6 +53,21 @@ TEST_F(FileTest, ReplacesAndKeepsPermissions) {
   EXPECT_EQ(EntryCount(), 1u);
 }
 
+// A token file: 0600 from its creation, whatever the file it replaces allowed.
+TEST_F(FileTest, ASecretIsWrittenOwnerOnlyEvenOverAReadableFile) {
+  ASSERT_TRUE(WriteFileAtomic(Path("token"), "old").ok());
+  ASSERT_EQ(::chmod(Path("token").c_str(), 0644), 0);
+  const mode_t umask_before = ::umask(0);  // the umask must not widen (or narrow) it
+  const Status written = WriteSecretFileAtomic(Path("token"), "secret");
+  ::umask(umask_before);
+  ASSERT_TRUE(written.ok());
+  EXPECT_EQ(testing::ReadBytes(Path("token")), "secret");
+  struct stat info {};
+  ASSERT_EQ(::stat(Path("token").c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 0777, 0600u);
+  EXPECT_EQ(EntryCount(), 1u);
+}
+
 TEST_F(FileTest, FailureLeavesTheOldFileIntact) {
   ASSERT_TRUE(WriteFileAtomic(Path("keep"), "original").ok());
   // A file size limit makes the write of the temporary file fail part-way (as a full disk

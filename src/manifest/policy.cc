@@ -68,6 +68,9 @@ Result<Policy> PolicyFromJson(const json::Value& document) {
         return Invalid(member, "must be an integer from 0 to 3600");
       }
       policy.clock_skew_seconds = static_cast<int>(value.get<long long>());
+    } else if (member == "sessionIdleSeconds") {
+      UDON_ASSIGN_OR_RETURN(auto seconds, PositiveInteger(value, member, 604'800));
+      policy.session_idle_seconds = static_cast<int>(seconds);
     } else if (member == "state") {
       if (!value.is_string() || value.get<std::string>().empty()) {
         return Invalid(member, "must be a state directory path or a postgres:// URI");
@@ -100,7 +103,8 @@ json::Value PolicyToJson(const Policy& policy) {
       {"maxMessageBytes", policy.max_message_bytes},
       {"strictListChanged", policy.strict_list_changed},
       {"serializeTimeoutSeconds", policy.serialize_timeout_seconds},
-      {"clockSkewSeconds", policy.clock_skew_seconds}};
+      {"clockSkewSeconds", policy.clock_skew_seconds},
+      {"sessionIdleSeconds", policy.session_idle_seconds}};
   if (policy.allowed_side_effects) out["allowedSideEffects"] = *policy.allowed_side_effects;
   if (!policy.state.empty()) out["state"] = policy.state;
   return out;

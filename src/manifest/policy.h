@@ -26,6 +26,9 @@ struct Policy {
   int serialize_timeout_seconds = 60;
   // How far capturedAt and reviewedAt may lie ahead of this machine's clock.
   int clock_skew_seconds = 300;
+  // serve over HTTP: how long a legacy session with nothing in flight and no GET stream
+  // lives before it is forgotten (its client gets 404 and initializes again).
+  int session_idle_seconds = 3600;
   // Where invalidations and serialize locks live when neither --state nor
   // $UDON_MCP_STATE says: a state directory path or a postgres:// URI; empty: the state
   // directory (contract 7.14).

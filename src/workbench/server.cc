@@ -1,13 +1,13 @@
 #include "workbench/server.h"
 
 #include <openssl/crypto.h>
-#include <openssl/rand.h>
 
 #include <charconv>
 #include <httplib.h>
 #include <vector>
 
 #include "json/json.h"
+#include "json/random.h"
 #include "manifest/instant.h"
 #include "workbench/internal/assets.h"
 
@@ -65,17 +65,8 @@ Response FromResult(const Result<json::Value>& result) {
 }  // namespace
 
 Result<std::string> RandomHex(std::size_t bytes) {
-  std::vector<unsigned char> buffer(bytes);
-  if (RAND_bytes(buffer.data(), static_cast<int>(buffer.size())) != 1) {
-    return MakeError("workbench.random_failed", "the system's random source failed");
-  }
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string hex;
-  hex.reserve(bytes * 2);
-  for (unsigned char byte : buffer) {
-    hex += kHex[byte >> 4];
-    hex += kHex[byte & 0x0F];
-  }
+  auto hex = json::RandomHex(bytes);
+  if (!hex.ok()) return hex.error().WithCode("workbench.random_failed");
   return hex;
 }
 

@@ -1,7 +1,7 @@
 // The workbench over HTTP on the loopback interface (cpp-httplib), for one person's
 // browser on this machine. What keeps other pages and other machines out:
 // - it binds 127.0.0.1 only (BindAddress refuses anything else);
-// - every path starts with a random one-time token (32 bytes from RAND_bytes, hex),
+// - every path starts with a random one-time token (32 bytes from the OS CSPRNG, hex),
 //   compared in constant time: without the URL printed at start nothing is served;
 // - Host must name this listener (127.0.0.1:PORT or localhost:PORT), so a DNS-rebound
 //   name is refused; an Origin, when sent, must be this listener's; a Sec-Fetch-Site of
@@ -30,7 +30,7 @@ inline constexpr const char* kContentSecurityPolicy =
 inline constexpr const char* kCsrfHeader = "X-Udon-Csrf";
 inline constexpr std::size_t kMaxRequestBytes = 1u << 20;
 
-// `bytes` random bytes from OpenSSL's RAND_bytes as lowercase hex.
+// `bytes` random bytes from the operating system's CSPRNG (json/random.h) as lowercase hex.
 // Errors: workbench.random_failed.
 Result<std::string> RandomHex(std::size_t bytes);
 

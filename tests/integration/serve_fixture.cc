@@ -108,8 +108,9 @@ std::vector<std::string> ReviewedDemo::ServeArgv(const std::vector<std::string>&
   return argv;
 }
 
-HttpGateway::HttpGateway(const ReviewedDemo& demo, const std::vector<std::string>& extra) {
+HttpGateway::HttpGateway(const ReviewedDemo& demo, const std::vector<std::string>& extra, Token token) {
   std::vector<std::string> args = {"--transport", "http", "--listen", "127.0.0.1:0"};
+  if (token == Token::kNone) args.push_back("--no-token");
   args.insert(args.end(), extra.begin(), extra.end());
   process_ = std::make_unique<BackgroundProcess>(demo.ServeArgv(args));
   static const std::regex listening(R"re(listening on http://127\.0\.0\.1:(\d+)/mcp)re");

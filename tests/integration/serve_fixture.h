@@ -47,10 +47,13 @@ class ReviewedDemo {
   std::vector<std::string> capture_args_;
 };
 
-// udon-mcp serve --transport http on a free loopback port.
+// udon-mcp serve --transport http on a free loopback port: with --no-token, unless `token`
+// (then `extra` gives --token-file, or serve mints one into the state directory).
 class HttpGateway {
  public:
-  explicit HttpGateway(const ReviewedDemo& demo, const std::vector<std::string>& extra = {});
+  enum class Token { kNone, kAsGiven };
+  explicit HttpGateway(const ReviewedDemo& demo, const std::vector<std::string>& extra = {},
+                       Token token = Token::kNone);
   int port() const { return port_; }  // 0: it never said it was listening
   std::string url() const;             // http://localhost:PORT/mcp
   BackgroundProcess& process() { return *process_; }

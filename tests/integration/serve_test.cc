@@ -14,6 +14,7 @@
 #include <vector>
 
 #include <httplib.h>
+#include <sys/stat.h>
 
 #include "demo_http.h"
 #include "json/json.h"
@@ -444,17 +445,17 @@ TEST(ServeTest, EightClientsTimesFiveHundredCallsKeepDescriptorsThreadsAndMemory
   EXPECT_EQ(records, kClients * kRounds * kCallsPerRound);
 }
 
-TEST(ServeTest, OverHttpATokenIsRequiredWhenGivenAndBeyondLoopback) {
+TEST(ServeTest, OverHttpAGivenTokenIsRequiredAndNoTokenIsForLoopbackOnly) {
   TempDir dir;
   ReviewedDemo demo(dir);
   ASSERT_TRUE(demo.ok()) << demo.failure;
-  // Beyond loopback without a token: refused before anything listens.
-  ProcessResult open = RunProcess(demo.ServeArgv({"--transport", "http", "--listen", "0.0.0.0:0"}));
+  // --no-token beyond loopback: refused before anything listens.
+  ProcessResult open = RunProcess(demo.ServeArgv({"--transport", "http", "--listen", "0.0.0.0:0", "--no-token"}));
   EXPECT_EQ(open.exit_code, 2) << open.err;
-  EXPECT_NE(open.err.find("--token-file"), std::string::npos) << open.err;
+  EXPECT_NE(open.err.find("--no-token"), std::string::npos) << open.err;
 
   dir.Write("token", "gateway-token-0123456789abcdef\n");
-  HttpGateway gateway(demo, {"--token-file", dir.File("token")});
+  HttpGateway gateway(demo, {"--token-file", dir.File("token")}, HttpGateway::Token::kAsGiven);
   ASSERT_GT(gateway.port(), 0) << gateway.process().Output();
   httplib::Client http("127.0.0.1", gateway.port());
   const std::string initialize = InitializeRequest(1).dump();
@@ -473,6 +474,50 @@ TEST(ServeTest, OverHttpATokenIsRequiredWhenGivenAndBeyondLoopback) {
   ASSERT_TRUE(admitted);
   EXPECT_EQ(admitted->status, 200) << admitted->body;
   EXPECT_EQ(gateway.process().Output().find("gateway-token"), std::string::npos) << "the token is never printed";
+}
+
+// Issue #29 item 8: on loopback without --token-file, serve asked no token, so any local user
+// could call tools with the gateway owner's credentials. Now it mints one into the state
+// directory (0600), prints the file's path and host configuration, never the token, and a
+// host without it is told in words; OAuth discovery finds nothing (404).
+TEST(ServeTest, OverHttpOnLoopbackATokenIsMintedAndRequired) {
+  TempDir dir;
+  ReviewedDemo demo(dir);
+  ASSERT_TRUE(demo.ok()) << demo.failure;
+  HttpGateway gateway(demo, {}, HttpGateway::Token::kAsGiven);
+  ASSERT_GT(gateway.port(), 0) << gateway.process().Output();
+  const std::string token_path = demo.state_dir + "/serve-token";
+  struct stat info {};
+  ASSERT_EQ(::stat(token_path.c_str(), &info), 0) << gateway.process().Output();
+  EXPECT_EQ(info.st_mode & 0777, 0600u);
+  std::string token = dir.Read("state/serve-token");
+  while (!token.empty() && token.back() == '\n') token.pop_back();
+  ASSERT_EQ(token.size(), 64u);
+  const std::string output = gateway.process().Output();
+  EXPECT_EQ(output.find(token), std::string::npos) << "the token is never printed";
+  EXPECT_NE(output.find(token_path), std::string::npos) << output;
+  EXPECT_NE(output.find("claude mcp add --transport http"), std::string::npos) << output;
+
+  httplib::Client http("127.0.0.1", gateway.port());
+  const std::string initialize = InitializeRequest(1).dump();
+  auto refused = http.Post("/mcp", {{"Accept", "application/json, text/event-stream"}}, initialize, "application/json");
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 401);
+  EXPECT_NE(refused->body.find("requires a bearer token"), std::string::npos) << refused->body;
+  auto discovery = http.Get("/.well-known/oauth-protected-resource/mcp");
+  ASSERT_TRUE(discovery);
+  EXPECT_EQ(discovery->status, 404);
+  auto admitted = http.Post("/mcp", {{"Accept", "application/json, text/event-stream"}, {"Authorization", "Bearer " + token}},
+                            initialize, "application/json");
+  ASSERT_TRUE(admitted);
+  EXPECT_EQ(admitted->status, 200) << admitted->body;
+
+  // A restart keeps the private token file, so a configured host keeps working.
+  HttpGateway again(demo, {}, HttpGateway::Token::kAsGiven);
+  ASSERT_GT(again.port(), 0) << again.process().Output();
+  std::string kept = dir.Read("state/serve-token");
+  while (!kept.empty() && kept.back() == '\n') kept.pop_back();
+  EXPECT_EQ(kept, token);
 }
 
 }  // namespace

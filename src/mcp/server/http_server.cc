@@ -58,7 +58,7 @@ bool HttpServer::Impl::Admit(const httplib::Request& request, httplib::Response&
   return true;
 }
 
-void HttpServer::Impl::Post(const httplib::Request& request, httplib::Response& response) {
+void HttpServer::Impl::Post(const httplib::Request& request, httplib::Response& response, RequestHold& hold) {
   if (!AdmitOrigin(request, response)) return;
   // A version header neither era knows: a modern body still gets its modern error (-32022
   // or -32020); anything else the legacy answer, before any other check.
@@ -99,6 +99,14 @@ void HttpServer::Impl::Post(const httplib::Request& request, httplib::Response& 
     return;
   }
   Message message = std::move(*parsed);
+  // A legacy initialize is no client's yet: it opens a session of its own (bounded by the
+  // table), so another client's streams never keep a newcomer out.
+  const bool opens_session = message.kind == MessageKind::kRequest && message.method == "initialize" &&
+                             !request.has_header(kSessionHeader);
+  if (!opens_session &&
+      !Enter(request, response, hold, message.kind == MessageKind::kRequest && message.method == "subscriptions/listen")) {
+    return;
+  }
   if (IsModern(request, message)) {
     if (message.kind == MessageKind::kRequest && !CheckModernHeaders(request, message, response)) return;
     ServeModern(request, std::move(message), response);
@@ -110,42 +118,73 @@ void HttpServer::Impl::Post(const httplib::Request& request, httplib::Response& 
 bool HttpServer::Impl::Authorized(const httplib::Request& request, httplib::Response& response) const {
   if (!bearer_digest || HasBearerToken(request.get_header_value("Authorization"), *bearer_digest)) return true;
   response.set_header("WWW-Authenticate", "Bearer");
-  SetJsonRpcError(response, 401, kInvalidRequest, "unauthorized");
+  SetJsonRpcError(response, 401, kInvalidRequest, options.unauthorized_message.c_str());
   return false;
 }
 
-// A live legacy session is its own client; anything else is its peer address (not the
-// port: one client, many connections). A made-up session id is no way around the limit.
-std::string HttpServer::Impl::ClientKey(const httplib::Request& request) {
+// The request's client for the in-flight limit: a live legacy session (named by
+// Mcp-Session-Id; the request keeps it busy) is its own client; anything else is its peer
+// address (not the port: one client, many connections), as a stateless request carries no
+// other identity than the server's one token. A made-up session id is no way around the
+// limit. Open streams (GET, subscriptions/listen) and other requests have budgets of their
+// own, so a client's streams never block its (or its address's) calls.
+bool HttpServer::Impl::Enter(const httplib::Request& request, httplib::Response& response, RequestHold& hold,
+                             bool stream) {
+  std::string client;
   if (request.has_header(kSessionHeader)) {
     const std::string id = request.get_header_value(kSessionHeader);
     std::lock_guard lock(sessions_mutex);
-    if (sessions.count(id) != 0) return "session " + id;
+    if (auto session = LiveSession(id)) {
+      hold.activity = std::make_shared<RequestHold::Activity>(std::move(session));
+      client = "session " + id;
+    }
   }
-  return "peer " + request.remote_addr;
+  if (client.empty()) client = "peer " + request.remote_addr;
+  if (!in_flight) return true;
+  hold.slot = in_flight->Acquire(client + (stream ? " streams" : " requests"));
+  if (!hold.slot) {
+    SetJsonRpcError(response, 429, kInternalError, "too many requests in flight");
+    return false;
+  }
+  return true;
 }
 
-// The client's requests in flight (the bearer token was checked before routing). The slot is released once the response has been written: a streamed response's slot goes
-// with its content provider (httplib destroys the releaser with the response).
+// The request's hold (RequestHold) lasts until its response has been written: a streamed
+// response's goes with its content provider (httplib destroys the releaser with the
+// response). The bearer token was checked before routing.
 httplib::Server::Handler HttpServer::Impl::Guarded(
-    void (Impl::*handler)(const httplib::Request&, httplib::Response&)) {
+    void (Impl::*handler)(const httplib::Request&, httplib::Response&, RequestHold&)) {
   return [this, handler](const httplib::Request& request, httplib::Response& response) {
-    std::shared_ptr<InFlightLimit::Slot> slot;
-    if (in_flight) {
-      slot = in_flight->Acquire(ClientKey(request));
-      if (!slot) {
-        SetJsonRpcError(response, 429, kInternalError, "too many requests in flight");
-        return;
-      }
-    }
-    (this->*handler)(request, response);
-    if (slot && response.content_provider_) {
+    auto hold = std::make_shared<RequestHold>();
+    (this->*handler)(request, response, *hold);
+    if ((hold->slot || hold->activity) && response.content_provider_) {
       response.content_provider_resource_releaser_ =
-          [releaser = std::move(response.content_provider_resource_releaser_), slot](bool success) {
+          [releaser = std::move(response.content_provider_resource_releaser_), hold](bool success) {
             if (releaser) releaser(success);
           };
     }
   };
+}
+
+// Only the endpoint exists. Any other path is 404 with or without the token, never a 401
+// that looks like an OAuth server's. A host refused at the endpoint (401) looks for OAuth
+// metadata (/.well-known/oauth-protected-resource, ...), finds none, and then tries
+// Dynamic Client Registration at /register anyway; that answer's body is an OAuth error
+// (RFC 6749 5.2 shape, which hosts parse and show) whose description tells the person that
+// a bearer token is what is missing.
+httplib::Server::HandlerResponse HttpServer::Impl::PreRoute(const httplib::Request& request,
+                                                            httplib::Response& response) {
+  if (request.path != options.path) {
+    const json::Value body = {
+        {"error", "invalid_request"},
+        {"error_description", bearer_digest ? options.unauthorized_message
+                                            : std::string("not found: this server's only endpoint is ") + options.path}};
+    response.status = 404;
+    response.set_content(body.dump(), "application/json");
+    return httplib::Server::HandlerResponse::Handled;
+  }
+  return Authorized(request, response) ? httplib::Server::HandlerResponse::Unhandled
+                                       : httplib::Server::HandlerResponse::Handled;
 }
 
 void HttpServer::Impl::Install() {
@@ -166,11 +205,7 @@ void HttpServer::Impl::Install() {
                                 std::exception_ptr) {
     SetJsonRpcError(response, 500, kInternalError, "internal error");
   });
-  // Other paths and methods need the token too, so that they tell nothing without it.
-  http.set_pre_routing_handler([this](const httplib::Request& q, httplib::Response& r) {
-    return Authorized(q, r) ? httplib::Server::HandlerResponse::Unhandled
-                            : httplib::Server::HandlerResponse::Handled;
-  });
+  http.set_pre_routing_handler([this](const httplib::Request& q, httplib::Response& r) { return PreRoute(q, r); });
   http.Post(options.path, Guarded(&Impl::Post));
   http.Get(options.path, Guarded(&Impl::Get));
   http.Delete(options.path, Guarded(&Impl::Delete));

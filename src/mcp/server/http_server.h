@@ -14,6 +14,7 @@
 // and the threads are free again, without waiting for a keep-alive write to fail.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -36,7 +37,13 @@ struct HttpServerOptions {
   bool json_responses = false;
   long retry_ms = 1000;         // the retry: field of each stream's priming event
   std::size_t max_body_bytes = kDefaultMaxMessageBytes;
+  // Legacy sessions held at once. A full table forgets the least recently used idle session
+  // (no request in flight, no open GET stream; its client's next request gets 404 and it
+  // initializes again, as the specification provides); only a table whose every session is
+  // busy refuses initialize (503).
   std::size_t max_sessions = 1024;
+  // A legacy session idle this long is forgotten (the policy's sessionIdleSeconds in serve).
+  std::chrono::seconds session_idle{3600};
   std::size_t max_queued_messages = 1024;  // per session, waiting for a GET stream
   // Connections served at once, and the threads that run modern requests' lasting work
   // (tools/call, subscriptions/listen): two bounded pools of this many threads each, started
@@ -46,21 +53,28 @@ struct HttpServerOptions {
   int threads = 64;
   std::size_t max_queued_connections = 256;
   long keep_alive_ms = 5000;  // a legacy GET stream's keep-alive comment when quiet
-  // When not empty, every request must carry "Authorization: Bearer <token>" (compared in
-  // constant time), else 401 with "WWW-Authenticate: Bearer" and nothing else looked at. The
-  // token never appears in an answer or a log.
+  // When not empty, every request to the endpoint must carry "Authorization: Bearer <token>"
+  // (compared in constant time), else 401 with "WWW-Authenticate: Bearer" and a JSON-RPC
+  // error carrying unauthorized_message, nothing else looked at. The token never appears in
+  // an answer or a log. Other paths are 404 with or without it (no OAuth metadata exists).
   std::string bearer_token;
-  // Requests in flight per client (0: unlimited), open GET and listen streams included; a
-  // client is its live legacy session (Mcp-Session-Id) when it names one, else its peer
-  // address. One more is answered with 429 and a JSON-RPC error.
+  // What a client without the token is told: words for the person configuring the host.
+  std::string unauthorized_message =
+      "this MCP server requires a bearer token and offers no OAuth; configure the host to send the "
+      "Authorization header as Bearer followed by the token";
+  // Requests in flight per client (0: unlimited); open streams (GET, subscriptions/listen)
+  // have a budget of the same size of their own. A client is its live legacy session
+  // (Mcp-Session-Id) when it names one, else its peer address; a legacy initialize counts
+  // against neither. One more is answered with 429 and a JSON-RPC error.
   std::size_t max_in_flight_per_client = 0;
   // Host names accepted in Host and Origin beyond the loopback names (a server listening on
   // another interface names the ones its clients use). Compared case-insensitively.
   std::vector<std::string> allowed_hosts;
 };
 
-// Origin values accepted: absent, or an http(s) origin whose host is localhost, 127.0.0.1
-// or [::1]. Host values accepted: absent, or one of those names with any port.
+// Origin values accepted: absent, or an http(s) origin (scheme://host[:port], parsed as a
+// URL: no user information, path, query or fragment) whose host is localhost, 127.0.0.1 or
+// [::1], any port. Host values accepted: absent, or one of those names with any port.
 bool IsAllowedOrigin(const std::string& origin);
 // localhost, 127.0.0.1 or ::1 (bracketed or not): a name only this machine reaches.
 bool IsLoopbackName(std::string_view host);

@@ -1,49 +1,96 @@
-// Legacy sessions of the Streamable HTTP server: ids, the session table, the session's GET
-// stream of unsolicited messages, and DELETE.
-#include <random>
+// Legacy sessions of the Streamable HTTP server: ids, the session table (idle expiry and
+// eviction), the session's GET stream of unsolicited messages, and DELETE.
 #include <utility>
 
+#include "json/random.h"
 #include "mcp/server/internal/http_impl.h"
 
 namespace udon::mcp {
-namespace {
 
-std::string NewSessionId() {
-  static std::mutex mutex;
-  static std::random_device device;
-  static std::mt19937_64 generator(device());
-  std::lock_guard lock(mutex);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string id;
-  for (int i = 0; i < 2; ++i) {
-    std::uint64_t bits = generator();
-    for (int k = 0; k < 16; ++k, bits >>= 4) id.push_back(kHex[bits & 0xf]);
-  }
-  return id;
+std::int64_t SteadyNanos() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
-}  // namespace
+RequestHold::Activity::Activity(std::shared_ptr<HttpSession> s) : session(std::move(s)) {
+  ++session->busy;
+  session->last_used = SteadyNanos();
+}
 
-// initialize: a new session under a fresh id, refused while the table is full.
+RequestHold::Activity::~Activity() {
+  session->last_used = SteadyNanos();
+  --session->busy;
+}
+
+// Called with sessions_mutex held: the session leaves the table, its GET stream ends.
+void HttpServer::Impl::Forget(std::map<std::string, std::shared_ptr<HttpSession>>::iterator it) {
+  it->second->stream->Close();
+  sessions.erase(it);
+}
+
+// Called with sessions_mutex held: the session `id` names, unless it has been idle (no
+// request in flight, no GET stream) beyond session_idle: then it is forgotten here.
+std::shared_ptr<HttpSession> HttpServer::Impl::LiveSession(const std::string& id) {
+  auto it = sessions.find(id);
+  if (it == sessions.end()) return nullptr;
+  const HttpSession& session = *it->second;
+  const auto idle = std::chrono::nanoseconds(SteadyNanos() - session.last_used.load());
+  if (session.busy.load() == 0 && idle >= options.session_idle) {
+    Forget(it);
+    return nullptr;
+  }
+  return it->second;
+}
+
+// Called with sessions_mutex held, the table full: forgets every expired session, else the
+// least recently used idle one (its client's next request gets 404 and initializes again).
+// False when every session is busy.
+bool HttpServer::Impl::MakeRoom() {
+  const std::int64_t now = SteadyNanos();
+  auto oldest = sessions.end();
+  for (auto it = sessions.begin(); it != sessions.end();) {
+    const HttpSession& session = *it->second;
+    if (session.busy.load() != 0) {
+      ++it;
+    } else if (std::chrono::nanoseconds(now - session.last_used.load()) >= options.session_idle) {
+      Forget(it++);
+    } else {
+      if (oldest == sessions.end() || session.last_used.load() < oldest->second->last_used.load()) oldest = it;
+      ++it;
+    }
+  }
+  if (sessions.size() < options.max_sessions) return true;
+  if (oldest == sessions.end()) return false;
+  Forget(oldest);
+  return true;
+}
+
+// initialize: a new session under a fresh id (128 bits from the OS CSPRNG: a session id is
+// the only thing that stands between a client and another's session).
 std::shared_ptr<HttpSession> HttpServer::Impl::OpenSession(const httplib::Request& request,
                                                            httplib::Response& response) {
   if (request.has_header(kSessionHeader)) {
     SetJsonRpcError(response, 400, kInvalidRequest, "initialize must not carry a session id");
     return nullptr;
   }
+  auto id = json::RandomHex(16);
+  if (!id.ok()) {
+    SetJsonRpcError(response, 500, kInternalError, "no randomness for a session id");
+    return nullptr;
+  }
   auto session = std::make_shared<HttpSession>();
   session->stream = std::make_shared<SessionStream>(options.max_queued_messages);
   session->core = server.NewSession(session->stream);
-  const std::string id = NewSessionId();
+  session->last_used = SteadyNanos();
   {
     std::lock_guard lock(sessions_mutex);
-    if (sessions.size() >= options.max_sessions) {
+    if (sessions.size() >= options.max_sessions && !MakeRoom()) {
       SetJsonRpcError(response, 503, kInvalidRequest, "too many sessions");
       return nullptr;
     }
-    sessions[id] = session;
+    sessions[*id] = session;
   }
-  response.set_header(kSessionHeader, id);
+  response.set_header(kSessionHeader, *id);
   return session;
 }
 
@@ -54,16 +101,13 @@ std::shared_ptr<HttpSession> HttpServer::Impl::FindSession(const httplib::Reques
     return nullptr;
   }
   std::lock_guard lock(sessions_mutex);
-  auto it = sessions.find(request.get_header_value(kSessionHeader));
-  if (it == sessions.end()) {
-    SetJsonRpcError(response, 404, kInvalidRequest, "session not found");
-    return nullptr;
-  }
-  return it->second;
+  auto session = LiveSession(request.get_header_value(kSessionHeader));
+  if (session == nullptr) SetJsonRpcError(response, 404, kInvalidRequest, "session not found");
+  return session;
 }
 
-void HttpServer::Impl::Get(const httplib::Request& request, httplib::Response& response) {
-  if (!Admit(request, response)) return;
+void HttpServer::Impl::Get(const httplib::Request& request, httplib::Response& response, RequestHold& hold) {
+  if (!Admit(request, response) || !Enter(request, response, hold, true)) return;
   if (!HeaderHas(request, "Accept", "text/event-stream")) {
     SetJsonRpcError(response, 406, kInvalidRequest, "Accept must list text/event-stream");
     return;
@@ -123,15 +167,15 @@ void HttpServer::Impl::Get(const httplib::Request& request, httplib::Response& r
       [session, ticket](bool) { session->stream->Release(); });
 }
 
-void HttpServer::Impl::Delete(const httplib::Request& request, httplib::Response& response) {
-  if (!Admit(request, response)) return;
+void HttpServer::Impl::Delete(const httplib::Request& request, httplib::Response& response, RequestHold& hold) {
+  if (!Admit(request, response) || !Enter(request, response, hold, false)) return;
   auto session = FindSession(request, response);
   if (session == nullptr) return;
   {
     std::lock_guard lock(sessions_mutex);
-    sessions.erase(request.get_header_value(kSessionHeader));
+    auto it = sessions.find(request.get_header_value(kSessionHeader));
+    if (it != sessions.end() && it->second == session) Forget(it);
   }
-  session->stream->Close();
   response.status = 200;
 }
 

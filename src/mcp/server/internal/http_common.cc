@@ -7,22 +7,56 @@
 
 namespace udon::mcp {
 
+namespace {
+
+// A port: 1 to 5 digits, at most 65535.
+bool IsPort(std::string_view text) {
+  if (text.empty() || text.size() > 5 || text.find_first_not_of("0123456789") != std::string_view::npos) {
+    return false;
+  }
+  return std::stoul(std::string(text)) <= 65535;
+}
+
+}  // namespace
+
 std::string HostName(std::string_view host_port) {
   std::string_view name = host_port;
+  std::string_view port;
+  bool has_port = false;
   if (!name.empty() && name.front() == '[') {
     const auto close = name.find(']');
     if (close == std::string_view::npos) return {};
     std::string_view rest = name.substr(close + 1);
     if (!rest.empty() && rest.front() != ':') return {};
+    has_port = !rest.empty();
+    if (has_port) port = rest.substr(1);
     name = name.substr(0, close + 1);
   } else if (const auto colon = name.find(':'); colon != std::string_view::npos) {
+    has_port = true;
+    port = name.substr(colon + 1);
     name = name.substr(0, colon);
+  }
+  // No user information ("localhost:1@evil.example"), path, query, fragment or blank: what
+  // a URL parser would read as another host is no host here.
+  if (name.empty() || name.find_first_of("@/?#\\ \t%") != std::string_view::npos || (has_port && !IsPort(port))) {
+    return {};
   }
   std::string lowered(name);
   for (char& c : lowered) {
     if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
   }
   return lowered;
+}
+
+std::optional<std::string> OriginHost(std::string_view origin) {
+  for (std::string_view scheme : {"http://", "https://"}) {
+    if (origin.substr(0, scheme.size()) == scheme) {
+      std::string host = HostName(origin.substr(scheme.size()));
+      if (host.empty()) return std::nullopt;
+      return host;
+    }
+  }
+  return std::nullopt;
 }
 
 bool HeaderHas(const httplib::Request& request, const char* header, std::string_view token) {

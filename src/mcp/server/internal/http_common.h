@@ -16,8 +16,14 @@ namespace udon::mcp {
 constexpr char kSessionHeader[] = "Mcp-Session-Id";
 constexpr char kVersionHeader[] = "MCP-Protocol-Version";
 
-// "name[:port]" or "[v6][:port]" -> the name part, lowercased; empty if malformed.
+// "name[:port]" or "[v6][:port]" -> the name part, lowercased; empty if malformed: a port
+// that is not a number up to 65535, or a name with user information, a path, a query, a
+// fragment or blanks in it.
 std::string HostName(std::string_view host_port);
+
+// The host of an origin "http(s)://host[:port]" (RFC 6454, as browsers send it), lowercased;
+// nullopt for any other scheme or a malformed host part (HostName).
+std::optional<std::string> OriginHost(std::string_view origin);
 
 // Whether the header's value contains `token`.
 bool HeaderHas(const httplib::Request& request, const char* header, std::string_view token);

@@ -32,14 +32,8 @@ bool IsNamed(std::string_view name, const std::vector<std::string>& names) {
 }
 
 bool IsNamedOrigin(const std::string& origin, const std::vector<std::string>& names) {
-  std::string_view rest = origin;
-  for (std::string_view scheme : {"http://", "https://"}) {
-    if (rest.substr(0, scheme.size()) == scheme) {
-      rest.remove_prefix(scheme.size());
-      return rest.find('/') == std::string_view::npos && IsNamed(HostName(rest), names);
-    }
-  }
-  return false;
+  const std::optional<std::string> host = OriginHost(origin);
+  return host && IsNamed(*host, names);
 }
 
 bool IsLoopbackName(std::string_view host) {
@@ -48,16 +42,8 @@ bool IsLoopbackName(std::string_view host) {
 
 bool IsAllowedOrigin(const std::string& origin) {
   if (origin.empty()) return true;
-  std::string_view rest = origin;
-  if (rest.substr(0, 7) == "http://") {
-    rest.remove_prefix(7);
-  } else if (rest.substr(0, 8) == "https://") {
-    rest.remove_prefix(8);
-  } else {
-    return false;
-  }
-  if (rest.find('/') != std::string_view::npos) return false;
-  return IsLoopbackName(HostName(rest));
+  const std::optional<std::string> host = OriginHost(origin);
+  return host && IsLoopbackName(*host);
 }
 
 bool IsAllowedHost(const std::string& host) {

@@ -42,6 +42,24 @@ class Listener : public httplib::Server {
   }
 };
 
+// What a request holds while it is in flight, released once its response has been written
+// (a streamed response's with its content provider): its client's in-flight slot, and its
+// legacy session's activity (the session is busy, so neither expired nor evicted).
+struct RequestHold {
+  struct Activity {
+    explicit Activity(std::shared_ptr<HttpSession> s);
+    ~Activity();
+    Activity(const Activity&) = delete;
+    Activity& operator=(const Activity&) = delete;
+    std::shared_ptr<HttpSession> session;
+  };
+  std::shared_ptr<InFlightLimit::Slot> slot;
+  std::shared_ptr<Activity> activity;
+};
+
+// Now on the steady clock, as HttpSession::last_used counts it.
+std::int64_t SteadyNanos();
+
 struct HttpServer::Impl {
   Impl(Server& s, HttpServerOptions o) : server(s), options(std::move(o)) {}
 
@@ -60,25 +78,30 @@ struct HttpServer::Impl {
   std::unique_ptr<PeerWatch::Ticket> WatchClient(const httplib::Request& request,
                                                  std::function<void()> departed);
   void ServeLegacy(const httplib::Request& request, Message message, httplib::Response& response);
+  bool Enter(const httplib::Request& request, httplib::Response& response, RequestHold& hold, bool stream);
+  std::shared_ptr<HttpSession> LiveSession(const std::string& id);
+  bool MakeRoom();
+  void Forget(std::map<std::string, std::shared_ptr<HttpSession>>::iterator it);
   void RefuseLegacy(Message message, httplib::Response& response);
   std::shared_ptr<HttpSession> OpenSession(const httplib::Request& request, httplib::Response& response);
   std::shared_ptr<HttpSession> FindSession(const httplib::Request& request,
                                            httplib::Response& response);
-  void Post(const httplib::Request& request, httplib::Response& response);
-  void Get(const httplib::Request& request, httplib::Response& response);
-  void Delete(const httplib::Request& request, httplib::Response& response);
+  void Post(const httplib::Request& request, httplib::Response& response, RequestHold& hold);
+  void Get(const httplib::Request& request, httplib::Response& response, RequestHold& hold);
+  void Delete(const httplib::Request& request, httplib::Response& response, RequestHold& hold);
   void AnswerWithSse(std::shared_ptr<HttpSession> session, Message message,
                      httplib::Response& response);
   bool Authorized(const httplib::Request& request, httplib::Response& response) const;
-  std::string ClientKey(const httplib::Request& request);
-  httplib::Server::Handler Guarded(void (Impl::*handler)(const httplib::Request&, httplib::Response&));
+  httplib::Server::HandlerResponse PreRoute(const httplib::Request& request, httplib::Response& response);
+  httplib::Server::Handler Guarded(
+      void (Impl::*handler)(const httplib::Request&, httplib::Response&, RequestHold&));
 
   Server& server;
   HttpServerOptions options;
   Listener http;
   std::atomic<bool> stopping{false};
   std::mutex sessions_mutex;
-  std::map<std::string, std::shared_ptr<HttpSession>> sessions;
+  std::map<std::string, std::shared_ptr<HttpSession>> sessions;  // by Mcp-Session-Id
   std::optional<std::array<std::uint8_t, 32>> bearer_digest;  // of options.bearer_token
   std::unique_ptr<InFlightLimit> in_flight;                   // when limited
   // Lasting work of modern requests (tools/call, listen) and their open response streams;

@@ -94,6 +94,11 @@ struct HttpSession {
   std::shared_ptr<SessionStream> stream;
   std::unique_ptr<ServerSession> core;
   std::atomic<std::uint64_t> next_stream{1};
+  // Requests in flight, an open GET stream included: a busy session is never expired or
+  // evicted. Raised under the session table's lock, so a session found there stays.
+  std::atomic<int> busy{0};
+  // When a request last began or ended (steady clock, nanoseconds): idle time and LRU order.
+  std::atomic<std::int64_t> last_used{0};
 };
 
 // A POST response stream: events written straight to the connection while the request is
