@@ -158,7 +158,7 @@ TEST_F(SummaryTest, FaultScenariosGiveExactCounts) {
   const json::Value& steps = s["latency"]["steps"];
   std::vector<std::string> names;
   for (const json::Value& step : steps) names.push_back(step["step"]);
-  EXPECT_EQ(names, (std::vector<std::string>{"digest", "static", "connect", "list", "compare", "arguments", "dispatch"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"digest", "static", "connect", "list", "compare", "arguments", "recheck", "dispatch"}));
   EXPECT_EQ(Find(steps, "step", "digest")["samples"], 15);
   EXPECT_EQ(Find(steps, "step", "connect")["samples"], 14);  // all but the static refusal
   EXPECT_EQ(Find(steps, "step", "dispatch")["samples"], 7);
