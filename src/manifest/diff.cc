@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "json/display.h"
 #include "json/pointer.h"
+#include "manifest/drift_kind.h"
 #include "manifest/internal/report_line.h"
 
 namespace udon::manifest {
@@ -47,6 +49,7 @@ void PairRenames(std::vector<ToolDiff>& tools, const std::map<std::string, Occur
         added.status = ChangeStatus::kRenamed;
         added.renamed_from = removed.name;
         added.differences = {{"/name", json::DifferenceKind::kChanged}};
+        added.difference_kinds = added.kinds = {"tool.renamed"};
         removed.name.clear();  // folded into the rename
         break;
       }
@@ -54,6 +57,16 @@ void PairRenames(std::vector<ToolDiff>& tools, const std::map<std::string, Occur
   }
   tools.erase(std::remove_if(tools.begin(), tools.end(), [](const ToolDiff& t) { return t.name.empty(); }),
               tools.end());
+}
+
+// The server's kinds: its own (serverInfo, catalog, reviews) and its tools'.
+std::vector<std::string> ServerKinds(const ServerDiff& server, bool order_changed) {
+  std::set<std::string> kinds;
+  for (const auto& d : server.server_info) kinds.insert(ServerInfoKind(d.pointer));
+  if (server.reordered) kinds.insert(order_changed ? "catalog.order" : "catalog.pages");
+  if (!server.reviews_changed.empty()) kinds.insert("review.changed");
+  for (const ToolDiff& tool : server.tools) kinds.insert(tool.kinds.begin(), tool.kinds.end());
+  return {kinds.begin(), kinds.end()};
 }
 
 ServerDiff DiffServer(const std::string& key, const Manifest& before, const Manifest& after) {
@@ -70,10 +83,10 @@ ServerDiff DiffServer(const std::string& key, const Manifest& before, const Mani
   for (const auto& [name, occurrences] : tools_before) {
     auto it = tools_after.find(name);
     if (it == tools_after.end()) {
-      server.tools.push_back({name, ChangeStatus::kRemoved, "", {}});
+      server.tools.push_back({name, ChangeStatus::kRemoved, "", {}, {}, {"tool.removed"}});
       continue;
     }
-    ToolDiff diff{name, ChangeStatus::kChanged, "", {}};
+    ToolDiff diff{name, ChangeStatus::kChanged, "", {}, {}, {}};
     const std::size_t common = std::min(occurrences.size(), it->second.size());
     for (std::size_t i = 0; i < common; ++i) {
       for (auto& d : json::Diff(*occurrences[i], *it->second[i])) {
@@ -86,10 +99,13 @@ ServerDiff DiffServer(const std::string& key, const Manifest& before, const Mani
                                           ? json::DifferenceKind::kAdded
                                           : json::DifferenceKind::kRemoved});
     }
-    if (!diff.differences.empty()) server.tools.push_back(std::move(diff));
+    if (diff.differences.empty()) continue;
+    diff.difference_kinds = ToolDifferenceKinds(diff.differences, occurrences, it->second);
+    diff.kinds = ToolKinds(diff.differences, diff.difference_kinds, occurrences, it->second);
+    server.tools.push_back(std::move(diff));
   }
   for (const auto& [name, occurrences] : tools_after) {
-    if (!tools_before.count(name)) server.tools.push_back({name, ChangeStatus::kAdded, "", {}});
+    if (!tools_before.count(name)) server.tools.push_back({name, ChangeStatus::kAdded, "", {}, {}, {"tool.added"}});
   }
   PairRenames(server.tools, tools_before, tools_after);
 
@@ -116,6 +132,7 @@ ServerDiff DiffServer(const std::string& key, const Manifest& before, const Mani
     }
   }
   std::sort(server.reviews_changed.begin(), server.reviews_changed.end());
+  server.kinds = ServerKinds(server, order_before != order_after);
   return server;
 }
 
@@ -136,11 +153,15 @@ json::Value ValueAt(const json::Value* root, const std::string& pointer) {
   return v ? *v : json::Value();
 }
 
+// kinds: one per difference; kind_of names those not given.
 json::Value DifferencesToJson(const std::vector<json::Difference>& diffs, const json::Value* before,
-                              const json::Value* after) {
+                              const json::Value* after, const std::vector<std::string>& kinds,
+                              std::string (*kind_of)(const std::string&) = nullptr) {
   json::Value out = json::Value::array();
-  for (const auto& d : diffs) {
-    json::Value entry = {{"pointer", d.pointer}, {"change", json::DifferenceKindName(d.kind)}};
+  for (std::size_t i = 0; i < diffs.size(); ++i) {
+    const json::Difference& d = diffs[i];
+    json::Value entry = {{"pointer", d.pointer}, {"change", json::DifferenceKindName(d.kind)},
+                         {"kind", i < kinds.size() ? kinds[i] : kind_of(d.pointer)}};
     if (d.kind != json::DifferenceKind::kAdded) entry["old"] = ValueAt(before, d.pointer);
     if (d.kind != json::DifferenceKind::kRemoved) entry["new"] = ValueAt(after, d.pointer);
     out.push_back(std::move(entry));
@@ -182,6 +203,13 @@ void ShowDescriptionChange(ReportLine& line, const std::string& before, const st
   line.Note(json::ForDisplay(after, json::LineBreaks::kKeep).hidden, "the new value");
 }
 
+// "kinds: a, b" (fixed names: nothing to escape).
+std::string KindsLine(const std::string& indent, const std::vector<std::string>& kinds) {
+  std::string line = indent + "kinds:";
+  for (std::size_t i = 0; i < kinds.size(); ++i) line += (i == 0 ? " " : ", ") + kinds[i];
+  return line + "\n";
+}
+
 }  // namespace
 
 const char* ChangeStatusName(ChangeStatus status) {
@@ -217,13 +245,17 @@ ManifestDiff DiffManifests(const Manifest& before, const Manifest& after) {
   std::sort(keys.begin(), keys.end());
   for (const auto& key : keys) {
     if (!after.has_server(key)) {
-      diff.servers.push_back({key, ChangeStatus::kRemoved, {}, {}, false, {}});
+      diff.servers.push_back({key, ChangeStatus::kRemoved, {}, {}, false, {}, {"server.removed"}});
     } else if (!before.has_server(key)) {
-      diff.servers.push_back({key, ChangeStatus::kAdded, {}, {}, false, {}});
+      diff.servers.push_back({key, ChangeStatus::kAdded, {}, {}, false, {}, {"server.added"}});
     } else if (ServerDiff server = DiffServer(key, before, after); !IsEmpty(server)) {
       diff.servers.push_back(std::move(server));
     }
   }
+  std::set<std::string> kinds;
+  for (const auto& d : diff.top_level) kinds.insert(TopLevelKind(d.pointer));
+  for (const ServerDiff& server : diff.servers) kinds.insert(server.kinds.begin(), server.kinds.end());
+  diff.kinds.assign(kinds.begin(), kinds.end());
   return diff;
 }
 
@@ -278,22 +310,24 @@ std::string TextLineDiff(const std::string& before, const std::string& after) {
 
 json::Value DiffToJson(const ManifestDiff& diff, const Manifest& before, const Manifest& after) {
   json::Value out = {{"identical", diff.identical()},
-                     {"topLevel", DifferencesToJson(diff.top_level, &before.document(), &after.document())},
+                     {"kinds", diff.kinds},
+                     {"topLevel", DifferencesToJson(diff.top_level, &before.document(), &after.document(), {},
+                                                    &TopLevelKind)},
                      {"servers", json::Value::array()}};
   for (const ServerDiff& server : diff.servers) {
-    json::Value s = {{"server", server.key}, {"status", ChangeStatusName(server.status)}};
+    json::Value s = {{"server", server.key}, {"status", ChangeStatusName(server.status)}, {"kinds", server.kinds}};
     if (server.status == ChangeStatus::kChanged) {
       s["serverInfo"] = DifferencesToJson(server.server_info, before.server_info(server.key),
-                                          after.server_info(server.key));
+                                          after.server_info(server.key), {}, &ServerInfoKind);
       s["reordered"] = server.reordered;
       s["reviewsChanged"] = server.reviews_changed;
       s["tools"] = json::Value::array();
       for (const ToolDiff& tool : server.tools) {
-        json::Value t = {{"name", tool.name}, {"status", ChangeStatusName(tool.status)}};
+        json::Value t = {{"name", tool.name}, {"status", ChangeStatusName(tool.status)}, {"kinds", tool.kinds}};
         if (tool.status == ChangeStatus::kRenamed) t["renamedFrom"] = tool.renamed_from;
         if (tool.status == ChangeStatus::kChanged) {
           t["differences"] = DifferencesToJson(tool.differences, ToolAt(before, server.key, tool.name),
-                                               ToolAt(after, server.key, tool.name));
+                                               ToolAt(after, server.key, tool.name), tool.difference_kinds);
           for (auto& d : t["differences"]) d["area"] = ToolChangeArea(d["pointer"].get<std::string>());
         }
         s["tools"].push_back(std::move(t));
@@ -310,6 +344,7 @@ std::string DiffToText(const ManifestDiff& diff, const Manifest& before, const M
   if (!diff.significant(false)) {
     out += "only the capture instants differ (not significant; --strict makes them so)\n";
   }
+  out += KindsLine("", diff.kinds);
   for (const auto& d : diff.top_level) {
     ReportLine line("");
     line.Fixed(json::DifferenceKindName(d.kind)).Fixed(" ").Shown(d.pointer, "the pointer");
@@ -336,6 +371,7 @@ std::string DiffToText(const ManifestDiff& diff, const Manifest& before, const M
       }
       tool_line.AppendTo(out);
       if (tool.status != ChangeStatus::kChanged) continue;
+      out += KindsLine("    ", tool.kinds);
       const json::Value* a = ToolAt(before, server.key, tool.name);
       const json::Value* b = ToolAt(after, server.key, tool.name);
       for (const auto& d : tool.differences) {

@@ -1,6 +1,7 @@
 // Drift between two manifests, by server, tool and JSON pointer: what `udon-mcp diff`
 // reports to a reviewer (values included: a reviewer needs them), and what evidence
-// classifies (pointers only).
+// classifies (pointers only). Every difference has a kind from the closed list of
+// manifest/drift_kind.h.
 #pragma once
 
 #include <optional>
@@ -20,6 +21,8 @@ struct ToolDiff {
   ChangeStatus status = ChangeStatus::kChanged;
   std::string renamed_from;                    // kRenamed: the old name
   std::vector<json::Difference> differences;   // pointers relative to the Tool object
+  std::vector<std::string> difference_kinds;   // the kind of each difference, in order
+  std::vector<std::string> kinds;              // the tool's distinct kinds, sorted (ToolKinds)
 };
 
 struct ServerDiff {
@@ -29,11 +32,13 @@ struct ServerDiff {
   std::vector<ToolDiff> tools;
   bool reordered = false;                      // same names, other order or pagination
   std::vector<std::string> reviews_changed;    // tool names whose review differs
+  std::vector<std::string> kinds;              // every kind in the server's drift, sorted once
 };
 
 struct ManifestDiff {
   std::vector<json::Difference> top_level;     // profile, protocolVersion, instants, x-*
   std::vector<ServerDiff> servers;
+  std::vector<std::string> kinds;              // every kind in the report, sorted once
   bool identical() const { return top_level.empty() && servers.empty(); }
   // Whether anything but capturedAt and expiresAt differs: two captures of an unchanged
   // server differ only in those. With strict, every difference counts.
@@ -42,9 +47,11 @@ struct ManifestDiff {
 
 ManifestDiff DiffManifests(const Manifest& before, const Manifest& after);
 
-// {"identical":bool,"topLevel":[...],"servers":[...]} with old/new values per pointer.
+// {"identical":bool,"kinds":[...],"topLevel":[...],"servers":[...]} with old/new values and
+// the kind per pointer.
 json::Value DiffToJson(const ManifestDiff& diff, const Manifest& before, const Manifest& after);
-// For people: one line per change; description changes as a line diff. Keys, names,
+// For people: one line per change, after a "kinds: ..." line for the top level, each
+// server and each changed tool; description changes as a line diff. Keys, names,
 // pointers and values go through json::ForDisplay, each piece that hid something followed
 // by a "note: the new value held ..." line.
 std::string DiffToText(const ManifestDiff& diff, const Manifest& before, const Manifest& after);

@@ -4,6 +4,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <stdexcept>
 
@@ -100,6 +101,7 @@ TEST_F(ManifestCliTest, DiffNamesEveryDriftKind) {
   ASSERT_EQ(Udon({"capture", "--server", "demo", "-o", dir_.File("base.json")}).exit_code, 0);
   struct Case {
     const char* fault;
+    const char* kind;
     std::function<void(const json::Value& server)> expect;
   };
   auto tool_area = [](const char* area) {
@@ -116,15 +118,16 @@ TEST_F(ManifestCliTest, DiffNamesEveryDriftKind) {
     };
   };
   const std::vector<Case> cases = {
-      {"description", tool_area("description")},
-      {"input-schema", tool_area("inputSchema")},
-      {"output-schema", tool_area("outputSchema")},
-      {"annotations", tool_area("annotations")},
-      {"execution", tool_area("execution")},
-      {"remove-tool", tool_status("removed")},
-      {"rename-tool", tool_status("renamed")},
-      {"duplicate-tool", tool_status("changed")},
-      {"server-version", [](const json::Value& server) { EXPECT_EQ(server["serverInfo"][0]["pointer"], "/version"); }},
+      {"description", "tool.description", tool_area("description")},
+      {"input-schema", "input_schema.widened", tool_area("inputSchema")},
+      {"output-schema", "output_schema.narrowed", tool_area("outputSchema")},
+      {"annotations", "tool.annotations.destructiveHint", tool_area("annotations")},
+      {"execution", "tool.execution", tool_area("execution")},
+      {"remove-tool", "tool.removed", tool_status("removed")},
+      {"rename-tool", "tool.renamed", tool_status("renamed")},
+      {"duplicate-tool", "catalog.occurrences", tool_status("changed")},
+      {"server-version", "server.info.version",
+       [](const json::Value& server) { EXPECT_EQ(server["serverInfo"][0]["pointer"], "/version"); }},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.fault);
@@ -135,12 +138,18 @@ TEST_F(ManifestCliTest, DiffNamesEveryDriftKind) {
     json::Value report = json::Parse(diff.out).value();
     ASSERT_EQ(report["servers"].size(), 1u);
     c.expect(report["servers"][0]);
+    // The kind each fault's drift has (7.19): the demo's inputSchema forbids other names,
+    // its outputSchema does not, so a property added widens the one and narrows the other.
+    const json::Value& kinds = report["servers"][0]["kinds"];
+    EXPECT_NE(std::find(kinds.begin(), kinds.end(), c.kind), kinds.end()) << kinds.dump();
   }
   UseServer({"--fault", "protocol-version"});
   ASSERT_EQ(Udon({"capture", "--server", "demo", "-o", dir_.File("proto.json")}).exit_code, 0);
   json::Value report = json::Parse(Udon({"diff", dir_.File("base.json"), dir_.File("proto.json"), "--json"}, false).out).value();
   bool saw_protocol = false;
-  for (const auto& d : report["topLevel"]) saw_protocol = saw_protocol || d["pointer"] == "/protocolVersion";
+  for (const auto& d : report["topLevel"]) {
+    saw_protocol = saw_protocol || (d["pointer"] == "/protocolVersion" && d["kind"] == "server.protocol_version");
+  }
   EXPECT_TRUE(saw_protocol);
 }
 
