@@ -116,6 +116,22 @@ TEST_F(ServeInterop, Sdk1ClientOverHttp) {
   EXPECT_FALSE(run.report["sessionId"].is_null());
 }
 
+// Issue #31: at 64 SDK sessions serve stopped answering new ones (each session's GET stream
+// held one of its 64 connection threads). 96 sessions hold their GET streams open; a
+// newcomer lists and calls, and so does each of them.
+TEST_F(ServeInterop, ManySdkSessionsWithGetStreamsLeaveEveryoneServed) {
+  ASSERT_NO_FATAL_FAILURE(StartHttp());
+  constexpr int kSessions = 96;
+  PeerRun run = RunPeer("sdk_sessions.mjs", {gateway_->url(), std::to_string(kSessions)});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.report["sessions"], kSessions) << run.report;
+  EXPECT_EQ(run.report["streams"], kSessions);
+  ASSERT_TRUE(run.report["newcomer"].contains("ok")) << run.report;
+  EXPECT_EQ(run.report["newcomer"]["ok"]["tools"], Json(reviewed_));
+  EXPECT_EQ(run.report["newcomer"]["ok"]["value"], 2000.0);
+  EXPECT_EQ(run.report["callsOk"], kSessions);
+}
+
 std::vector<std::string> Sdk2CallConvert(const std::string& era) {
   return {"--era", era, "--call", "convert_units", "--arguments", R"({"value":2,"from":"kg","to":"g"})"};
 }

@@ -140,12 +140,17 @@ void HttpServer::Impl::ServeModern(const httplib::Request& http_request, Message
   auto session = std::shared_ptr<ServerSession>(server.NewSession(std::make_shared<NullSink>()));
   auto channel = std::make_shared<RequestChannel>();
   std::shared_ptr<PeerWatch::Ticket> ticket;
+  // A listen stream mostly waits: its threads here and in the work pool are counted out of
+  // `threads` (contract 7.17).
+  const bool listen = message.method == kListenMethod;
+  std::shared_ptr<WorkerPool::Lasting> lasting;
   bool deferred = false;
   bool refused = false;
   const json::Value id = message.id;
   const WorkRunner runner = [&](std::function<void()> work) {
     deferred = true;
-    if (!work_pool.TryReserve()) {
+    if (listen) lasting = WorkerPool::HoldLasting();
+    if ((listen && lasting == nullptr) || !work_pool.TryReserve()) {
       refused = true;  // the session is this request's alone: its in-flight entry goes with it
       return;
     }
@@ -158,8 +163,11 @@ void HttpServer::Impl::ServeModern(const httplib::Request& http_request, Message
       ++workers;
       running.insert(session);
     }
-    work_pool.RunReserved([this, session, channel, work = std::move(work)]() mutable {
-      work();
+    work_pool.RunReserved([this, session, channel, listen, work = std::move(work)]() mutable {
+      {
+        const auto held = listen ? WorkerPool::HoldLasting() : nullptr;  // else it runs counted
+        work();
+      }
       work = nullptr;
       channel->Finish();
       // Notify under the lock: Stop() returns, and the server may be destroyed, as soon as
@@ -183,7 +191,8 @@ void HttpServer::Impl::ServeModern(const httplib::Request& http_request, Message
     AnswerModernOnce(*channel, response);
     return;
   }
-  StreamModern(std::move(session), std::move(channel), std::move(ticket), response);
+  StreamModern(std::move(session), std::move(channel), std::move(ticket), std::move(lasting),
+               response);
 }
 
 // A modern request answered by one message: JSON, or (SSE mode, success) one event; the
@@ -209,7 +218,8 @@ void HttpServer::Impl::AnswerModernOnce(RequestChannel& channel, httplib::Respon
 // A modern request whose messages stream (progress, logs, a listen stream): SSE without
 // event ids until its work ends; the client's departure cancels the work.
 void HttpServer::Impl::StreamModern(std::shared_ptr<ServerSession> session, std::shared_ptr<RequestChannel> channel,
-                                    std::shared_ptr<PeerWatch::Ticket> ticket, httplib::Response& response) {
+                                    std::shared_ptr<PeerWatch::Ticket> ticket,
+                                    std::shared_ptr<WorkerPool::Lasting> lasting, httplib::Response& response) {
   response.set_header("Cache-Control", "no-cache");
   response.set_header("X-Accel-Buffering", "no");
   {
@@ -238,7 +248,7 @@ void HttpServer::Impl::StreamModern(std::shared_ptr<ServerSession> session, std:
         sink.done();
         return true;
       },
-      [this, session, channel, ticket](bool) {
+      [this, session, channel, ticket, lasting](bool) {
         // The client went away (or the stream ended): stop the work it was waiting for.
         channel->Close();
         session->CancelAll();

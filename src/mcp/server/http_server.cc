@@ -14,7 +14,8 @@ namespace {
 // httplib's connection queue: a bounded pool whose full queue holds up the accept loop.
 class ConnectionQueue : public httplib::TaskQueue {
  public:
-  ConnectionQueue(std::size_t threads, std::size_t max_queued) : pool_(threads, max_queued) {}
+  ConnectionQueue(std::size_t threads, std::size_t max_queued, std::size_t max_streams)
+      : pool_(threads, max_queued, max_streams) {}
   void enqueue(std::function<void()> fn) override { pool_.Submit(std::move(fn)); }
   void shutdown() override { pool_.Shutdown(); }
 
@@ -194,7 +195,8 @@ void HttpServer::Impl::Install() {
   }
   const auto threads = static_cast<std::size_t>(std::max(options.threads, 1));
   const std::size_t queued = options.max_queued_connections;
-  http.new_task_queue = [threads, queued] { return new ConnectionQueue(threads, queued); };
+  const std::size_t max_streams = options.max_streams;
+  http.new_task_queue = [threads, queued, max_streams] { return new ConnectionQueue(threads, queued, max_streams); };
   http.set_payload_max_length(options.max_body_bytes);
   // Responses go out in several writes (headers, body, SSE events): without TCP_NODELAY,
   // Nagle's algorithm holds the later ones for the client's delayed ACK, ~40 ms a request.

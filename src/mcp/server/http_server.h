@@ -50,8 +50,16 @@ struct HttpServerOptions {
   // on demand. A connection beyond them waits in a queue of max_queued_connections, then in
   // the kernel's listen backlog (the server stops accepting); lasting work finding no free
   // thread is answered at once with 503 and a JSON-RPC error.
+  //
+  // An open stream (a legacy GET stream, a subscriptions/listen stream) mostly waits: its
+  // threads are counted out of `threads` (each pool starts a spare in their place), so that
+  // streams never take the threads that requests need. At most max_streams of each pool's
+  // threads are held so; a GET stream beyond them is answered with 503, a listen stream
+  // with 503 and a JSON-RPC error. max_streams plus threads stays below max_sessions, so
+  // sessions busy with a stream or a request never fill the table.
   int threads = 64;
   std::size_t max_queued_connections = 256;
+  std::size_t max_streams = 512;
   long keep_alive_ms = 5000;  // a legacy GET stream's keep-alive comment when quiet
   // When not empty, every request to the endpoint must carry "Authorization: Bearer <token>"
   // (compared in constant time), else 401 with "WWW-Authenticate: Bearer" and a JSON-RPC

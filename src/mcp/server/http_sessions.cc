@@ -114,6 +114,12 @@ void HttpServer::Impl::Get(const httplib::Request& request, httplib::Response& r
   }
   auto session = FindSession(request, response);
   if (session == nullptr) return;
+  // The stream mostly waits: its thread is counted out of the connection threads.
+  std::shared_ptr<WorkerPool::Lasting> lasting = WorkerPool::HoldLasting();
+  if (lasting == nullptr) {
+    SetJsonRpcError(response, 503, kInternalError, "too many streams");
+    return;
+  }
   const std::uint64_t generation = session->stream->TryOpen();
   if (generation == 0) {
     SetJsonRpcError(response, 409, kInvalidRequest, "a GET stream is already open");
@@ -164,7 +170,7 @@ void HttpServer::Impl::Get(const httplib::Request& request, httplib::Response& r
         sink.done();
         return true;
       },
-      [session, ticket](bool) { session->stream->Release(); });
+      [session, ticket, lasting](bool) { session->stream->Release(); });
 }
 
 void HttpServer::Impl::Delete(const httplib::Request& request, httplib::Response& response, RequestHold& hold) {

@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <thread>
 
 namespace udon::mcp {
 namespace {
@@ -74,6 +76,64 @@ TEST(WorkerPoolTest, AQueuedJobCountsAgainstReservations) {
   EXPECT_FALSE(pool.TryReserve());
   gate.Open();
   pool.Shutdown();
+}
+
+// Submits `count` jobs that each hold their thread as lasting, if they can, until `gate`
+// opens; returns once they all wait, with how many got a hold.
+int HoldStreams(WorkerPool& pool, Gate& gate, int count) {
+  std::atomic<int> held{0};
+  for (int i = 0; i < count; ++i) {
+    pool.Submit([&gate, &held] {
+      auto lasting = WorkerPool::HoldLasting();
+      if (lasting) ++held;
+      gate.Wait();  // `held` is not used past this point: it may be gone
+    });
+  }
+  gate.AwaitWaiting(count);
+  return held.load();
+}
+
+TEST(WorkerPoolTest, ALastingThreadIsCountedOutOfTheBound) {
+  Gate streams;
+  Gate requests;
+  WorkerPool pool(1, 4, 2);
+  EXPECT_EQ(HoldStreams(pool, streams, 2), 2);  // both hold a thread, and the bound is one
+  ASSERT_TRUE(pool.TryReserve());  // the one thread for other work is still there
+  EXPECT_FALSE(pool.TryReserve());
+  pool.RunReserved([&requests] { requests.Wait(); });
+  requests.AwaitWaiting(1);
+  EXPECT_EQ(pool.threads(), 3u);
+  requests.Open();
+  streams.Open();
+  pool.Shutdown();
+}
+
+TEST(WorkerPoolTest, LastingThreadsAreBoundedAndOnlyAPoolsJobHoldsOne) {
+  EXPECT_EQ(WorkerPool::HoldLasting(), nullptr);  // not a pool's thread
+  Gate gate;
+  WorkerPool pool(4, 4, 1);
+  EXPECT_EQ(HoldStreams(pool, gate, 2), 1);
+  gate.Open();
+  pool.Shutdown();
+}
+
+TEST(WorkerPoolTest, ASpareLeftOverWhenAStreamEndsIsRetired) {
+  Gate stream;
+  WorkerPool pool(1, 4, 1);
+  ASSERT_EQ(HoldStreams(pool, stream, 1), 1);
+  Gate request;
+  pool.Submit([&request] { request.Wait(); });
+  request.AwaitWaiting(1);
+  EXPECT_EQ(pool.threads(), 2u);  // the spare
+  stream.Open();
+  request.Open();
+  // Both threads end up idle: one is surplus and leaves. A bounded wait, not a timing.
+  for (int i = 0; i < 10000 && pool.threads() > 1; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_EQ(pool.threads(), 1u);
+  std::atomic<int> ran{0};
+  for (int i = 0; i < 10; ++i) pool.Submit([&ran] { ++ran; });
+  pool.Shutdown();
+  EXPECT_EQ(ran.load(), 10);
 }
 
 }  // namespace

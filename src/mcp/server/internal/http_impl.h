@@ -74,7 +74,8 @@ struct HttpServer::Impl {
   void ServeModern(const httplib::Request& request, Message message, httplib::Response& response);
   void AnswerModernOnce(RequestChannel& channel, httplib::Response& response);
   void StreamModern(std::shared_ptr<ServerSession> session, std::shared_ptr<RequestChannel> channel,
-                    std::shared_ptr<PeerWatch::Ticket> ticket, httplib::Response& response);
+                    std::shared_ptr<PeerWatch::Ticket> ticket, std::shared_ptr<WorkerPool::Lasting> lasting,
+                    httplib::Response& response);
   std::unique_ptr<PeerWatch::Ticket> WatchClient(const httplib::Request& request,
                                                  std::function<void()> departed);
   void ServeLegacy(const httplib::Request& request, Message message, httplib::Response& response);
@@ -113,7 +114,7 @@ struct HttpServer::Impl {
   std::set<std::shared_ptr<ServerSession>> running;
   // Last: destroyed first, while what their threads use still exists.
   PeerWatch watch;
-  WorkerPool work_pool{static_cast<std::size_t>(std::max(options.threads, 1)), 1};
+  WorkerPool work_pool{static_cast<std::size_t>(std::max(options.threads, 1)), 1, options.max_streams};
 };
 
 }  // namespace udon::mcp
