@@ -146,9 +146,9 @@ std::optional<std::vector<udon::demo::FaultSpec>> ParseFaults(const DemoOptions&
 
 // The protocol versions an --era serves, newest first.
 std::vector<std::string> VersionsOfEra(const std::string& era) {
-  if (era == "dual") return udon::mcp::SupportedProtocolVersions();
+  if (era == "dual") return udon::mcp::ServedProtocolVersions();
   std::vector<std::string> versions;
-  for (const std::string& version : udon::mcp::SupportedProtocolVersions()) {
+  for (const std::string& version : udon::mcp::ServedProtocolVersions()) {
     if ((era == "modern") == udon::mcp::IsModernProtocolVersion(version)) versions.push_back(version);
   }
   return versions;

@@ -218,7 +218,7 @@ TEST_F(RealServersTest, AnUnsetVariableFailsOnlyItsOwnServer) {
 // Item 5: a version udon-mcp does not speak is a usage error before any server starts.
 TEST_F(RealServersTest, AnUnspokenProtocolVersionStartsNothing) {
   dir_.Write("mcp.json", json::Value({{"mcpServers", {{"marker", Marker()}}}}).dump());
-  for (const std::string version : {"2024-11-05", "latest", ""}) {
+  for (const std::string version : {"2024-10-07", "latest", ""}) {
     SCOPED_TRACE(version);
     ProcessResult capture =
         Udon({"capture", "--server", "marker", "-o", dir_.File("m.json"), "--protocol-version", version, "--json"});

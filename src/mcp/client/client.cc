@@ -102,6 +102,19 @@ bool MeansLegacy(const Error& error) {
   return cause == "mcp.timeout" || cause == "mcp.http_status" || cause == "mcp.stream_ended";
 }
 
+// A legacy version this client may not speak on its transport: unknown to it, or, over
+// Streamable HTTP, the stdio-only 2024-11-05. nullopt when the version may be spoken.
+std::optional<Error> UnspokenLegacyVersion(std::string_view version, bool http, const char* whose) {
+  if (IsLegacyProtocolVersion(version) && !(http && IsStdioOnlyProtocolVersion(version))) return std::nullopt;
+  Error error = udon::MakeError("server.protocol_version_mismatch",
+                                IsLegacyProtocolVersion(version)
+                                    ? std::string(version) + " is spoken over stdio only (its HTTP+SSE transport is not)"
+                                    : "the server answered a protocol version this client does not support");
+  error.details[whose] = std::string(version);
+  if (http) error.details["transport"] = "http";
+  return error;
+}
+
 Error PaginationError(std::string message, std::size_t page) {
   Error error = udon::MakeError("catalog.pagination_invalid", std::move(message));
   error.details["page"] = page;
@@ -168,6 +181,8 @@ Result<InitializeResult> Client::Initialize(std::string_view requested_version) 
   if (!IsLegacyProtocolVersion(requested_version)) {
     return udon::MakeError("mcp.unsupported_version", "initialize is only for legacy protocol versions");
   }
+  const bool http = connection_.transport().streamable_http();
+  if (auto unspoken = UnspokenLegacyVersion(requested_version, http, "requested")) return *unspoken;
   json::Value params = {
       {"protocolVersion", std::string(requested_version)},
       {"capabilities", json::Value::object()},
@@ -193,11 +208,10 @@ Result<InitializeResult> Client::Initialize(std::string_view requested_version) 
   InitializeResult init;
   init.era = Era::kLegacy;
   init.protocol_version = result["protocolVersion"].get<std::string>();
-  if (!IsLegacyProtocolVersion(init.protocol_version)) {
+  if (auto unspoken = UnspokenLegacyVersion(init.protocol_version, http, "answered")) {
     // The spec's SHOULD/MUST: disconnect rather than speak an unknown version.
     connection_.Close();
-    return udon::MakeError("server.protocol_version_mismatch",
-                     "the server answered a protocol version this client does not support");
+    return *unspoken;
   }
   init.server_info = result["serverInfo"];
   init.capabilities = result["capabilities"];

@@ -21,7 +21,9 @@
 //   server.connect_failed            start/initialize failed (details.cause: internal code;
 //                                    a command that cannot run names itself and the OS
 //                                    error, details.errno and details.command)
-//   server.protocol_version_mismatch the server answered a version this client lacks
+//   server.protocol_version_mismatch the server answered a version this client lacks, or
+//                                    2024-11-05 was asked for or answered over HTTP
+//                                    (details.requested | answered, transport)
 //   catalog.pagination_invalid       repeated cursor, page limit exceeded, malformed page
 //   call.protocol_error              malformed tools/call result
 //   call.indeterminate               timeout (cancelled sent) or disconnect after the call

@@ -90,7 +90,7 @@ TEST(ClientTest, InitializeSendsEmptyCapabilitiesAndClientInfo) {
 }
 
 TEST(ClientTest, ReturnsAnOlderSupportedVersionForTheCallerToJudge) {
-  for (const std::string version : {"2025-06-18", "2025-03-26"}) {
+  for (const std::string version : {"2025-06-18", "2025-03-26", "2024-11-05"}) {
     FakeServer server;
     server.answer_version = version;
     ClientHarness h(server);
@@ -106,11 +106,71 @@ TEST(ClientTest, RequestsAnOlderVersionWhenAsked) {
   ClientHarness h(server);
   ASSERT_TRUE(h.client->Initialize("2025-06-18").ok());
   EXPECT_EQ(h.transport->Sent()[0].params["protocolVersion"], "2025-06-18");
-  EXPECT_EQ(h.client->Initialize("2024-11-05").error().code, "mcp.unsupported_version");
+  EXPECT_EQ(h.client->Initialize("2024-10-07").error().code, "mcp.unsupported_version");
+}
+
+// 2024-11-05 over stdio (here: in process) is initialize as in 2025-03-26.
+TEST(ClientTest, SpeaksTheStdioOnlyRevisionOverAByteStream) {
+  FakeServer server;
+  server.answer_version = "2024-11-05";
+  ClientHarness h(server);
+  auto init = h.client->Initialize("2024-11-05");
+  ASSERT_TRUE(init.ok()) << init.error().Describe();
+  EXPECT_EQ(init->era, Era::kLegacy);
+  EXPECT_EQ(h.transport->Sent()[0].params["protocolVersion"], "2024-11-05");
+  EXPECT_EQ(h.transport->initialized_version(), "2024-11-05");
+}
+
+// An initialize-only server that names 2024-11-05 when asked for 2025-11-25: what capture
+// meets in an old SDK, after its server/discover probe went unanswered.
+TEST(ClientTest, NegotiateSettlesOnTheStdioOnlyRevisionAnOldServerAnswers) {
+  FakeServer server;
+  server.answer_version = "2024-11-05";
+  ClientOptions options;
+  options.probe_timeout = milliseconds(50);
+  ClientHarness h(server, options);
+  auto init = h.client->Negotiate();
+  ASSERT_TRUE(init.ok()) << init.error().Describe();
+  EXPECT_EQ(init->protocol_version, "2024-11-05");
+}
+
+// A MemoryTransport that says it is Streamable HTTP.
+class MemoryHttpTransport : public MemoryTransport {
+ public:
+  using MemoryTransport::MemoryTransport;
+  bool streamable_http() const override { return true; }
+};
+
+TEST(ClientTest, OverHttpTheStdioOnlyRevisionIsNeitherOfferedNorAccepted) {
+  FakeServer server;
+  server.answer_version = "2024-11-05";
+  auto connect = [&server](MemoryTransport*& transport) {
+    auto owned = std::make_unique<MemoryHttpTransport>(
+        [&server](const Message& in, MemoryPeer& peer) { server.Handle(in, peer); });
+    transport = owned.get();
+    auto client = std::make_unique<Client>(std::move(owned));
+    EXPECT_TRUE(client->Start().ok());
+    return client;
+  };
+  MemoryTransport* transport = nullptr;
+  auto asked = connect(transport)->Initialize("2024-11-05");
+  ASSERT_FALSE(asked.ok());
+  EXPECT_EQ(asked.error().code, "server.protocol_version_mismatch");
+  EXPECT_EQ(asked.error().details["requested"], "2024-11-05");
+  EXPECT_EQ(asked.error().details["transport"], "http");
+  EXPECT_NE(asked.error().message.find("stdio only"), std::string::npos) << asked.error().message;
+  EXPECT_TRUE(transport->Sent().empty());
+
+  auto client = connect(transport);
+  auto answered = client->Initialize();
+  ASSERT_FALSE(answered.ok());
+  EXPECT_EQ(answered.error().code, "server.protocol_version_mismatch");
+  EXPECT_EQ(answered.error().details["answered"], "2024-11-05");
+  EXPECT_EQ(transport->Sent().size(), 1u);  // no notifications/initialized
 }
 
 TEST(ClientTest, UnsupportedAnsweredVersionIsAMismatch) {
-  for (const std::string version : {"2024-11-05", "2026-07-28", "2025-11-25 "}) {
+  for (const std::string version : {"2024-10-07", "2026-07-28", "2025-11-25 "}) {
     FakeServer server;
     server.answer_version = version;
     ClientHarness h(server);

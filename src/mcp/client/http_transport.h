@@ -63,6 +63,7 @@ class HttpTransport : public Transport {
   void Abandon(const json::Value& id) override;
   void Close() override;
   NotificationStream AwaitNotificationStream(std::chrono::milliseconds timeout) override;
+  bool streamable_http() const override { return true; }
 
   std::string session_id() const;
 

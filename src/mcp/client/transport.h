@@ -73,6 +73,8 @@ class Transport {
   // in-process): then a request's response comes after everything the server sent before
   // answering it, which makes a ping round trip a barrier.
   virtual bool ordered() const { return false; }
+  // Streamable HTTP, where the stdio-only revision (2024-11-05) is neither offered nor accepted.
+  virtual bool streamable_http() const { return false; }
   // HTTP: waits until the GET stream for server notifications opened after initialization
   // is established or was declined. Other transports have none.
   virtual NotificationStream AwaitNotificationStream(std::chrono::milliseconds /*timeout*/) {

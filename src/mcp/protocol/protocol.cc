@@ -5,15 +5,50 @@
 
 namespace udon::mcp {
 
+namespace {
+
+struct Revision {
+  std::string_view version;
+  bool streamable_http;  // false: stdio only
+};
+
+// The one revision table, newest first; the era follows from the version (EraOf).
+constexpr std::array<Revision, 5> kRevisions = {{{kModernProtocolVersion, true},
+                                                 {kLatestLegacyProtocolVersion, true},
+                                                 {"2025-06-18", true},
+                                                 {"2025-03-26", true},
+                                                 {"2024-11-05", false}}};
+
+std::vector<std::string> VersionsWhere(bool (*keep)(const Revision&)) {
+  std::vector<std::string> out;
+  for (const Revision& revision : kRevisions) {
+    if (keep(revision)) out.emplace_back(revision.version);
+  }
+  return out;
+}
+
+}  // namespace
+
 const std::vector<std::string>& SupportedProtocolVersions() {
-  static const std::vector<std::string> versions = {std::string(kModernProtocolVersion), "2025-11-25",
-                                                    "2025-06-18", "2025-03-26"};
+  static const std::vector<std::string> versions = VersionsWhere([](const Revision&) { return true; });
+  return versions;
+}
+
+const std::vector<std::string>& ServedProtocolVersions() {
+  static const std::vector<std::string> versions =
+      VersionsWhere([](const Revision& revision) { return revision.streamable_http; });
   return versions;
 }
 
 bool IsSupportedProtocolVersion(std::string_view version) {
-  const auto& versions = SupportedProtocolVersions();
-  return std::find(versions.begin(), versions.end(), version) != versions.end();
+  return std::any_of(kRevisions.begin(), kRevisions.end(),
+                     [version](const Revision& revision) { return revision.version == version; });
+}
+
+bool IsStdioOnlyProtocolVersion(std::string_view version) {
+  return std::any_of(kRevisions.begin(), kRevisions.end(), [version](const Revision& revision) {
+    return revision.version == version && !revision.streamable_http;
+  });
 }
 
 bool IsModernProtocolVersion(std::string_view version) { return version == kModernProtocolVersion; }

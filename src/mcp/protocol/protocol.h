@@ -2,7 +2,8 @@
 // wire constants both eras share.
 //
 // Two eras (the 2026-07-28 revision's terms): "legacy" revisions (2025-11-25 and older)
-// open with the initialize handshake and may keep sessions; "modern" revisions
+// open with the initialize handshake and may keep sessions (2024-11-05, the oldest, is
+// spoken over stdio only: its HTTP+SSE transport is not); "modern" revisions
 // (2026-07-28) are stateless: every request carries its protocol version, client
 // capabilities and client identity in params._meta, every result carries resultType and
 // the server's identity in result._meta, and server/discover replaces initialize.
@@ -25,6 +26,12 @@ enum class Era { kLegacy, kModern };
 // Every revision this implementation speaks, newest first.
 const std::vector<std::string>& SupportedProtocolVersions();
 bool IsSupportedProtocolVersion(std::string_view version);
+// A supported revision without Streamable HTTP (2024-11-05, whose HTTP+SSE transport is not
+// spoken): a client offers and accepts it over stdio only.
+bool IsStdioOnlyProtocolVersion(std::string_view version);
+// The revisions the server framework serves by default: all but the stdio-only ones, since
+// one Server may serve stdio and HTTP alike (docs/revisions.md).
+const std::vector<std::string>& ServedProtocolVersions();
 // A supported revision that uses the initialize handshake.
 bool IsLegacyProtocolVersion(std::string_view version);
 // A supported revision that uses per-request _meta (2026-07-28).

@@ -15,13 +15,26 @@ TEST(ProtocolVersionsTest, EachSupportedVersionBelongsToExactlyOneEra) {
   EXPECT_TRUE(IsModernProtocolVersion(kModernProtocolVersion));
   EXPECT_TRUE(IsLegacyProtocolVersion(kLatestLegacyProtocolVersion));
   EXPECT_TRUE(IsLegacyProtocolVersion("2025-03-26"));
-  EXPECT_FALSE(IsLegacyProtocolVersion("2024-11-05"));
+  EXPECT_TRUE(IsLegacyProtocolVersion("2024-11-05"));
+  EXPECT_FALSE(IsLegacyProtocolVersion("2024-10-07"));
   EXPECT_FALSE(IsModernProtocolVersion("v999.0.0"));
   EXPECT_EQ(EraOf(kModernProtocolVersion), Era::kModern);
   EXPECT_EQ(EraOf("2025-06-18"), Era::kLegacy);
   EXPECT_EQ(EraOf("1900-01-01"), Era::kLegacy);
   EXPECT_STREQ(EraName(Era::kModern), "modern");
   EXPECT_STREQ(EraName(Era::kLegacy), "legacy");
+}
+
+// 2024-11-05 is spoken over stdio only, so the server framework (stdio and HTTP alike)
+// does not serve it by default.
+TEST(ProtocolVersionsTest, TheStdioOnlyRevisionIsSpokenButNotServed) {
+  EXPECT_EQ(SupportedProtocolVersions(),
+            (std::vector<std::string>{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}));
+  EXPECT_TRUE(IsStdioOnlyProtocolVersion("2024-11-05"));
+  EXPECT_FALSE(IsStdioOnlyProtocolVersion("2025-03-26"));
+  EXPECT_FALSE(IsStdioOnlyProtocolVersion("2024-10-07"));
+  EXPECT_EQ(ServedProtocolVersions(),
+            (std::vector<std::string>{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"}));
 }
 
 TEST(ProtocolErrorCodesTest, OnlyTheSpecificationsCodesAreModern) {

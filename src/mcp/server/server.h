@@ -172,10 +172,10 @@ struct ServerOptions {
   std::string instructions;
   std::size_t page_size = 0;  // 0: one page
   bool logging = true;        // declare the logging capability
-  // The protocol versions served, newest first (default: every one this build speaks).
-  // Without a legacy version initialize is refused; without a modern one every request is
-  // served as legacy.
-  std::vector<std::string> versions = SupportedProtocolVersions();
+  // The protocol versions served, newest first (default: every one this build speaks except
+  // the stdio-only 2024-11-05). Without a legacy version initialize is refused; without a
+  // modern one every request is served as legacy.
+  std::vector<std::string> versions = ServedProtocolVersions();
   // Modern cache hints on server/discover and tools/list: fresh for ttl_ms (0: stale at
   // once, so a client re-lists whenever it needs the catalog).
   long ttl_ms = 0;

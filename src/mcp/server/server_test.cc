@@ -112,6 +112,13 @@ TEST_F(ServerTest, InitializeAnswersLatestForAnUnknownVersion) {
   EXPECT_EQ(session_->protocol_version(), "2025-11-25");
 }
 
+// The framework serves stdio and HTTP alike, so it does not serve the stdio-only revision:
+// a 2024-11-05 client hears the latest, as for any version not served.
+TEST_F(ServerTest, InitializeAnswersLatestForTheStdioOnlyRevision) {
+  Message response = Call("initialize", InitParams("2024-11-05"));
+  EXPECT_EQ(response.result["protocolVersion"], "2025-11-25");
+}
+
 TEST_F(ServerTest, InitializeWithoutClientInfoIsInvalidParams) {
   Message response = Call("initialize", {{"protocolVersion", "2025-11-25"}});
   ASSERT_EQ(response.kind, MessageKind::kError);
@@ -384,7 +391,7 @@ TEST_F(ServerTest, DiscoverListsVersionsCapabilitiesAndIdentity) {
   const Value& result = response.result;
   std::vector<std::string> versions;
   for (const auto& version : result["supportedVersions"]) versions.push_back(version);
-  EXPECT_EQ(versions, SupportedProtocolVersions());
+  EXPECT_EQ(versions, ServedProtocolVersions());
   EXPECT_EQ(result["capabilities"]["tools"]["listChanged"], true);
   EXPECT_EQ(result["_meta"][std::string(meta::kServerInfo)]["name"], "test");
   EXPECT_EQ(result["resultType"], "complete");
@@ -418,7 +425,7 @@ TEST_F(ServerTest, UnsupportedModernVersionListsWhatIsSupported) {
   ASSERT_EQ(response.kind, MessageKind::kError);
   EXPECT_EQ(response.error["code"], rpc_code::kUnsupportedProtocolVersion);
   EXPECT_EQ(response.error["data"]["requested"], "v999.0.0");
-  EXPECT_EQ(response.error["data"]["supported"].size(), SupportedProtocolVersions().size());
+  EXPECT_EQ(response.error["data"]["supported"].size(), ServedProtocolVersions().size());
 }
 
 TEST_F(ServerTest, RemovedMethodsAreUnknownInTheModernEra) {
@@ -696,7 +703,8 @@ TEST_F(ListenTest, HooksNarrowTheAcknowledgmentAndDropStreams) {
 TEST(ServerVersionsTest, SupportedVersionsNewestFirst) {
   EXPECT_EQ(SupportedProtocolVersions().front(), kLatestProtocolVersion);
   EXPECT_TRUE(IsSupportedProtocolVersion("2025-03-26"));
-  EXPECT_FALSE(IsSupportedProtocolVersion("2024-11-05"));
+  EXPECT_TRUE(IsSupportedProtocolVersion("2024-11-05"));
+  EXPECT_FALSE(IsSupportedProtocolVersion("2024-10-07"));
 }
 
 }  // namespace
