@@ -52,7 +52,7 @@ bool HttpServer::Impl::Admit(const httplib::Request& request, httplib::Response&
     return false;
   }
   if (request.has_header(kVersionHeader) &&
-      !IsLegacyProtocolVersion(request.get_header_value(kVersionHeader))) {
+      !IsLegacyHttpVersion(request.get_header_value(kVersionHeader))) {
     SetJsonRpcError(response, 400, kInvalidRequest, "unsupported protocol version");
     return false;
   }
@@ -64,7 +64,7 @@ void HttpServer::Impl::Post(const httplib::Request& request, httplib::Response& 
   // A version header neither era knows: a modern body still gets its modern error (-32022
   // or -32020); anything else the legacy answer, before any other check.
   if (request.has_header(kVersionHeader) &&
-      !IsLegacyProtocolVersion(request.get_header_value(kVersionHeader)) &&
+      !IsLegacyHttpVersion(request.get_header_value(kVersionHeader)) &&
       !(server.ServesModern() && IsModernProtocolVersion(request.get_header_value(kVersionHeader)))) {
     MessageLimits peek_limits;
     peek_limits.max_bytes = options.max_body_bytes;

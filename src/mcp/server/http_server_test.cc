@@ -91,6 +91,12 @@ TEST_F(HttpServerTest, HeaderChecks) {
   auto bad_version = client_->Post("/mcp", version, body, "application/json");
   ASSERT_TRUE(bad_version);
   EXPECT_EQ(bad_version->status, 400);
+  // 2024-11-05 is spoken over stdio only: its HTTP transport was HTTP+SSE, not this one.
+  httplib::Headers stdio_only = Headers();
+  stdio_only.emplace("MCP-Protocol-Version", "2024-11-05");
+  auto stdio_version = client_->Post("/mcp", stdio_only, body, "application/json");
+  ASSERT_TRUE(stdio_version);
+  EXPECT_EQ(stdio_version->status, 400);
   auto large = client_->Post("/mcp", Headers(), std::string(8192, ' '), "application/json");
   ASSERT_TRUE(large);
   EXPECT_EQ(large->status, 413);

@@ -68,6 +68,10 @@ void SetJsonRpcError(httplib::Response& response, int status, int code, const ch
   response.set_content(SerializeMessage(MakeError(nullptr, code, message)), "application/json");
 }
 
+bool IsLegacyHttpVersion(std::string_view version) {
+  return IsLegacyProtocolVersion(version) && !IsStdioOnlyProtocolVersion(version);
+}
+
 std::optional<std::string> HeaderValue(const httplib::Request& request, std::string_view name) {
   const std::string key(name);
   if (!request.has_header(key)) return std::nullopt;

@@ -34,6 +34,10 @@ void SetJsonRpcError(httplib::Response& response, int status, int code, const ch
 // A request header's value without the optional whitespace around it (RFC 9110 5.5).
 std::optional<std::string> HeaderValue(const httplib::Request& request, std::string_view name);
 
+// Whether a legacy MCP-Protocol-Version header names a revision this transport speaks:
+// 2024-11-05 is stdio only (docs/revisions.md).
+bool IsLegacyHttpVersion(std::string_view version);
+
 // The HTTP status a modern error answer carries.
 int ModernErrorStatus(int code);
 
