@@ -153,7 +153,8 @@ TEST(ClientTest, OverHttpTheStdioOnlyRevisionIsNeitherOfferedNorAccepted) {
     return client;
   };
   MemoryTransport* transport = nullptr;
-  auto asked = connect(transport)->Initialize("2024-11-05");
+  auto first = connect(transport);  // kept: the transport lives as long as its client
+  auto asked = first->Initialize("2024-11-05");
   ASSERT_FALSE(asked.ok());
   EXPECT_EQ(asked.error().code, "server.protocol_version_mismatch");
   EXPECT_EQ(asked.error().details["requested"], "2024-11-05");
