@@ -43,6 +43,7 @@ const std::vector<std::pair<const char*, int>> kContract = {
     {"content_trust.blocked", 3},         {"uws.timeout", 5},
     {"something.else", 1},                {"internal.error", 1},
     {"serve.name_collision", 2},          {"serve.tool_withdrawn", 3},
+    {"evidence.index_invalid", 2},
 };
 
 TEST(ExitCodes, FollowTheContractsTables) {
