@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 
 namespace udon::evidence::charts {
 namespace {
@@ -147,6 +148,18 @@ std::string BarChart(const std::vector<Bar>& bars, std::string_view title, doubl
     y += kRow;
   }
   return svg + "</svg>\n";
+}
+
+std::vector<std::string> SeriesByTotal(const std::vector<Column>& columns) {
+  std::map<std::string, int> totals;
+  for (const Column& column : columns) {
+    for (const auto& [name, count] : column.parts) totals[name] += count;
+  }
+  std::vector<std::string> series;
+  for (const auto& [name, total] : totals) series.push_back(name);
+  std::stable_sort(series.begin(), series.end(),
+                   [&totals](const std::string& a, const std::string& b) { return totals[a] > totals[b]; });
+  return series;
 }
 
 std::string StackedColumns(const std::vector<Column>& columns, const std::vector<std::string>& series,

@@ -62,5 +62,12 @@ TEST(ChartsTest, LabelsAreEscapedAndEmptyChartsSaySo) {
   EXPECT_NE(columns.find("<title>12:00 catalog.tool_drift: 1</title>"), std::string::npos);
 }
 
+TEST(StackedColumnsTest, SeriesGoFromTheLargestTotalDown) {
+  const std::vector<Column> columns = {{"a", {{"rare", 1}, {"common", 2}}}, {"b", {{"common", 3}, {"mid", 2}}},
+                                       {"c", {{"mid", 1}, {"also_rare", 1}}}};
+  EXPECT_EQ(SeriesByTotal(columns), (std::vector<std::string>{"common", "mid", "also_rare", "rare"}));
+  EXPECT_TRUE(SeriesByTotal({}).empty());
+}
+
 }  // namespace
 }  // namespace udon::evidence::charts

@@ -1,5 +1,6 @@
 #include "evidence/drift_report.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <utility>

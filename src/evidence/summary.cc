@@ -516,7 +516,6 @@ std::vector<charts::Bar> DeterminismBars(const json::Value& s) {
 
 std::string OutcomesChart(const json::Value& s) {
   std::vector<charts::Column> columns;
-  std::map<std::string, int> totals;
   // Buckets under a day are labelled by their time of day, the rest by their date; the
   // report's text says the first and last bucket in full.
   const json::Value& size = s["outcomesOverTime"]["bucketSeconds"];
@@ -524,18 +523,11 @@ std::string OutcomesChart(const json::Value& s) {
   for (const json::Value& bucket : s["outcomesOverTime"]["buckets"]) {
     const std::string start = bucket["start"].get<std::string>();
     charts::Column column{by_day ? start.substr(0, 10) : start.substr(11, 5), {}};
-    for (const auto& [code, count] : bucket["codes"].items()) {
-      column.parts.push_back({code, count.get<int>()});
-      totals[code] += count.get<int>();
-    }
+    for (const auto& [code, count] : bucket["codes"].items()) column.parts.push_back({code, count.get<int>()});
     columns.push_back(std::move(column));
   }
   // Series from the most frequent code down, so the common outcome sits at the base.
-  std::vector<std::string> series;
-  for (const auto& [code, total] : totals) series.push_back(code);
-  std::stable_sort(series.begin(), series.end(),
-                   [&totals](const std::string& a, const std::string& b) { return totals[a] > totals[b]; });
-  return charts::StackedColumns(columns, series, "Outcomes by code over time (UTC)");
+  return charts::StackedColumns(columns, charts::SeriesByTotal(columns), "Outcomes by code over time (UTC)");
 }
 
 }  // namespace

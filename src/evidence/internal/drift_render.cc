@@ -2,8 +2,6 @@
 // self-contained HTML page. They read the model only. Strings from outside (labels, tool
 // names, pointers, serverInfo members, descriptions) go through json::ForDisplay first, then
 // the format's own escaper.
-#include <algorithm>
-#include <map>
 #include <sstream>
 
 #include "evidence/charts.h"
@@ -189,20 +187,12 @@ std::vector<charts::Bar> KindBars(const json::Value& report) {
 
 std::string PairColumns(const json::Value& report) {
   std::vector<charts::Column> columns;
-  std::map<std::string, int> totals;
   for (const json::Value& pair : report["pairs"]) {
     charts::Column column{Label(report, pair["to"]), {}};
-    for (const auto& [kind, count] : pair["kinds"].items()) {
-      column.parts.push_back({kind, count.get<int>()});
-      totals[kind] += count.get<int>();
-    }
+    for (const auto& [kind, count] : pair["kinds"].items()) column.parts.push_back({kind, count.get<int>()});
     columns.push_back(std::move(column));
   }
-  std::vector<std::string> series;
-  for (const auto& [kind, total] : totals) series.push_back(kind);
-  std::stable_sort(series.begin(), series.end(),
-                   [&totals](const std::string& a, const std::string& b) { return totals[a] > totals[b]; });
-  return charts::StackedColumns(columns, series, "Differences per release (by kind)");
+  return charts::StackedColumns(columns, charts::SeriesByTotal(columns), "Differences per release (by kind)");
 }
 
 std::string HtmlRules(const json::Value& report) {
