@@ -211,6 +211,17 @@ TEST(DriftReportTest, RenderingsCarryTheRuleTableAndEscapeNames) {
   EXPECT_NE(html.find("Pairs still refused, by rule"), std::string::npos);
 }
 
+TEST(DriftReportTest, ThePairTableNamesTheRulesThatWouldLetAPairThrough) {
+  const json::Value report = Report(KnownSeries());
+  const std::string md = DriftReportMarkdown(report), html = DriftReportHtml(report);
+  EXPECT_NE(md.find("| 1.0.0 | 1.0.1 | yes | no | 1 | tool.description: 1 | none |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| catalog.order: 1, server.info.version: 1 | ignore_order, all_relaxations |"),
+            std::string::npos);
+  EXPECT_NE(md.find("| server.info.version: 1 | catalog unchanged |"), std::string::npos);
+  EXPECT_NE(html.find("<td>ignore_order, all_relaxations</td>"), std::string::npos);
+  EXPECT_NE(md.find("2 of those serverInfo.version stayed the same"), std::string::npos);
+}
+
 TEST(DriftReportTest, RefusesWhatItCannotReport) {
   auto one = BuildDriftReport({Entry("1", ManifestJson("1", {}))}, {});
   ASSERT_FALSE(one.ok());

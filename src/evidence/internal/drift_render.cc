@@ -42,12 +42,14 @@ std::string KindCounts(const json::Value& kinds) {
   return Join(parts, ", ", "none");
 }
 
-std::vector<std::string> RefusingRules(const json::Value& pair) {
+// The rules under which the pair would not be refused: "none" while every rule refuses it.
+std::string LetThrough(const json::Value& pair) {
+  if (!pair["catalogChanged"].get<bool>()) return "catalog unchanged";
   std::vector<std::string> rules;
   for (const DriftRule& rule : DriftRules()) {
-    if (pair["refusedBy"].value(rule.name, false)) rules.push_back(rule.name);
+    if (!pair["refusedBy"].value(rule.name, true)) rules.push_back(rule.name);
   }
-  return rules;
+  return Join(rules, ", ", "none");
 }
 
 // "added in 1.0.0; changed in 1.1.0 (tool.description at /description); removed in 2.0.0", labels,
@@ -89,7 +91,7 @@ std::string VersionSentence(const json::Value& v) {
 }
 
 const char* kRuleText =
-    "Would the gate have refused the later release of each pair? `exact` is the gate's rule: any difference in a "
+    "Would the gate have refused the later release of each pair? The rule exact is the gate's: any difference in a "
     "Tool object, an added, removed or renamed tool, or another order, pagination or number of occurrences. Each "
     "relaxation ignores the kinds it names; a pair stays refused while any other catalog difference remains. "
     "serverInfo, the protocol version and the capture instants are not part of the comparison.";
@@ -119,12 +121,12 @@ std::string MarkdownSeries(const json::Value& report) {
                "`" + Cell(s["manifestSha256"]).substr(0, 16) + "`"});
   }
   md += "\n## Pairs\n\n" +
-        Header({"from", "to", "catalog changed", "version changed", "differences", "kinds", "still refused by"});
+        Header({"from", "to", "catalog changed", "version changed", "differences", "kinds", "let through by"});
   for (const json::Value& pair : report["pairs"]) {
     md += Row({MarkdownValue(report["series"][pair["from"].get<std::size_t>()]["label"]),
                MarkdownValue(report["series"][pair["to"].get<std::size_t>()]["label"]),
                pair["catalogChanged"].get<bool>() ? "yes" : "no", pair["serverVersionChanged"].get<bool>() ? "yes" : "no",
-               Cell(pair["differences"]), KindCounts(pair["kinds"]), Join(RefusingRules(pair), ", ", "none")});
+               Cell(pair["differences"]), KindCounts(pair["kinds"]), LetThrough(pair)});
   }
   md += "\n## Differences by kind\n\n" + Header({"kind", "differences", "pairs", "tools"});
   for (const auto& [kind, totals] : report["kindTotals"].items()) {
@@ -228,9 +230,9 @@ std::string HtmlSeriesAndPairs(const json::Value& report) {
   for (const json::Value& pair : report["pairs"]) {
     pairs.push_back({Label(report, pair["from"]), Label(report, pair["to"]), pair["catalogChanged"].get<bool>() ? "yes" : "no",
                      pair["serverVersionChanged"].get<bool>() ? "yes" : "no", Cell(pair["differences"]),
-                     KindCounts(pair["kinds"]), Join(RefusingRules(pair), ", ", "none")});
+                     KindCounts(pair["kinds"]), LetThrough(pair)});
   }
-  html += HtmlTable({"from", "to", "catalog changed", "version changed", "differences", "kinds", "still refused by"},
+  html += HtmlTable({"from", "to", "catalog changed", "version changed", "differences", "kinds", "let through by"},
                     pairs);
   html += "<h2>Differences by kind</h2>\n" +
           charts::BarChart(KindBars(report), "Pairs showing each kind", 0, "no differences");
