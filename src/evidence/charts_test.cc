@@ -69,5 +69,13 @@ TEST(StackedColumnsTest, SeriesGoFromTheLargestTotalDown) {
   EXPECT_TRUE(SeriesByTotal({}).empty());
 }
 
+TEST(BarChartTest, ALongLabelIsCondensedToItsColumn) {
+  const std::string svg = BarChart({{"short", 1, "1"}, {"input_schema.documentation and more", 2, "2"}}, "t");
+  EXPECT_NE(svg.find(">short</text>"), std::string::npos);
+  EXPECT_EQ(svg.find("lengthAdjust=\"spacingAndGlyphs\">short"), std::string::npos);
+  EXPECT_NE(svg.find("lengthAdjust=\"spacingAndGlyphs\">input_schema.documentation and more</text>"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace udon::evidence::charts
