@@ -2,9 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "manifest/drift_kind.h"
 #include "test_support.h"
 
 namespace udon::evidence {
@@ -250,6 +255,23 @@ TEST(DriftReportTest, RulesMatchKindsByNameOrDottedPrefix) {
   EXPECT_TRUE(IsCatalogKind("catalog.occurrences"));
   EXPECT_FALSE(IsCatalogKind("server.info.version"));
   EXPECT_FALSE(IsCatalogKind("review.changed"));
+}
+
+TEST(DriftReportTest, EveryRuleIgnoresKindsOfTheClosedListAndTheContractNamesIt) {
+  const std::vector<std::string>& kinds = manifest::DriftKinds();
+  std::ifstream stream(std::filesystem::path(UDON_SOURCE_DIR) / "docs" / "contract.md");
+  std::stringstream contract;
+  contract << stream.rdbuf();
+  const std::string text = contract.str();
+  const std::size_t section = text.find("### 7.20");
+  ASSERT_NE(section, std::string::npos);
+  for (const DriftRule& rule : DriftRules()) {
+    EXPECT_NE(text.find("`" + rule.name + "`", section), std::string::npos) << rule.name;
+    for (const std::string& ignored : rule.ignored) {
+      EXPECT_NE(std::find(kinds.begin(), kinds.end(), ignored), kinds.end()) << ignored;
+      EXPECT_TRUE(IsCatalogKind(ignored)) << ignored;
+    }
+  }
 }
 
 TEST(DriftReportTest, ReadsASeriesIndex) {
