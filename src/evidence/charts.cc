@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 
 namespace udon::evidence::charts {
 namespace {
 
 constexpr int kWidth = 760, kLabel = 170, kRight = 190, kRow = 26, kTop = 44;
 constexpr int kPlot = kWidth - kLabel - kRight;
+constexpr std::size_t kLabelChars = 24;  // what fits in kLabel at the chart's font size
 constexpr const char* kFont = "font-family=\"system-ui, sans-serif\" font-size=\"12\"";
 
 std::string Number(double value) {
@@ -140,13 +142,28 @@ std::string BarChart(const std::vector<Bar>& bars, std::string_view title, doubl
   int y = kTop;
   for (const Bar& bar : bars) {
     const double width = maximum <= 0 ? 0 : bar.value / maximum * kPlot;
-    svg += Text(10, y + 15, bar.label);
+    // A label longer than its column is drawn condensed to fit, never over the bar.
+    const std::string fit =
+        "textLength=\"" + std::to_string(kLabel - 16) + "\" lengthAdjust=\"spacingAndGlyphs\"";
+    svg += Text(10, y + 15, bar.label, bar.label.size() > kLabelChars ? fit : "");
     svg += Rect(kLabel, y + 4, std::max(width, bar.value > 0 ? 2.0 : 0.0), 14, bar.alert ? "#c0392b" : "#d68910",
                 "class=\"bar\" data-label=\"" + Escape(bar.label) + "\"");
     svg += Text(kLabel + width + 8, y + 15, bar.text);
     y += kRow;
   }
   return svg + "</svg>\n";
+}
+
+std::vector<std::string> SeriesByTotal(const std::vector<Column>& columns) {
+  std::map<std::string, int> totals;
+  for (const Column& column : columns) {
+    for (const auto& [name, count] : column.parts) totals[name] += count;
+  }
+  std::vector<std::string> series;
+  for (const auto& [name, total] : totals) series.push_back(name);
+  std::stable_sort(series.begin(), series.end(),
+                   [&totals](const std::string& a, const std::string& b) { return totals[a] > totals[b]; });
+  return series;
 }
 
 std::string StackedColumns(const std::vector<Column>& columns, const std::vector<std::string>& series,

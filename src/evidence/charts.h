@@ -50,6 +50,10 @@ struct Column {
   std::string label;                               // e.g. the bucket's start
   std::vector<std::pair<std::string, int>> parts;  // series name -> count
 };
+// The series the columns name, the largest total first (equal totals by name), so that
+// stacked in this order the most common one sits at the base.
+std::vector<std::string> SeriesByTotal(const std::vector<Column>& columns);
+
 // Stacked columns (one per bucket, series stacked in `series` order) with a legend.
 std::string StackedColumns(const std::vector<Column>& columns, const std::vector<std::string>& series,
                            std::string_view title);

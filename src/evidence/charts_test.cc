@@ -62,5 +62,20 @@ TEST(ChartsTest, LabelsAreEscapedAndEmptyChartsSaySo) {
   EXPECT_NE(columns.find("<title>12:00 catalog.tool_drift: 1</title>"), std::string::npos);
 }
 
+TEST(StackedColumnsTest, SeriesGoFromTheLargestTotalDown) {
+  const std::vector<Column> columns = {{"a", {{"rare", 1}, {"common", 2}}}, {"b", {{"common", 3}, {"mid", 2}}},
+                                       {"c", {{"mid", 1}, {"also_rare", 1}}}};
+  EXPECT_EQ(SeriesByTotal(columns), (std::vector<std::string>{"common", "mid", "also_rare", "rare"}));
+  EXPECT_TRUE(SeriesByTotal({}).empty());
+}
+
+TEST(BarChartTest, ALongLabelIsCondensedToItsColumn) {
+  const std::string svg = BarChart({{"short", 1, "1"}, {"input_schema.documentation and more", 2, "2"}}, "t");
+  EXPECT_NE(svg.find(">short</text>"), std::string::npos);
+  EXPECT_EQ(svg.find("lengthAdjust=\"spacingAndGlyphs\">short"), std::string::npos);
+  EXPECT_NE(svg.find("lengthAdjust=\"spacingAndGlyphs\">input_schema.documentation and more</text>"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace udon::evidence::charts
