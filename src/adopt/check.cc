@@ -63,6 +63,22 @@ std::string WhyNotOffered(const std::string& stderr_tail, const std::string& ser
   return "not offered";
 }
 
+// The gateway's own refusal to start, from its stderr ("udon-mcp: error: MESSAGE [CODE]",
+// the form of every udon-mcp refusal): what a host shows as "Connection closed".
+std::optional<Error> GatewayRefusal(const std::string& stderr_tail) {
+  const std::string marker = "udon-mcp: error: ";
+  std::istringstream lines(stderr_tail);
+  std::optional<Error> refusal;
+  for (std::string line; std::getline(lines, line);) {
+    const auto at = line.find(marker);
+    const auto open = line.rfind(" [");
+    if (at == std::string::npos || open == std::string::npos || line.back() != ']' || open < at) continue;
+    const std::string message = line.substr(at + marker.size(), open - at - marker.size());
+    refusal = MakeError(line.substr(open + 2, line.size() - open - 3), "the gateway refused to start: " + message);
+  }
+  return refusal;
+}
+
 void Connect(EntryCheck& check, const AdoptedEntry& adopted, const json::Value& entry, const EntryReview& review) {
   mcp::ClientOptions options;
   options.request_timeout = std::chrono::seconds(30);
@@ -73,7 +89,9 @@ void Connect(EntryCheck& check, const AdoptedEntry& adopted, const json::Value& 
   }
   auto opened = (*client)->Initialize();
   if (!opened.ok()) {
-    check.error = opened.error();
+    (*client)->Close();  // the gateway exits once it answered: all of its stderr is in
+    auto refusal = GatewayRefusal((*client)->server_stderr_tail());
+    check.error = refusal ? *refusal : opened.error();
     return;
   }
   auto pages = (*client)->ListAllTools();
@@ -87,8 +105,8 @@ void Connect(EntryCheck& check, const AdoptedEntry& adopted, const json::Value& 
       check.offered.push_back(tool.value("name", std::string()));
     }
   }
+  (*client)->Close();  // all of the gateway's stderr is in once it ended
   const std::string tail = (*client)->server_stderr_tail();
-  (*client)->Close();
   for (const std::string& tool : review.reviewed) {
     if (std::find(check.offered.begin(), check.offered.end(), tool) == check.offered.end()) {
       check.withheld.push_back({tool, WhyNotOffered(tail, adopted.server, tool)});

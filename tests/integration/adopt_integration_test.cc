@@ -1,0 +1,199 @@
+// `udon-mcp adopt` with real hosts (Claude Code and Gemini CLI, pinned in tests/package.json),
+// offline, in a throwaway HOME: the host lists the demo server ungated; adopt captures it,
+// the tools are reviewed, --apply rewrites the host's file; the host's `mcp list` now
+// connects to the gateway entry, --check says what it offers; --undo restores the file byte
+// for byte. The entry's env value (a stand-in secret) never reaches the adoption directory.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "conformance_runner.h"
+#include "json/json.h"
+#include "test_support.h"
+
+namespace udon::testing {
+namespace {
+
+using Json = nlohmann::json;
+namespace fs = std::filesystem;
+
+constexpr const char* kSecret = "adopt-secret-value-7f3a";
+
+#define UDON_REQUIRE_HOST(path, what)                                        \
+  do {                                                                       \
+    if (access(std::string(path).c_str(), R_OK) != 0) {                      \
+      if (std::getenv("CI") != nullptr) FAIL() << what << " is missing";     \
+      GTEST_SKIP() << what << " is not installed (npm ci in tests/)";        \
+    }                                                                        \
+  } while (0)
+
+class AdoptRealHost : public ::testing::Test {
+ protected:
+  std::string Home() const {
+    fs::create_directories(dir_.File("home/project"));
+    fs::create_directories(dir_.File("home/.gemini"));
+    return dir_.File("home");
+  }
+  std::string Adopted() const { return dir_.File("adopted"); }
+
+  // As RealHostRefusal (serve_interop_test.cc): offline, no updates, no telemetry.
+  RunOptions HostOptions() const {
+    RunOptions options = PinnedNodeOptions();
+    options.env["HOME"] = Home();
+    options.env["XDG_CONFIG_HOME"] = Home() + "/.config";
+    options.env["DISABLE_AUTOUPDATER"] = "1";
+    options.env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] = "1";
+    options.env["DISABLE_TELEMETRY"] = "1";
+    options.env["DISABLE_ERROR_REPORTING"] = "1";
+    options.env["UDON_MCP_STATE_DIR"] = dir_.File("state");
+    options.unset_env = {"CLAUDE_CONFIG_DIR", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"};
+    options.cwd = Home() + "/project";
+    options.timeout = std::chrono::seconds(90);
+    return options;
+  }
+
+  ProcessResult Udon(std::vector<std::string> args) const {
+    args.insert(args.begin(), UdonMcpBinary());
+    return RunProcess(args, HostOptions());
+  }
+
+  // Reviews two of the demo's tools; the others stay unreviewed (not offered).
+  void ReviewTwoTools(const std::string& server) const {
+    const std::string manifest = Adopted() + "/" + server.substr(0, server.find('.')) + "/demo.tools.json";
+    for (const char* tool : {"analyze_text", "convert_units"}) {
+      ProcessResult reviewed = Udon({"review", manifest, "--server", server, "--tool", tool, "--reviewer",
+                                     "adopt-test@udon-mcp.invalid", "--headless", "--independent-calls",
+                                     "--model-backed", "false", "--no-side-effects", "--concurrency", "safe",
+                                     "--reference-based-io"});
+      ASSERT_EQ(reviewed.exit_code, 0) << reviewed.out << reviewed.err;
+    }
+  }
+
+  // Captures, refuses to apply before a review, reviews, applies; `original` is the file as
+  // adopt read it.
+  void AdoptAndApply(const std::string& host, const std::string& file, std::string& original) const {
+    ProcessResult captured = Udon({"adopt", "--dir", Adopted(), "--host", host, "--json"});
+    ASSERT_EQ(captured.exit_code, 0) << captured.out << captured.err;
+    original = dir_.Read(file);
+    ProcessResult early = Udon({"adopt", "--dir", Adopted(), "--apply", "--json"});
+    EXPECT_EQ(early.exit_code, 2) << early.out << early.err;
+    EXPECT_NE(early.out.find("adopt.not_reviewed"), std::string::npos) << early.out;
+    EXPECT_EQ(dir_.Read(file), original);
+    ReviewTwoTools(host + ".demo");
+    ProcessResult applied = Udon({"adopt", "--dir", Adopted(), "--apply"});
+    ASSERT_EQ(applied.exit_code, 0) << applied.out << applied.err;
+    std::printf("adopt --apply:\n%s", applied.out.c_str());
+  }
+
+  // --check: the gateway entry connects and offers exactly the two reviewed tools.
+  void ExpectCheckOffersTheReviewedTools() const {
+    ProcessResult checked = Udon({"adopt", "--dir", Adopted(), "--check", "--json"});
+    ASSERT_EQ(checked.exit_code, 0) << checked.out << checked.err;
+    auto report = json::Parse(checked.out);
+    ASSERT_TRUE(report.ok()) << checked.out;
+    const Json& entry = (*report)["entries"][0];
+    EXPECT_TRUE(entry["connected"].get<bool>()) << entry;
+    EXPECT_EQ(entry["offered"], Json({"analyze_text", "convert_units"})) << entry;
+    ASSERT_FALSE(entry["withheld"].empty()) << entry;
+    for (const Json& withheld : entry["withheld"]) EXPECT_EQ(withheld["why"], "unreviewed") << entry;
+  }
+
+  // No file of the adoption directory holds the entry's env value.
+  void ExpectNoSecretInTheAdoption() const {
+    for (const auto& item : fs::recursive_directory_iterator(Adopted())) {
+      if (!item.is_regular_file()) continue;
+      const std::string text = dir_.Read(fs::relative(item.path(), dir_.path()).string());
+      EXPECT_EQ(text.find(kSecret), std::string::npos) << item.path();
+    }
+  }
+
+  // The one line of `mcp list` that names the entry.
+  static std::string LineOf(const std::string& listing, const std::string& key) {
+    std::size_t at = listing.find(key + ":");
+    if (at == std::string::npos) return "";
+    return listing.substr(at, listing.find('\n', at) - at);
+  }
+
+  TempDir dir_;
+};
+
+TEST_F(AdoptRealHost, GeminiCliConnectsToTheGatewayEntryAndUndoRestoresItsFile) {
+  const std::string gemini = PeerModuleDir("@google/gemini-cli") + "/bundle/gemini.js";
+  UDON_REQUIRE_HOST(gemini, "Gemini CLI (@google/gemini-cli)");
+  const std::string home = Home();
+  dir_.Write("home/.gemini/settings.json",
+             Json{{"mcpServers", {{"demo", {{"command", DemoServerBinary()}, {"env", {{"DEMO_SECRET", kSecret}}}}}}},
+                  {"general", {{"enableAutoUpdate", false}, {"enableAutoUpdateNotification", false}}},
+                  {"privacy", {{"usageStatisticsEnabled", false}}},
+                  {"telemetry", {{"enabled", false}}}}
+                 .dump(2));
+  dir_.Write("home/.gemini/trustedFolders.json", Json{{home + "/project", "TRUST_FOLDER"}}.dump());
+  const std::string original = dir_.Read("home/.gemini/settings.json");
+  ProcessResult before = RunProcess({NodeBinary(), gemini, "mcp", "list"}, HostOptions());
+  std::printf("gemini mcp list (before):\n%s%s", before.out.c_str(), before.err.c_str());
+  EXPECT_NE(LineOf(before.out + before.err, "demo").find("Connected"), std::string::npos) << before.out << before.err;
+  ProcessResult listed = Udon({"adopt", "--list", "--json"});
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  EXPECT_NE(listed.out.find("\"gated\":false"), std::string::npos) << listed.out;
+
+  std::string adopted;
+  AdoptAndApply("gemini", "home/.gemini/settings.json", adopted);
+  EXPECT_EQ(adopted, original);
+  ExpectNoSecretInTheAdoption();
+  EXPECT_NE(dir_.Read("home/.gemini/settings.json").find(kSecret), std::string::npos);  // it stayed there
+  ProcessResult after = RunProcess({NodeBinary(), gemini, "mcp", "list"}, HostOptions());
+  std::printf("gemini mcp list (after --apply):\n%s%s", after.out.c_str(), after.err.c_str());
+  const std::string line = LineOf(after.out + after.err, "demo");
+  EXPECT_NE(line.find("udon-mcp serve"), std::string::npos) << after.out << after.err;
+  EXPECT_NE(line.find("Connected"), std::string::npos) << after.out << after.err;
+  ExpectCheckOffersTheReviewedTools();
+  ProcessResult gated = Udon({"adopt", "--list", "--json"});
+  EXPECT_NE(gated.out.find("\"gated\":true"), std::string::npos) << gated.out;
+
+  // A wrong pin: the host would show "Disconnected"; --check names the gateway's refusal.
+  dir_.Write("adopted/gemini/demo.pin", std::string(64, 'a') + "\n");
+  ProcessResult refused = Udon({"adopt", "--dir", Adopted(), "--check"});
+  EXPECT_EQ(refused.exit_code, 3) << refused.out << refused.err;
+  EXPECT_NE(refused.out.find("gemini/demo: not connected: manifest.digest_mismatch"), std::string::npos)
+      << refused.out << refused.err;
+
+  ProcessResult undone = Udon({"adopt", "--dir", Adopted(), "--undo"});
+  ASSERT_EQ(undone.exit_code, 0) << undone.out << undone.err;
+  EXPECT_EQ(dir_.Read("home/.gemini/settings.json"), original);
+}
+
+TEST_F(AdoptRealHost, ClaudeCodeConnectsToTheGatewayEntryAndUndoRestoresItsFile) {
+  const std::string claude = PeerModuleDir("@anthropic-ai/claude-code") + "/bin/claude.exe";
+  UDON_REQUIRE_HOST(claude, "Claude Code (@anthropic-ai/claude-code)");
+  Home();
+  ProcessResult added = RunProcess({claude, "mcp", "add", "--scope", "user", "demo", "-e",
+                                    std::string("DEMO_SECRET=") + kSecret, "--", DemoServerBinary()},
+                                   HostOptions());
+  ASSERT_EQ(added.exit_code, 0) << added.out << added.err;
+  ProcessResult before = RunProcess({claude, "mcp", "list"}, HostOptions());
+  std::printf("claude mcp list (before):\n%s", before.out.c_str());
+  EXPECT_NE(LineOf(before.out, "demo").find("Connected"), std::string::npos) << before.out << before.err;
+
+  std::string original;
+  AdoptAndApply("claude-code", "home/.claude.json", original);
+  ExpectNoSecretInTheAdoption();
+  EXPECT_NE(dir_.Read("home/.claude.json").find(kSecret), std::string::npos);  // it stayed there
+  ProcessResult after = RunProcess({claude, "mcp", "list"}, HostOptions());
+  std::printf("claude mcp list (after --apply):\n%s", after.out.c_str());
+  const std::string line = LineOf(after.out, "demo");
+  EXPECT_NE(line.find("udon-mcp serve"), std::string::npos) << after.out << after.err;
+  EXPECT_NE(line.find("Connected"), std::string::npos) << after.out << after.err;
+  ExpectCheckOffersTheReviewedTools();
+
+  ProcessResult undone = Udon({"adopt", "--dir", Adopted(), "--undo"});
+  ASSERT_EQ(undone.exit_code, 0) << undone.out << undone.err;
+  EXPECT_EQ(dir_.Read("home/.claude.json"), original);
+}
+
+}  // namespace
+}  // namespace udon::testing
