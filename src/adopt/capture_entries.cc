@@ -13,6 +13,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// The host file as seen by one entry: a Claude Code entry under /projects/<dir> (local
+// scope) starts in <dir>, as a project file's entry starts in its project.
+HostFile FileOfEntry(const HostFile& file, const Entry& entry) {
+  HostFile seen = file;
+  if (entry.path.size() == 4 && entry.path[0] == "projects") seen.project = entry.path[1];
+  return seen;
+}
+
 struct Captured {
   AdoptedEntry entry;
   json::Value runtime;
@@ -47,7 +55,7 @@ AdoptedEntry NameEntry(const DiscoveredFile& file, const Entry& entry, const Ado
   adopted.server = file.file.host + "." + name;
   adopted.manifest = file.file.host + "/" + name + ".tools.json";
   adopted.pin = file.file.host + "/" + name + ".pin";
-  adopted.project = file.file.project;
+  adopted.project = FileOfEntry(file.file, entry).project;
   adopted.vscode = file.file.shape == FileShape::kVsCodeMcp || file.file.shape == FileShape::kVsCodeSettings;
   return adopted;
 }
@@ -55,7 +63,7 @@ AdoptedEntry NameEntry(const DiscoveredFile& file, const Entry& entry, const Ado
 Result<Captured> CaptureOne(const DiscoveredFile& file, const Entry& entry, AdoptedEntry adopted,
                             const CaptureRequest& request) {
   Captured out{std::move(adopted), json::Value(), ""};
-  UDON_ASSIGN_OR_RETURN(out.runtime, RuntimeEntry(entry, file.file, request.sandbox));
+  UDON_ASSIGN_OR_RETURN(out.runtime, RuntimeEntry(entry, FileOfEntry(file.file, entry), request.sandbox));
   const json::Value one = {{"mcpServers", {{out.entry.server, out.runtime}}}};
   UDON_ASSIGN_OR_RETURN(mcp::RuntimeConfig config,
                         mcp::ParseRuntimeConfig(one.dump(), CaptureEnvironment(entry), request.dir));

@@ -6,11 +6,15 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include <httplib.h>
 
 #include "conformance_runner.h"
 #include "json/json.h"
@@ -193,6 +197,36 @@ TEST_F(AdoptRealHost, ClaudeCodeConnectsToTheGatewayEntryAndUndoRestoresItsFile)
   ProcessResult undone = Udon({"adopt", "--dir", Adopted(), "--undo"});
   ASSERT_EQ(undone.exit_code, 0) << undone.out << undone.err;
   EXPECT_EQ(dir_.Read("home/.claude.json"), original);
+}
+
+// --review workbench: one workbench per captured manifest, on loopback, until stopped; a
+// Cursor file in the throwaway HOME (no host needed: nothing is applied).
+TEST_F(AdoptRealHost, ReviewInTheWorkbenchServesTheCapturedManifest) {
+  Home();
+  fs::create_directories(dir_.File("home/.cursor"));
+  dir_.Write("home/.cursor/mcp.json", Json{{"mcpServers", {{"demo", {{"command", DemoServerBinary()}}}}}}.dump(2));
+  BackgroundProcess adopt({UdonMcpBinary(), "adopt", "--dir", Adopted(), "--host", "cursor", "--review", "workbench"},
+                          HostOptions());
+  std::string url;
+  for (int i = 0; i < 600 && url.empty() && adopt.running(); ++i) {
+    const std::string output = adopt.Output();
+    const auto at = output.find("cursor/demo: open http://127.0.0.1:");
+    if (at != std::string::npos && output.find('\n', at) != std::string::npos) {
+      url = output.substr(at + 18, output.find('\n', at) - at - 18);
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+  ASSERT_FALSE(url.empty()) << adopt.Output();
+  const std::string authority = url.substr(7, url.find('/', 7) - 7);
+  httplib::Client client("127.0.0.1", std::stoi(authority.substr(authority.find(':') + 1)));
+  auto overview = client.Get((url.substr(7 + authority.size()) + "api/overview").c_str());
+  ASSERT_TRUE(overview);
+  EXPECT_EQ(overview->status, 200) << overview->body;
+  EXPECT_NE(overview->body.find("cursor.demo"), std::string::npos) << overview->body;
+  adopt.Stop();
+  ProcessResult early = Udon({"adopt", "--dir", Adopted(), "--apply", "--json"});
+  EXPECT_NE(early.out.find("adopt.not_reviewed"), std::string::npos) << early.out << early.err;
 }
 
 }  // namespace
