@@ -11,6 +11,7 @@
 #include "adopt/jsonc.h"
 #include "adopt/discovery.h"
 #include "json/file.h"
+#include "test_support.h"
 #include "json/sha256.h"
 #include "manifest/internal/test_manifest.h"
 
@@ -24,9 +25,7 @@ namespace fs = std::filesystem;
 class ApplyTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = fs::temp_directory_path() / ("udon-apply-" + std::to_string(::getpid()) + "-" +
-                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(root_);
+    root_ = temp_.path();
     fs::create_directories(root_ / "project/.vscode");
     fs::create_directories(root_ / "d/vscode");
     host_ = (root_ / "project/.vscode/mcp.json").string();
@@ -40,7 +39,6 @@ class ApplyTest : public ::testing::Test {
     adoption.files[host_] = {"vscode", json::Sha256Hex(original_), "", ""};
     ASSERT_TRUE(adoption.Save(dir_).ok());
   }
-  void TearDown() override { fs::remove_all(root_); }
 
   void WriteManifest(const json::Value& document) {
     ASSERT_TRUE(json::WriteFileAtomic(dir_ + "/vscode/memory.tools.json", document.dump(2)).ok());
@@ -54,6 +52,7 @@ class ApplyTest : public ::testing::Test {
     return count;
   }
 
+  udon::testing::TempDir temp_;
   fs::path root_;
   std::string host_;
   std::string dir_;

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "json/file.h"
+#include "test_support.h"
 
 namespace udon::adopt {
 namespace {
@@ -23,9 +24,7 @@ std::string Fixture(const std::string& name) {
 class DiscoveryTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = fs::temp_directory_path() / ("udon-adopt-" + std::to_string(::getpid()) + "-" +
-                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(root_);
+    root_ = temp_.path();
     where_.home = (root_ / "home").string();
     where_.projects = {(root_ / "project").string()};
     Place("claude_desktop_config.json", "home/.config/Claude/claude_desktop_config.json");
@@ -38,7 +37,6 @@ class DiscoveryTest : public ::testing::Test {
     Place("dot_mcp.json", "project/.mcp.json");
     Place("vscode_mcp.json", "project/.vscode/mcp.json");
   }
-  void TearDown() override { fs::remove_all(root_); }
 
   void Place(const std::string& fixture, const std::string& where) {
     fs::create_directories((root_ / where).parent_path());
@@ -60,6 +58,7 @@ class DiscoveryTest : public ::testing::Test {
     return found;
   }
 
+  udon::testing::TempDir temp_;
   fs::path root_;
   Locations where_;
 };

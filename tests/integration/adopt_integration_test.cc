@@ -28,14 +28,6 @@ namespace fs = std::filesystem;
 
 constexpr const char* kSecret = "adopt-secret-value-7f3a";
 
-#define UDON_REQUIRE_HOST(path, what)                                        \
-  do {                                                                       \
-    if (access(std::string(path).c_str(), R_OK) != 0) {                      \
-      if (std::getenv("CI") != nullptr) FAIL() << what << " is missing";     \
-      GTEST_SKIP() << what << " is not installed (npm ci in tests/)";        \
-    }                                                                        \
-  } while (0)
-
 class AdoptRealHost : public ::testing::Test {
  protected:
   std::string Home() const {
@@ -128,7 +120,7 @@ class AdoptRealHost : public ::testing::Test {
 
 TEST_F(AdoptRealHost, GeminiCliConnectsToTheGatewayEntryAndUndoRestoresItsFile) {
   const std::string gemini = PeerModuleDir("@google/gemini-cli") + "/bundle/gemini.js";
-  UDON_REQUIRE_HOST(gemini, "Gemini CLI (@google/gemini-cli)");
+  UDON_REQUIRE_INSTALLED(gemini, "Gemini CLI (@google/gemini-cli)");
   const std::string home = Home();
   dir_.Write("home/.gemini/settings.json",
              Json{{"mcpServers", {{"demo", {{"command", DemoServerBinary()}, {"env", {{"DEMO_SECRET", kSecret}}}}}}},
@@ -173,7 +165,7 @@ TEST_F(AdoptRealHost, GeminiCliConnectsToTheGatewayEntryAndUndoRestoresItsFile) 
 
 TEST_F(AdoptRealHost, ClaudeCodeConnectsToTheGatewayEntryAndUndoRestoresItsFile) {
   const std::string claude = PeerModuleDir("@anthropic-ai/claude-code") + "/bin/claude.exe";
-  UDON_REQUIRE_HOST(claude, "Claude Code (@anthropic-ai/claude-code)");
+  UDON_REQUIRE_INSTALLED(claude, "Claude Code (@anthropic-ai/claude-code)");
   Home();
   ProcessResult added = RunProcess({claude, "mcp", "add", "--scope", "user", "demo", "-e",
                                     std::string("DEMO_SECRET=") + kSecret, "--", DemoServerBinary()},
