@@ -59,8 +59,9 @@ class AdoptRealHost : public ::testing::Test {
   }
 
   // Reviews two of the demo's tools; the others stay unreviewed (not offered).
-  void ReviewTwoTools(const std::string& server) const {
-    const std::string manifest = Adopted() + "/" + server.substr(0, server.find('.')) + "/demo.tools.json";
+  void ReviewTwoTools(const std::string& host, const std::string& key) const {
+    const std::string manifest = Adopted() + "/" + host + "/" + key + ".tools.json";
+    const std::string server = host + "." + key;
     for (const char* tool : {"analyze_text", "convert_units"}) {
       ProcessResult reviewed = Udon({"review", manifest, "--server", server, "--tool", tool, "--reviewer",
                                      "adopt-test@udon-mcp.invalid", "--headless", "--independent-calls",
@@ -80,23 +81,25 @@ class AdoptRealHost : public ::testing::Test {
     EXPECT_EQ(early.exit_code, 2) << early.out << early.err;
     EXPECT_NE(early.out.find("adopt.not_reviewed"), std::string::npos) << early.out;
     EXPECT_EQ(dir_.Read(file), original);
-    ReviewTwoTools(host + ".demo");
+    for (const std::string& key : keys_) ReviewTwoTools(host, key);
     ProcessResult applied = Udon({"adopt", "--dir", Adopted(), "--apply"});
     ASSERT_EQ(applied.exit_code, 0) << applied.out << applied.err;
     std::printf("adopt --apply:\n%s", applied.out.c_str());
   }
 
-  // --check: the gateway entry connects and offers exactly the two reviewed tools.
+  // --check: every gateway entry connects and offers exactly the two reviewed tools.
   void ExpectCheckOffersTheReviewedTools() const {
     ProcessResult checked = Udon({"adopt", "--dir", Adopted(), "--check", "--json"});
     ASSERT_EQ(checked.exit_code, 0) << checked.out << checked.err;
     auto report = json::Parse(checked.out);
     ASSERT_TRUE(report.ok()) << checked.out;
-    const Json& entry = (*report)["entries"][0];
-    EXPECT_TRUE(entry["connected"].get<bool>()) << entry;
-    EXPECT_EQ(entry["offered"], Json({"analyze_text", "convert_units"})) << entry;
-    ASSERT_FALSE(entry["withheld"].empty()) << entry;
-    for (const Json& withheld : entry["withheld"]) EXPECT_EQ(withheld["why"], "unreviewed") << entry;
+    ASSERT_EQ((*report)["entries"].size(), keys_.size()) << checked.out;
+    for (const Json& entry : (*report)["entries"]) {
+      EXPECT_TRUE(entry["connected"].get<bool>()) << entry;
+      EXPECT_EQ(entry["offered"], Json({"analyze_text", "convert_units"})) << entry;
+      ASSERT_FALSE(entry["withheld"].empty()) << entry;
+      for (const Json& withheld : entry["withheld"]) EXPECT_EQ(withheld["why"], "unreviewed") << entry;
+    }
   }
 
   // No file of the adoption directory holds the entry's env value.
@@ -116,6 +119,7 @@ class AdoptRealHost : public ::testing::Test {
   }
 
   TempDir dir_;
+  std::vector<std::string> keys_ = {"demo"};  // the host's entries, each the demo server
 };
 
 TEST_F(AdoptRealHost, GeminiCliConnectsToTheGatewayEntryAndUndoRestoresItsFile) {
@@ -163,17 +167,24 @@ TEST_F(AdoptRealHost, GeminiCliConnectsToTheGatewayEntryAndUndoRestoresItsFile) 
   EXPECT_EQ(dir_.Read("home/.gemini/settings.json"), original);
 }
 
-TEST_F(AdoptRealHost, ClaudeCodeConnectsToTheGatewayEntryAndUndoRestoresItsFile) {
+// Three servers in Claude Code's user configuration (the "done when"), one with a
+// secret in its env.
+TEST_F(AdoptRealHost, ClaudeCodeConnectsToTheGatewayEntriesAndUndoRestoresItsFile) {
   const std::string claude = PeerModuleDir("@anthropic-ai/claude-code") + "/bin/claude.exe";
   UDON_REQUIRE_INSTALLED(claude, "Claude Code (@anthropic-ai/claude-code)");
   Home();
-  ProcessResult added = RunProcess({claude, "mcp", "add", "--scope", "user", "demo", "-e",
-                                    std::string("DEMO_SECRET=") + kSecret, "--", DemoServerBinary()},
-                                   HostOptions());
-  ASSERT_EQ(added.exit_code, 0) << added.out << added.err;
+  keys_ = {"demo", "notes", "units"};
+  for (const std::string& key : keys_) {
+    ProcessResult added = RunProcess({claude, "mcp", "add", "--scope", "user", key, "-e",
+                                      std::string("DEMO_SECRET=") + kSecret, "--", DemoServerBinary()},
+                                     HostOptions());
+    ASSERT_EQ(added.exit_code, 0) << added.out << added.err;
+  }
   ProcessResult before = RunProcess({claude, "mcp", "list"}, HostOptions());
   std::printf("claude mcp list (before):\n%s", before.out.c_str());
-  EXPECT_NE(LineOf(before.out, "demo").find("Connected"), std::string::npos) << before.out << before.err;
+  for (const std::string& key : keys_) {
+    EXPECT_NE(LineOf(before.out, key).find("Connected"), std::string::npos) << before.out << before.err;
+  }
 
   std::string original;
   AdoptAndApply("claude-code", "home/.claude.json", original);
@@ -181,9 +192,11 @@ TEST_F(AdoptRealHost, ClaudeCodeConnectsToTheGatewayEntryAndUndoRestoresItsFile)
   EXPECT_NE(dir_.Read("home/.claude.json").find(kSecret), std::string::npos);  // it stayed there
   ProcessResult after = RunProcess({claude, "mcp", "list"}, HostOptions());
   std::printf("claude mcp list (after --apply):\n%s", after.out.c_str());
-  const std::string line = LineOf(after.out, "demo");
-  EXPECT_NE(line.find("udon-mcp serve"), std::string::npos) << after.out << after.err;
-  EXPECT_NE(line.find("Connected"), std::string::npos) << after.out << after.err;
+  for (const std::string& key : keys_) {
+    const std::string line = LineOf(after.out, key);
+    EXPECT_NE(line.find("udon-mcp serve"), std::string::npos) << after.out << after.err;
+    EXPECT_NE(line.find("Connected"), std::string::npos) << after.out << after.err;
+  }
   ExpectCheckOffersTheReviewedTools();
 
   ProcessResult undone = Udon({"adopt", "--dir", Adopted(), "--undo"});
