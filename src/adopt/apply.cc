@@ -28,9 +28,18 @@ Error FileChanged(const std::string& path, const char* since) {
   return error;
 }
 
-// Writes bytes over path atomically, keeping path's permission bits (a file only its owner
-// may read stays so throughout).
-Status WriteKeepingMode(const std::string& path, std::string_view bytes) {
+// Where a host file's bytes are: a symlinked file (dotfiles kept in a repository) is
+// written through its link, so the link stays a link.
+std::string RealPath(const std::string& path) {
+  std::error_code error;
+  const fs::path real = fs::canonical(path, error);
+  return error ? path : real.string();
+}
+
+// Writes bytes over the file at `link_or_path` atomically, keeping its permission bits (a
+// file only its owner may read stays so throughout).
+Status WriteKeepingMode(const std::string& link_or_path, std::string_view bytes) {
+  const std::string path = RealPath(link_or_path);
   struct stat info {};
   const bool known = ::stat(path.c_str(), &info) == 0;
   const bool owner_only = known && (info.st_mode & 077) == 0;
@@ -117,7 +126,7 @@ Result<ApplyReport> Apply(const std::string& dir, const std::string& udon_mcp) {
         json::WriteFileAtomic(InDir(dir, adoption.entries[i].pin), report.entries[i].manifest_sha256 + "\n"));
   }
   for (const PlannedFile& file : planned) {
-    const std::string backup = BackupPath(file.path);
+    const std::string backup = BackupPath(RealPath(file.path));
     UDON_RETURN_IF_ERROR(json::WriteSecretFileAtomic(backup, file.original));
     UDON_RETURN_IF_ERROR(WriteKeepingMode(file.path, file.rewritten));
     adoption.files[file.path].backup = backup;

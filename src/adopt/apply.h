@@ -33,7 +33,8 @@ Result<std::vector<EntryReview>> ReviewState(const std::string& dir, const Adopt
 // (adopt.file_changed, details.path), no file is applied already (adopt.already_applied).
 // Then writes one pin per manifest (its SHA-256), and per host file a backup beside it
 // (FILE.udon-mcp-<UTC instant>.bak, mode 0600) and the rewritten file (atomically, its mode
-// kept), recording both in D/adopt.json. `udon_mcp` is the binary the entries start.
+// kept; a symlinked file is written where its link points, the link stays), recording both
+// in D/adopt.json. `udon_mcp` is the binary the entries start.
 // Errors: the above, adopt.entry_missing, adopt.file_invalid, io.unreadable, io.write_failed.
 Result<ApplyReport> Apply(const std::string& dir, const std::string& udon_mcp);
 

@@ -87,6 +87,18 @@ TEST_F(ApplyTest, ApplyRewritesBacksUpAndPinsThenUndoRestoresByteForByte) {
   EXPECT_TRUE(Apply(dir_, "/opt/udon/bin/udon-mcp").ok());
 }
 
+TEST_F(ApplyTest, ASymlinkedHostFileIsWrittenThroughItsLink) {
+  fs::create_directories(root_ / "dotfiles");
+  fs::rename(host_, root_ / "dotfiles/mcp.json");
+  fs::create_symlink(root_ / "dotfiles/mcp.json", host_);
+  ASSERT_TRUE(Apply(dir_, "/opt/udon/bin/udon-mcp").ok());
+  EXPECT_TRUE(fs::is_symlink(host_));
+  EXPECT_TRUE(IsGated((*ParseJsonc(Host()))["servers"]["memory"]));
+  ASSERT_TRUE(Undo(dir_).ok());
+  EXPECT_TRUE(fs::is_symlink(host_));
+  EXPECT_EQ(Host(), original_);
+}
+
 TEST_F(ApplyTest, AFileChangedSinceAdoptReadItIsRefusedAndNothingIsWritten) {
   const std::string changed = original_ + "\n";
   ASSERT_TRUE(json::WriteFileAtomic(host_, changed).ok());
