@@ -101,7 +101,7 @@ AdoptedEntry EntryFromJson(const json::Value& v) {
 }  // namespace
 
 json::Value Adoption::ToJson() const {
-  json::Value out = {{"entries", json::Value::array()}, {"files", json::Value::object()}};
+  json::Value out = {{"entries", json::Value::array()}, {"files", json::Value::object()}, {"policy", policy}};
   for (const AdoptedEntry& entry : entries) out["entries"].push_back(EntryToJson(entry));
   for (const auto& [path, file] : files) {
     out["files"][path] = {{"host", file.host}, {"sha256", file.sha256}, {"backup", file.backup},
@@ -113,6 +113,7 @@ json::Value Adoption::ToJson() const {
 Result<Adoption> Adoption::FromJson(const json::Value& value) {
   try {
     Adoption adoption;
+    adoption.policy = value.value("policy", std::string());
     for (const json::Value& entry : value.at("entries")) adoption.entries.push_back(EntryFromJson(entry));
     for (const auto& [path, file] : value.at("files").items()) {
       adoption.files[path] = {file.at("host").get<std::string>(), file.at("sha256").get<std::string>(),

@@ -47,6 +47,7 @@ struct AdoptedFile {
 struct Adoption {
   std::vector<AdoptedEntry> entries;
   std::map<std::string, AdoptedFile> files;  // by path
+  std::string policy;  // the local policy file the capture used (absolute), "" for none
 
   json::Value ToJson() const;
   // Errors: adopt.record_invalid.
@@ -79,6 +80,7 @@ struct CaptureRequest {
   bool sandbox = false;
   int expires_in_days = 7;
   manifest::Policy policy;
+  std::string policy_path;  // its file, recorded so that the gateway runs under it too
   std::function<void(const std::string& line)> on_progress;
 };
 

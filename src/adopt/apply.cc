@@ -71,7 +71,7 @@ Result<std::vector<PlannedFile>> PlanFiles(const std::string& dir, const Adoptio
   std::map<std::string, std::vector<EntryEdit>> edits;
   for (const AdoptedEntry& entry : adoption.entries) {
     GatewayCommand gateway{udon_mcp, InDir(dir, entry.manifest), InDir(dir, entry.pin), InDir(dir, "mcp.json"),
-                           entry.server};
+                           entry.server, adoption.policy};
     edits[entry.file].push_back({entry.path, gateway, entry.vscode});
   }
   std::vector<PlannedFile> planned;

@@ -87,6 +87,18 @@ TEST_F(ApplyTest, ApplyRewritesBacksUpAndPinsThenUndoRestoresByteForByte) {
   EXPECT_TRUE(Apply(dir_, "/opt/udon/bin/udon-mcp").ok());
 }
 
+TEST_F(ApplyTest, TheGatewayRunsUnderTheCapturesPolicy) {
+  auto adoption = Adoption::Load(dir_);
+  ASSERT_TRUE(adoption.ok());
+  adoption->policy = "/etc/udon/policy.yaml";
+  ASSERT_TRUE(adoption->Save(dir_).ok());
+  ASSERT_TRUE(Apply(dir_, "/opt/udon/bin/udon-mcp").ok());
+  const json::Value args = (*ParseJsonc(Host()))["servers"]["memory"]["args"];
+  ASSERT_EQ(args.size(), 11u);
+  EXPECT_EQ(args[9], "--policy");
+  EXPECT_EQ(args[10], "/etc/udon/policy.yaml");
+}
+
 TEST_F(ApplyTest, ASymlinkedHostFileIsWrittenThroughItsLink) {
   fs::create_directories(root_ / "dotfiles");
   fs::rename(host_, root_ / "dotfiles/mcp.json");

@@ -151,6 +151,7 @@ Result<CaptureReport> CaptureEntries(const std::vector<DiscoveredFile>& files, c
   if (captured.empty()) {
     return MakeError("adopt.nothing_selected", "no ungated, enabled entry matches --host and --server");
   }
+  adoption.policy = request.policy_path;
   UDON_RETURN_IF_ERROR(WriteAll(captured, adoption, runtime, files, request.dir));
   for (const Captured& one : captured) report.captured.push_back(one.entry);
   return report;

@@ -57,8 +57,13 @@ Result<Replacement> EntryReplacement(std::string_view text, std::string_view bla
 }  // namespace
 
 std::vector<std::string> GatewayArgs(const GatewayCommand& gateway) {
-  return {"serve", "--manifest", gateway.manifest, "--pin-file", gateway.pin,
-          "--config", gateway.config, "--server", gateway.server};
+  std::vector<std::string> args = {"serve",         "--manifest", gateway.manifest, "--pin-file", gateway.pin,
+                                   "--config",      gateway.config, "--server", gateway.server};
+  if (!gateway.policy.empty()) {
+    args.push_back("--policy");
+    args.push_back(gateway.policy);
+  }
+  return args;
 }
 
 Result<std::string> RewriteEntries(std::string_view text, const std::vector<EntryEdit>& edits) {

@@ -14,13 +14,14 @@
 namespace udon::adopt {
 
 // What the gateway entry starts: `command serve --manifest M --pin-file P --config C
-// --server S`, all paths absolute.
+// --server S [--policy F]`, all paths absolute.
 struct GatewayCommand {
   std::string command;  // the udon-mcp binary
   std::string manifest;
   std::string pin;
   std::string config;
   std::string server;
+  std::string policy;  // --policy FILE when not empty
 };
 
 std::vector<std::string> GatewayArgs(const GatewayCommand& gateway);

@@ -17,7 +17,7 @@ std::string Fixture(const std::string& name) {
 
 GatewayCommand Gateway() {
   return {"/opt/udon/bin/udon-mcp", "/d/vscode/memory.tools.json", "/d/vscode/memory.pin", "/d/mcp.json",
-          "vscode.memory"};
+          "vscode.memory", ""};
 }
 
 // The bytes before the entry's value and after it are the original's.
@@ -72,6 +72,16 @@ TEST(Rewrite, OneLineEntriesStayOnOneLineAndSeveralEntriesOfOneFileAreRewritten)
   EXPECT_TRUE(IsGated(document["mcpServers"]["memory"]));
   EXPECT_EQ(document["projects"]["/home/me/work"]["allowedTools"], json::Value({"mcp__demo__echo"}));
   EXPECT_EQ(std::count(before.begin(), before.end(), '\n'), std::count(after->begin(), after->end(), '\n'));
+}
+
+TEST(Rewrite, TheCapturesPolicyGoesToTheGateway) {
+  GatewayCommand gateway = Gateway();
+  EXPECT_EQ(GatewayArgs(gateway).size(), 9u);
+  gateway.policy = "/etc/udon/policy.yaml";
+  const auto args = GatewayArgs(gateway);
+  ASSERT_EQ(args.size(), 11u);
+  EXPECT_EQ(args[9], "--policy");
+  EXPECT_EQ(args[10], "/etc/udon/policy.yaml");
 }
 
 TEST(Rewrite, AMissingEntryIsRefused) {

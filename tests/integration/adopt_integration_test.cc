@@ -234,5 +234,40 @@ TEST_F(AdoptRealHost, ReviewInTheWorkbenchServesTheCapturedManifest) {
   EXPECT_NE(early.out.find("adopt.not_reviewed"), std::string::npos) << early.out << early.err;
 }
 
+// Section 3 of issue 32: what a host shows only as fewer tools, --check says with the code
+// serve gave. The capture's policy allows no side effects; the gateway runs under it (the
+// entry gets --policy) and withholds a tool reviewed with one. A Cursor file, no host needed.
+TEST_F(AdoptRealHost, CheckSaysWhyTheGatewayWithholdsAReviewedTool) {
+  Home();
+  fs::create_directories(dir_.File("home/.cursor"));
+  dir_.Write("home/.cursor/mcp.json", Json{{"mcpServers", {{"demo", {{"command", DemoServerBinary()}}}}}}.dump(2));
+  const std::string original = dir_.Read("home/.cursor/mcp.json");
+  dir_.Write("policy.json", R"({"allowedSideEffects": []})");
+  ProcessResult captured = Udon({"adopt", "--dir", Adopted(), "--host", "cursor", "--policy", dir_.File("policy.json")});
+  ASSERT_EQ(captured.exit_code, 0) << captured.out << captured.err;
+  const std::string manifest = Adopted() + "/cursor/demo.tools.json";
+  for (const auto& [tool, effects] : std::vector<std::pair<std::string, std::vector<std::string>>>{
+           {"analyze_text", {"--no-side-effects"}}, {"render_turntable", {"--side-effect", "creates_render_artifacts"}}}) {
+    std::vector<std::string> args = {"review", manifest, "--server", "cursor.demo", "--tool", tool, "--reviewer",
+                                     "adopt-test@udon-mcp.invalid", "--headless", "--independent-calls",
+                                     "--model-backed", "false", "--concurrency", "safe", "--reference-based-io"};
+    args.insert(args.end(), effects.begin(), effects.end());
+    ProcessResult reviewed = Udon(args);
+    ASSERT_EQ(reviewed.exit_code, 0) << reviewed.out << reviewed.err;
+  }
+  ProcessResult applied = Udon({"adopt", "--dir", Adopted(), "--apply"});
+  ASSERT_EQ(applied.exit_code, 0) << applied.out << applied.err;
+  ProcessResult checked = Udon({"adopt", "--dir", Adopted(), "--check", "--json"});
+  ASSERT_EQ(checked.exit_code, 0) << checked.out << checked.err;
+  const Json entry = json::Parse(checked.out).value()["entries"][0];
+  EXPECT_EQ(entry["offered"], Json({"analyze_text"})) << entry;
+  EXPECT_NE(entry["withheld"].dump().find(R"({"tool":"render_turntable","why":"review.rejected"})"),
+            std::string::npos)
+      << entry;
+  ProcessResult undone = Udon({"adopt", "--dir", Adopted(), "--undo"});
+  ASSERT_EQ(undone.exit_code, 0) << undone.out << undone.err;
+  EXPECT_EQ(dir_.Read("home/.cursor/mcp.json"), original);
+}
+
 }  // namespace
 }  // namespace udon::testing
