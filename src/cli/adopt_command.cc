@@ -178,7 +178,9 @@ int RunCapture(const AdoptCommandOptions& o) {
   if (!policy.ok()) return ReportError(policy.error(), o.common.json, kExitInvalidInput);
   std::error_code ignored;
   std::filesystem::create_directories(o.dir, ignored);
-  adopt::CaptureRequest request{o.dir, o.hosts, o.servers, o.sandbox, o.expires_in_days, *policy, {}};
+  const std::string policy_path =
+      o.common.policy ? std::filesystem::absolute(*o.common.policy).lexically_normal().string() : "";
+  adopt::CaptureRequest request{o.dir, o.hosts, o.servers, o.sandbox, o.expires_in_days, *policy, policy_path, {}};
   if (ProgressWanted(o.common.json)) request.on_progress = [](const std::string& line) { PrintProgress("capture: " + line); };
   auto files = adopt::Discover(adopt::CandidateFiles(adopt::LocationsFromEnvironment(ProjectDirs(o))));
   auto report = adopt::CaptureEntries(files, request);
