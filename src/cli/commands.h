@@ -1,7 +1,13 @@
 // Every command of udon-mcp: one Register function per command file, called from main.cc.
 #pragma once
 
+#include <vector>
+
 #include <CLI/CLI.hpp>
+
+namespace udon::workbench {
+class WorkbenchServer;
+}  // namespace udon::workbench
 
 namespace udon::cli {
 
@@ -21,7 +27,11 @@ void RegisterRunCommand(CLI::App& app);
 void RegisterAnalyzeCommand(CLI::App& app);
 void RegisterServeCommand(CLI::App& app);
 void RegisterWorkbenchCommand(CLI::App& app);
+void RegisterAdoptCommand(CLI::App& app);
 
 void RegisterDemoCommand(CLI::App& app);
+
+// Serves bound workbenches until SIGINT or SIGTERM (workbench, adopt --review workbench).
+int ServeWorkbenchesUntilSignalled(const std::vector<workbench::WorkbenchServer*>& servers);
 
 }  // namespace udon::cli

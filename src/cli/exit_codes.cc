@@ -19,7 +19,7 @@ int ExitCodeFor(std::string_view code) {
   };
   if (auto it = kExplicit.find(code); it != kExplicit.end()) return it->second;
   // Unreadable or malformed input of any kind.
-  for (std::string_view prefix : {"io.", "json.", "yaml.", "usage.", "config.", "policy."}) {
+  for (std::string_view prefix : {"io.", "json.", "yaml.", "usage.", "config.", "policy.", "adopt."}) {
     if (code.substr(0, prefix.size()) == prefix) return kExitInvalidInput;
   }
   if (code.substr(0, 5) == "call.") return kExitFailed;

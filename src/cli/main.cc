@@ -42,6 +42,7 @@ int main(int argc, char** argv) {
   udon::cli::RegisterAnalyzeCommand(app);
   udon::cli::RegisterServeCommand(app);
   udon::cli::RegisterWorkbenchCommand(app);
+  udon::cli::RegisterAdoptCommand(app);
   udon::cli::RegisterDemoCommand(app);
 
   return udon::cli::RunApp(app, argc, argv);

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "capture/capture.h"
 #include "cli/commands.h"
@@ -41,23 +42,30 @@ Result<manifest::Manifest> CaptureLive(const WorkbenchCommandOptions& o, const m
   return capture::Capture(config, policy, request, manifest::NowSeconds());
 }
 
-// Serves until SIGINT or SIGTERM. The signals are blocked in every thread (the server's
-// threads inherit the mask) and taken by one thread that stops the server.
-int ServeUntilSignalled(workbench::WorkbenchServer& server) {
+}  // namespace
+
+// Serves until SIGINT or SIGTERM. The signals are blocked in every thread (the servers'
+// threads inherit the mask) and taken by one thread that stops every server.
+int ServeWorkbenchesUntilSignalled(const std::vector<workbench::WorkbenchServer*>& servers) {
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  std::thread stopper([&server, signals] {
+  std::thread stopper([&servers, signals] {
     int received = 0;
     sigwait(&signals, &received);
-    server.Stop();
+    for (workbench::WorkbenchServer* server : servers) server->Stop();
   });
-  server.Serve();
+  std::vector<std::thread> serving;
+  for (std::size_t i = 1; i < servers.size(); ++i) serving.emplace_back([server = servers[i]] { server->Serve(); });
+  if (!servers.empty()) servers[0]->Serve();
+  for (std::thread& thread : serving) thread.join();
   stopper.join();
   return kExitOk;
 }
+
+namespace {
 
 int RunWorkbench(const WorkbenchCommandOptions& o) {
   const bool json = o.common.json;
@@ -96,7 +104,7 @@ int RunWorkbench(const WorkbenchCommandOptions& o) {
     std::printf("udon-mcp workbench: open %s (Ctrl-C stops it)\n", (*server)->Url().c_str());
   }
   std::fflush(stdout);
-  return ServeUntilSignalled(**server);
+  return ServeWorkbenchesUntilSignalled({server->get()});
 }
 
 }  // namespace

@@ -2,7 +2,12 @@
 // run its scenarios against an HTTP endpoint (the demo server, `udon-mcp serve`).
 #pragma once
 
+#include <unistd.h>
+
+#include <cstdlib>
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "test_support.h"
 
@@ -10,6 +15,17 @@ namespace udon::testing {
 
 // Runs with the pinned Node first on PATH (npm peers that start `node` get that one).
 RunOptions PinnedNodeOptions();
+
+// The Inspector CLI and the real hosts came after the other peers: a checkout whose
+// tests/node_modules predates them skips the tests that need one (`path` missing), CI
+// fails them.
+#define UDON_REQUIRE_INSTALLED(path, what)                                   \
+  do {                                                                       \
+    if (access(std::string(path).c_str(), R_OK) != 0) {                      \
+      if (std::getenv("CI") != nullptr) FAIL() << what << " is missing";     \
+      GTEST_SKIP() << what << " is not installed (npm ci in tests/)";        \
+    }                                                                        \
+  } while (0)
 
 // `conformance server --url URL --scenario SCENARIO -o RESULTS_DIR`, with
 // `--spec-version SPEC_VERSION` unless it is empty (the harness default, 2025-11-25).

@@ -196,15 +196,7 @@ PeerRun RunInspector(const std::string& host_config, const std::vector<std::stri
   return {result.exit_code, report.ok() ? *report : Json(), result.err};
 }
 
-// The Inspector CLI and the real hosts came after the other peers: a checkout whose
-// tests/node_modules predates them skips these tests, CI fails them.
-#define UDON_REQUIRE_INSTALLED(path, what)                                                       \
-  do {                                                                                           \
-    if (access(std::string(path).c_str(), R_OK) != 0) {                                          \
-      if (std::getenv("CI") != nullptr) FAIL() << what << " is missing";                         \
-      GTEST_SKIP() << what << " is not installed (npm ci in tests/)";                            \
-    }                                                                                            \
-  } while (0)
+// UDON_REQUIRE_INSTALLED: conformance_runner.h.
 #define UDON_REQUIRE_INSPECTOR() \
   UDON_REQUIRE_INSTALLED(PeerModuleDir(kInspectorCli) + "/build/cli.js", "the Inspector CLI peer")
 

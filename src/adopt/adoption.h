@@ -1,0 +1,99 @@
+// The adoption directory D (`adopt --dir D`, docs/contract.md 7.21): what was adopted from
+// which host file, the captured manifests (D/<host>/<name>.tools.json), their pins once
+// reviewed (D/<host>/<name>.pin), the runtime configuration the gateway starts the
+// upstream servers from (D/mcp.json) and the record of it all (D/adopt.json: each host
+// file's SHA-256 as adopt read it, its backup and its SHA-256 once rewritten).
+//
+// Secrets stay in the host files. D/mcp.json names an entry's `env` members as
+// `${env:NAME}` only: the rewritten host entry keeps its `env`, so the host hands the values
+// to `udon-mcp serve`, which expands them for the upstream server. HTTP `headers` are kept
+// only when every value is a reference (`${...}`); a literal header value is refused.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "adopt/discovery.h"
+#include "json/json.h"
+#include "json/result.h"
+#include "manifest/manifest.h"
+#include "manifest/policy.h"
+#include "mcp/client/config.h"
+
+namespace udon::adopt {
+
+struct AdoptedEntry {
+  std::string host;
+  std::string scope;
+  std::string file;               // the host file, absolute
+  std::vector<std::string> path;  // member names from the file's root to the entry
+  std::string key;                // the entry's key in the host file
+  std::string server;             // its key in D/mcp.json and in the manifest: <host>.<name>
+  std::string manifest;           // relative to D
+  std::string pin;                // relative to D
+  std::string project;            // the project directory of a project file, else ""
+  bool vscode = false;            // a VS Code file: "type" is required
+};
+
+struct AdoptedFile {
+  std::string host;
+  std::string sha256;          // of the bytes adopt read (capture); --apply refuses others
+  std::string backup;          // set by --apply: the original bytes, beside the file
+  std::string applied_sha256;  // set by --apply: the bytes it wrote; --undo refuses others
+};
+
+struct Adoption {
+  std::vector<AdoptedEntry> entries;
+  std::map<std::string, AdoptedFile> files;  // by path
+  std::string policy;  // the local policy file the capture used (absolute), "" for none
+
+  json::Value ToJson() const;
+  // Errors: adopt.record_invalid.
+  static Result<Adoption> FromJson(const json::Value& value);
+  // D/adopt.json; a directory without one is an empty adoption. Errors: io.unreadable,
+  // adopt.record_invalid.
+  static Result<Adoption> Load(const std::string& dir);
+  Status Save(const std::string& dir) const;
+};
+
+// The D/mcp.json entry of a host entry: its transport without secret values (see above);
+// `sandbox` adds "sandbox": true to a stdio entry that does not set it. Relative `cwd`
+// resolves against the project; a project file's entry without one starts in the project.
+// Errors: adopt.secret_in_headers, adopt.reserved_variable (an env name udon-mcp keeps to
+// itself: UDON_MCP_*, PG*), adopt.unsupported (neither stdio nor HTTP).
+Result<json::Value> RuntimeEntry(const Entry& entry, const HostFile& file, bool sandbox);
+
+// The environment a capture of the entry sees: the entry's own `env` values (expanded as its
+// host would, from this process's environment), then this process's.
+mcp::EnvLookup CaptureEnvironment(const Entry& entry);
+
+// A name for the entry inside D that is a valid manifest server key ([A-Za-z0-9_.-], at
+// most 48 characters), unique among `taken` ("<key>", else "<key>-2", ...).
+std::string EntryName(const std::string& key, const std::vector<std::string>& taken);
+
+struct CaptureRequest {
+  std::string dir;
+  std::vector<std::string> hosts;    // empty: every host
+  std::vector<std::string> servers;  // empty: every entry
+  bool sandbox = false;
+  int expires_in_days = 7;
+  manifest::Policy policy;
+  std::string policy_path;  // its file, recorded so that the gateway runs under it too
+  std::function<void(const std::string& line)> on_progress;
+};
+
+struct CaptureReport {
+  std::vector<AdoptedEntry> captured;
+  std::vector<std::pair<std::string, std::string>> skipped;  // "host/key", why
+};
+
+// Captures every selected, ungated, enabled entry of `files` into D, then writes D/mcp.json
+// (merged with what is there) and D/adopt.json. A manifest that already holds reviews keeps
+// those of unchanged tools (capture --update). Nothing is written for an entry that fails;
+// the first failure stops and is returned. Errors: adopt.nothing_selected, the codes of
+// RuntimeEntry and capture::Capture, io.write_failed.
+Result<CaptureReport> CaptureEntries(const std::vector<DiscoveredFile>& files, const CaptureRequest& request);
+
+}  // namespace udon::adopt

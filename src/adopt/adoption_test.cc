@@ -1,0 +1,85 @@
+#include "adopt/adoption.h"
+
+#include <gtest/gtest.h>
+
+namespace udon::adopt {
+namespace {
+
+Entry MakeEntry(json::Value value) {
+  Entry entry;
+  entry.key = "demo";
+  entry.path = {"mcpServers", "demo"};
+  entry.pointer = "/mcpServers/demo";
+  entry.value = std::move(value);
+  entry.transport = entry.value.contains("command") ? "stdio" : "http";
+  return entry;
+}
+
+const HostFile kUserFile{"claude-code", "user", "/home/me/.claude.json", FileShape::kClaudeJson, ""};
+const HostFile kProjectFile{"claude-code", "project", "/work/p/.mcp.json", FileShape::kMcpServers, "/work/p"};
+
+TEST(Adoption, EnvValuesStayInTheHostFileAndTheRuntimeEntryNamesThem) {
+  auto entry = RuntimeEntry(
+      MakeEntry({{"command", "node"}, {"args", {"server.js"}}, {"env", {{"API_KEY", "sk-secret-value"}}}}),
+      kUserFile, false);
+  ASSERT_TRUE(entry.ok()) << entry.error().Describe();
+  EXPECT_EQ((*entry)["env"]["API_KEY"], "${env:API_KEY}");
+  EXPECT_EQ(entry->dump().find("sk-secret-value"), std::string::npos);
+  EXPECT_FALSE(entry->contains("cwd"));
+  EXPECT_FALSE(entry->contains("sandbox"));
+}
+
+TEST(Adoption, AProjectEntryStartsInItsProjectAndTheSandboxFlagApplies) {
+  auto entry = RuntimeEntry(MakeEntry({{"command", "node"}, {"cwd", "tools"}}), kProjectFile, true);
+  ASSERT_TRUE(entry.ok());
+  EXPECT_EQ((*entry)["cwd"], "/work/p/tools");
+  EXPECT_EQ((*entry)["sandbox"], true);
+  auto own = RuntimeEntry(MakeEntry({{"command", "node"}, {"sandbox", {{"network", true}}}}), kProjectFile, true);
+  EXPECT_EQ((*own)["sandbox"]["network"], true);
+  EXPECT_EQ((*own)["cwd"], "/work/p");
+}
+
+TEST(Adoption, ReservedVariablesAndLiteralHeadersAreRefused) {
+  auto reserved = RuntimeEntry(MakeEntry({{"command", "x"}, {"env", {{"PGPASSWORD", "pw"}}}}), kUserFile, false);
+  ASSERT_FALSE(reserved.ok());
+  EXPECT_EQ(reserved.error().code, "adopt.reserved_variable");
+  EXPECT_EQ(reserved.error().details["variable"], "PGPASSWORD");
+  auto literal = RuntimeEntry(
+      MakeEntry({{"url", "https://x.example/mcp"}, {"headers", {{"Authorization", "Bearer abc123"}}}}), kUserFile, false);
+  ASSERT_FALSE(literal.ok());
+  EXPECT_EQ(literal.error().code, "adopt.secret_in_headers");
+  EXPECT_EQ(literal.error().Describe().find("abc123"), std::string::npos);
+  auto reference = RuntimeEntry(
+      MakeEntry({{"serverUrl", "https://x.example/mcp"}, {"headers", {{"Authorization", "Bearer ${TOKEN}"}}}}),
+      kUserFile, false);
+  ASSERT_TRUE(reference.ok());
+  EXPECT_EQ((*reference)["url"], "https://x.example/mcp");
+  EXPECT_EQ((*reference)["headers"]["Authorization"], "Bearer ${TOKEN}");
+}
+
+TEST(Adoption, TheCaptureSeesTheEntrysEnvValues) {
+  auto lookup = CaptureEnvironment(MakeEntry({{"command", "x"}, {"env", {{"API_KEY", "v1"}}}}));
+  EXPECT_EQ(lookup("API_KEY"), "v1");
+  EXPECT_EQ(lookup("UDON_ADOPT_TEST_SURELY_UNSET"), std::nullopt);
+}
+
+TEST(Adoption, EntryNamesAreServerKeysAndUnique) {
+  EXPECT_EQ(EntryName("demo", {}), "demo");
+  EXPECT_EQ(EntryName("demo", {"demo", "demo-2"}), "demo-3");
+  EXPECT_EQ(EntryName("my server/ü", {}), "my_server___");
+  EXPECT_EQ(EntryName("..", {}), "server");
+}
+
+TEST(Adoption, TheRecordRoundTrips) {
+  Adoption adoption;
+  adoption.entries.push_back({"gemini", "user", "/h/.gemini/settings.json", {"mcpServers", "demo"}, "demo",
+                              "gemini.demo", "gemini/demo.tools.json", "gemini/demo.pin", "", false});
+  adoption.files["/h/.gemini/settings.json"] = {"gemini", std::string(64, 'a'), "", ""};
+  auto back = Adoption::FromJson(adoption.ToJson());
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->ToJson(), adoption.ToJson());
+  EXPECT_EQ(Adoption::FromJson(json::Value::object()).error().code, "adopt.record_invalid");
+}
+
+}  // namespace
+}  // namespace udon::adopt

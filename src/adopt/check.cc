@@ -1,0 +1,140 @@
+#include "adopt/check.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <sstream>
+#include <utility>
+
+#include "adopt/apply.h"
+#include "adopt/discovery.h"
+#include "adopt/jsonc.h"
+#include "json/file.h"
+#include "mcp/client/client.h"
+
+namespace udon::adopt {
+namespace {
+
+// The host entry as the file holds it now.
+Result<json::Value> CurrentEntry(const AdoptedEntry& entry) {
+  UDON_ASSIGN_OR_RETURN(std::string text, json::ReadFile(entry.file));
+  UDON_ASSIGN_OR_RETURN(json::Value document, ParseJsonc(text));
+  json::Value* value = &document;
+  for (const std::string& name : entry.path) {
+    if (!value->is_object() || !value->contains(name)) {
+      return MakeError("adopt.entry_missing", "the entry is not in the host file any more");
+    }
+    value = &(*value)[name];
+  }
+  return *value;
+}
+
+// A stdio server as hosts start one: the entry's env over the host's whole environment.
+mcp::ServerConfig AsHostStartsIt(const AdoptedEntry& adopted, const json::Value& entry) {
+  mcp::ServerConfig config;
+  config.key = adopted.key;
+  config.command = entry.value("command", std::string());
+  if (entry.contains("args") && entry["args"].is_array()) {
+    for (const json::Value& arg : entry["args"]) {
+      if (arg.is_string()) config.args.push_back(arg.get<std::string>());
+    }
+  }
+  if (entry.contains("env") && entry["env"].is_object()) {
+    for (const auto& [name, value] : entry["env"].items()) {
+      if (!value.is_string()) continue;
+      auto expanded = mcp::ExpandEnv(value.get<std::string>(), mcp::ProcessEnv());
+      config.env.emplace_back(name, expanded.ok() ? *expanded : value.get<std::string>());
+    }
+  }
+  config.inherit_env_all = true;
+  config.cwd = adopted.project;
+  return config;
+}
+
+// "udon-mcp serve: not offering SERVER/TOOL: CODE: message" lines of the gateway's stderr.
+std::string WhyNotOffered(const std::string& stderr_tail, const std::string& server, const std::string& tool) {
+  const std::string marker = "not offering " + server + "/" + tool + ": ";
+  std::istringstream lines(stderr_tail);
+  for (std::string line; std::getline(lines, line);) {
+    const auto at = line.find(marker);
+    if (at == std::string::npos) continue;
+    const std::string rest = line.substr(at + marker.size());
+    return rest.substr(0, rest.find(':'));
+  }
+  return "not offered";
+}
+
+// The gateway's own refusal to start, from its stderr ("udon-mcp: error: MESSAGE [CODE]",
+// the form of every udon-mcp refusal): what a host shows as "Connection closed".
+std::optional<Error> GatewayRefusal(const std::string& stderr_tail) {
+  const std::string marker = "udon-mcp: error: ";
+  std::istringstream lines(stderr_tail);
+  std::optional<Error> refusal;
+  for (std::string line; std::getline(lines, line);) {
+    const auto at = line.find(marker);
+    const auto open = line.rfind(" [");
+    if (at == std::string::npos || open == std::string::npos || line.back() != ']' || open < at) continue;
+    const std::string message = line.substr(at + marker.size(), open - at - marker.size());
+    refusal = MakeError(line.substr(open + 2, line.size() - open - 3), "the gateway refused to start: " + message);
+  }
+  return refusal;
+}
+
+void Connect(EntryCheck& check, const AdoptedEntry& adopted, const json::Value& entry, const EntryReview& review) {
+  mcp::ClientOptions options;
+  options.request_timeout = std::chrono::seconds(30);
+  auto client = mcp::Client::Connect(AsHostStartsIt(adopted, entry), options);
+  if (!client.ok()) {
+    check.error = client.error();
+    return;
+  }
+  auto opened = (*client)->Initialize();
+  if (!opened.ok()) {
+    (*client)->Close();  // the gateway exits once it answered: all of its stderr is in
+    auto refusal = GatewayRefusal((*client)->server_stderr_tail());
+    check.error = refusal ? *refusal : opened.error();
+    return;
+  }
+  auto pages = (*client)->ListAllTools();
+  if (!pages.ok()) {
+    check.error = pages.error();
+    return;
+  }
+  check.connected = true;
+  for (const json::Value& page : pages->pages) {
+    for (const json::Value& tool : page.value("tools", json::Value::array())) {
+      check.offered.push_back(tool.value("name", std::string()));
+    }
+  }
+  (*client)->Close();  // all of the gateway's stderr is in once it ended
+  const std::string tail = (*client)->server_stderr_tail();
+  for (const std::string& tool : review.reviewed) {
+    if (std::find(check.offered.begin(), check.offered.end(), tool) == check.offered.end()) {
+      check.withheld.push_back({tool, WhyNotOffered(tail, adopted.server, tool)});
+    }
+  }
+}
+
+}  // namespace
+
+Result<std::vector<EntryCheck>> CheckAdopted(const std::string& dir) {
+  UDON_ASSIGN_OR_RETURN(Adoption adoption, Adoption::Load(dir));
+  UDON_ASSIGN_OR_RETURN(std::vector<EntryReview> reviews, ReviewState(dir, adoption));
+  std::vector<EntryCheck> checks;
+  for (std::size_t i = 0; i < adoption.entries.size(); ++i) {
+    const AdoptedEntry& adopted = adoption.entries[i];
+    EntryCheck check{adopted.host, adopted.key, adopted.server, adopted.file, false, false, std::nullopt, {}, {}};
+    auto entry = CurrentEntry(adopted);
+    if (!entry.ok()) {
+      check.error = entry.error();
+    } else if (!(check.gated = IsGated(*entry))) {
+      check.error = MakeError("adopt.not_applied", "the host entry does not start udon-mcp serve (adopt --apply)");
+    } else {
+      Connect(check, adopted, *entry, reviews[i]);
+    }
+    for (const std::string& tool : reviews[i].unreviewed) check.withheld.push_back({tool, "unreviewed"});
+    checks.push_back(std::move(check));
+  }
+  return checks;
+}
+
+}  // namespace udon::adopt

@@ -1,0 +1,36 @@
+// adopt --check (docs/contract.md 7.21): each adopted entry started from its host file the
+// way the host starts it (its command, args and env, the host's whole environment, a
+// project file's entry in its project), then asked what it offers, so that what the host
+// would show as "Connection closed" or "Disconnected" is said here with its reason.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "adopt/adoption.h"
+#include "json/result.h"
+
+namespace udon::adopt {
+
+struct Withheld {
+  std::string tool;
+  std::string why;  // "unreviewed", or the code serve gave for not offering it
+};
+
+struct EntryCheck {
+  std::string host;
+  std::string key;     // in the host file
+  std::string server;  // in D
+  std::string file;
+  bool gated = false;      // the host entry starts udon-mcp serve
+  bool connected = false;  // initialize and tools/list answered
+  std::optional<Error> error;      // why not (the gateway's start-up refusal code, when it sent one)
+  std::vector<std::string> offered;
+  std::vector<Withheld> withheld;
+};
+
+// One check per adopted entry, in D/adopt.json's order. Errors: adopt.nothing_adopted, and
+// the manifest's load errors; an entry that does not connect is a result, not an error.
+Result<std::vector<EntryCheck>> CheckAdopted(const std::string& dir);
+
+}  // namespace udon::adopt

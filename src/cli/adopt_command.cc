@@ -1,0 +1,332 @@
+// adopt: the servers the hosts on this machine already run, behind the gateway
+// (docs/contract.md 7.21). --list finds the hosts' files and entries; --dir D captures the
+// selected entries into manifests; --apply rewrites the hosts' entries to start
+// `udon-mcp serve` once the manifests are reviewed; --undo restores the files; --check
+// starts each adopted entry as its host would. The work is the adopt component's.
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "adopt/adoption.h"
+#include "adopt/apply.h"
+#include "adopt/check.h"
+#include "adopt/discovery.h"
+#include "adopt/host_config.h"
+#include "workbench/server.h"
+#include "workbench/workbench.h"
+#include "cli/commands.h"
+#include "cli/output.h"
+#include "cli/runtime.h"
+#include "manifest/manifest.h"
+
+namespace udon::cli {
+namespace {
+
+struct AdoptCommandOptions {
+  bool list = false;
+  bool apply = false;
+  bool undo = false;
+  bool check = false;
+  std::vector<std::string> hosts;
+  std::vector<std::string> servers;
+  std::vector<std::string> projects;
+  std::string dir;
+  std::string review = "cli";
+  bool sandbox = false;
+  int expires_in_days = 7;
+  CommonOptions common;
+};
+
+std::vector<std::string> ProjectDirs(const AdoptCommandOptions& o) {
+  std::vector<std::string> dirs;
+  for (const std::string& project : o.projects.empty() ? std::vector<std::string>{"."} : o.projects) {
+    dirs.push_back(std::filesystem::absolute(project).lexically_normal().string());
+  }
+  for (std::string& dir : dirs) {
+    if (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  }
+  return dirs;
+}
+
+json::Value FileToJson(const adopt::DiscoveredFile& file) {
+  json::Value entries = json::Value::array();
+  for (const adopt::Entry& entry : file.entries) {
+    entries.push_back({{"key", entry.key}, {"pointer", entry.pointer}, {"transport", entry.transport},
+                       {"gated", entry.gated}, {"disabled", entry.disabled}});
+  }
+  json::Value out = {{"host", file.file.host}, {"scope", file.file.scope}, {"path", file.file.path},
+                     {"sha256", file.sha256}, {"entries", entries}};
+  if (file.error) out["error"] = {{"code", file.error->code}, {"message", file.error->message}};
+  return out;
+}
+
+void PrintFile(const adopt::DiscoveredFile& file) {
+  PrintForPeople(stdout, file.file.host + " (" + file.file.scope + "): " + file.file.path, "a host file");
+  if (file.error) {
+    PrintForPeople(stdout, "  unreadable: " + file.error->code + ": " + file.error->message, "a host file");
+    return;
+  }
+  if (file.entries.empty()) std::printf("  no servers\n");
+  for (const adopt::Entry& entry : file.entries) {
+    std::string state = entry.gated ? "gated" : "not gated";
+    if (entry.disabled) state += ", disabled";
+    PrintForPeople(stdout, "  " + entry.key + "  " + entry.transport + "  " + state + "  (" + entry.pointer + ")",
+                   "a server key");
+  }
+}
+
+int RunList(const AdoptCommandOptions& o) {
+  auto files = adopt::Discover(adopt::CandidateFiles(adopt::LocationsFromEnvironment(ProjectDirs(o))));
+  if (o.common.json) {
+    json::Value out = json::Value::array();
+    for (const auto& file : files) out.push_back(FileToJson(file));
+    PrintJsonResult({{"files", out}});
+    return kExitOk;
+  }
+  if (files.empty()) std::printf("no MCP host configuration found\n");
+  for (const auto& file : files) PrintFile(file);
+  return kExitOk;
+}
+
+std::string Quoted(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string InDir(const std::string& dir, const std::string& relative) {
+  return std::filesystem::absolute(std::filesystem::path(dir) / relative).lexically_normal().string();
+}
+
+// The binary the rewritten entries start: this one, by its absolute path.
+std::string SelfPath() {
+  std::error_code error;
+  auto self = std::filesystem::read_symlink("/proc/self/exe", error);
+  return error ? std::string("udon-mcp") : self.string();
+}
+
+void PrintReviewState(const std::vector<adopt::EntryReview>& state) {
+  for (const adopt::EntryReview& entry : state) {
+    PrintForPeople(stdout,
+                   entry.host + "/" + entry.key + " (" + entry.server + "): " + std::to_string(entry.reviewed.size()) +
+                       " tool(s) reviewed, " + std::to_string(entry.unreviewed.size()) + " unreviewed (not offered)",
+                   "a server key");
+  }
+}
+
+json::Value ReviewStateJson(const std::vector<adopt::EntryReview>& state) {
+  json::Value out = json::Value::array();
+  for (const adopt::EntryReview& entry : state) {
+    out.push_back({{"host", entry.host}, {"key", entry.key}, {"server", entry.server},
+                   {"manifestSha256", entry.manifest_sha256}, {"reviewed", entry.reviewed},
+                   {"unreviewed", entry.unreviewed}});
+  }
+  return out;
+}
+
+// --review cli: the commands that review each captured tool, then the one that applies.
+void PrintReviewCommands(const AdoptCommandOptions& o, const std::vector<adopt::AdoptedEntry>& captured) {
+  for (const adopt::AdoptedEntry& entry : captured) {
+    auto loaded = manifest::Manifest::Load(InDir(o.dir, entry.manifest));
+    if (!loaded.ok()) continue;
+    const std::string base =
+        "udon-mcp review " + Quoted(InDir(o.dir, entry.manifest)) + " --server " + entry.server + " --tool ";
+    std::printf("# %s/%s: read each tool, then record your review (decide the side effects)\n", entry.host.c_str(),
+                entry.key.c_str());
+    for (const auto& [tool, count] : loaded->ToolNames(entry.server)) {
+      PrintForPeople(stdout, base + Quoted(tool) + " --show", "a tool name");
+      PrintForPeople(stdout,
+                     base + Quoted(tool) +
+                         " --reviewer \"$USER\" --headless --independent-calls --model-backed false"
+                         " --no-side-effects --concurrency safe",
+                     "a tool name");
+    }
+  }
+  std::printf("# tools left unreviewed are not offered; then:\nudon-mcp adopt --dir %s --apply\n",
+              Quoted(o.dir).c_str());
+}
+
+// --review workbench: one workbench per captured manifest until Ctrl-C.
+int OpenWorkbenches(const AdoptCommandOptions& o, const std::vector<adopt::AdoptedEntry>& captured,
+                    const manifest::Policy& policy) {
+  std::vector<std::unique_ptr<workbench::Workbench>> benches;
+  std::vector<std::unique_ptr<workbench::WorkbenchServer>> servers;
+  std::vector<workbench::WorkbenchServer*> serving;
+  for (const adopt::AdoptedEntry& entry : captured) {
+    workbench::WorkbenchOptions options{InDir(o.dir, entry.manifest), "", std::nullopt, "", policy};
+    benches.push_back(std::make_unique<workbench::Workbench>(std::move(options)));
+    auto address = workbench::ParseListenAddress("127.0.0.1:0");
+    auto server = workbench::WorkbenchServer::Create(*benches.back(), *address);
+    if (!server.ok()) return ReportError(server.error(), o.common.json, kExitInternal);
+    if (auto port = (*server)->Bind(); !port.ok()) return ReportError(port.error(), o.common.json, kExitInternal);
+    std::printf("%s/%s: open %s\n", entry.host.c_str(), entry.key.c_str(), (*server)->Url().c_str());
+    servers.push_back(std::move(server).value());
+    serving.push_back(servers.back().get());
+  }
+  std::printf("review the tools to offer, then stop with Ctrl-C and run: udon-mcp adopt --dir %s --apply\n",
+              Quoted(o.dir).c_str());
+  std::fflush(stdout);
+  return ServeWorkbenchesUntilSignalled(serving);
+}
+
+int RunCapture(const AdoptCommandOptions& o) {
+  auto policy = LoadPolicy(o.common);
+  if (!policy.ok()) return ReportError(policy.error(), o.common.json, kExitInvalidInput);
+  std::error_code ignored;
+  std::filesystem::create_directories(o.dir, ignored);
+  const std::string policy_path =
+      o.common.policy ? std::filesystem::absolute(*o.common.policy).lexically_normal().string() : "";
+  adopt::CaptureRequest request{o.dir, o.hosts, o.servers, o.sandbox, o.expires_in_days, *policy, policy_path, {}};
+  if (ProgressWanted(o.common.json)) request.on_progress = [](const std::string& line) { PrintProgress("capture: " + line); };
+  auto files = adopt::Discover(adopt::CandidateFiles(adopt::LocationsFromEnvironment(ProjectDirs(o))));
+  auto report = adopt::CaptureEntries(files, request);
+  if (!report.ok()) {
+    const int code = ReportError(report.error(), o.common.json, ExitCodeFor(report.error()));
+    NoteDiagnostics(report.error());
+    return code;
+  }
+  if (o.common.json) {
+    json::Value captured = json::Value::array();
+    for (const auto& entry : report->captured) {
+      captured.push_back({{"host", entry.host}, {"key", entry.key}, {"server", entry.server},
+                          {"manifest", InDir(o.dir, entry.manifest)}});
+    }
+    json::Value skipped = json::Value::array();
+    for (const auto& [name, why] : report->skipped) skipped.push_back({{"entry", name}, {"why", why}});
+    PrintJsonResult({{"captured", captured}, {"skipped", skipped}, {"config", InDir(o.dir, "mcp.json")}});
+    return kExitOk;
+  }
+  for (const auto& entry : report->captured) {
+    PrintForPeople(stdout, "captured " + entry.host + "/" + entry.key + " into " + InDir(o.dir, entry.manifest),
+                   "a server key");
+  }
+  for (const auto& [name, why] : report->skipped) PrintForPeople(stdout, "skipped " + name + ": " + why, "a server key");
+  if (o.review == "workbench") return OpenWorkbenches(o, report->captured, *policy);
+  PrintReviewCommands(o, report->captured);
+  return kExitOk;
+}
+
+int RunApply(const AdoptCommandOptions& o) {
+  auto report = adopt::Apply(o.dir, SelfPath());
+  if (!report.ok()) {
+    if (report.error().code == "adopt.not_reviewed") {
+      if (auto adoption = adopt::Adoption::Load(o.dir); adoption.ok()) {
+        if (auto state = adopt::ReviewState(o.dir, *adoption); state.ok() && !o.common.json) PrintReviewState(*state);
+      }
+    }
+    return ReportError(report.error(), o.common.json, ExitCodeFor(report.error()));
+  }
+  if (o.common.json) {
+    json::Value files = json::Value::array();
+    for (const auto& [path, backup] : report->files) files.push_back({{"path", path}, {"backup", backup}});
+    PrintJsonResult({{"entries", ReviewStateJson(report->entries)}, {"files", files}});
+    return kExitOk;
+  }
+  PrintReviewState(report->entries);
+  for (const auto& [path, backup] : report->files) {
+    PrintForPeople(stdout, "rewrote " + path + " (backup " + backup + ")", "a path");
+  }
+  std::printf("restart the hosts; `udon-mcp adopt --dir %s --check` shows what each entry offers\n",
+              Quoted(o.dir).c_str());
+  return kExitOk;
+}
+
+int RunUndo(const AdoptCommandOptions& o) {
+  auto restored = adopt::Undo(o.dir);
+  if (!restored.ok()) return ReportError(restored.error(), o.common.json, ExitCodeFor(restored.error()));
+  if (o.common.json) {
+    PrintJsonResult({{"restored", *restored}});
+    return kExitOk;
+  }
+  for (const std::string& path : *restored) PrintForPeople(stdout, "restored " + path, "a path");
+  return kExitOk;
+}
+
+json::Value CheckJson(const adopt::EntryCheck& check) {
+  json::Value withheld = json::Value::array();
+  for (const auto& tool : check.withheld) withheld.push_back({{"tool", tool.tool}, {"why", tool.why}});
+  json::Value out = {{"host", check.host},       {"key", check.key},         {"server", check.server},
+                     {"file", check.file},       {"gated", check.gated},     {"connected", check.connected},
+                     {"offered", check.offered}, {"withheld", withheld}};
+  if (check.error) out["error"] = {{"code", check.error->code}, {"message", check.error->message}};
+  return out;
+}
+
+void PrintCheck(const adopt::EntryCheck& check) {
+  std::string line = check.host + "/" + check.key + ": ";
+  if (check.connected) {
+    line += "connected, " + std::to_string(check.offered.size()) + " tool(s) offered, " +
+            std::to_string(check.withheld.size()) + " withheld";
+  } else {
+    line += "not connected: " + (check.error ? check.error->code + ": " + check.error->message : "");
+  }
+  PrintForPeople(stdout, line, "a server key");
+  for (const auto& tool : check.withheld) PrintForPeople(stdout, "  withheld " + tool.tool + ": " + tool.why, "a tool name");
+}
+
+int RunCheck(const AdoptCommandOptions& o) {
+  auto checks = adopt::CheckAdopted(o.dir);
+  if (!checks.ok()) return ReportError(checks.error(), o.common.json, ExitCodeFor(checks.error()));
+  bool all = true;
+  json::Value out = json::Value::array();
+  for (const adopt::EntryCheck& check : *checks) {
+    all = all && check.connected;
+    if (o.common.json) out.push_back(CheckJson(check));
+    else PrintCheck(check);
+  }
+  if (o.common.json) PrintJsonResult({{"entries", out}, {"allConnected", all}});
+  return all ? kExitOk : kExitRefused;
+}
+
+int RunAdopt(const AdoptCommandOptions& o) {
+  const int modes = int(o.list) + int(o.apply) + int(o.undo) + int(o.check);
+  if (modes > 1) {
+    return ReportError(MakeError("usage.invalid", "--list, --apply, --undo and --check exclude each other"),
+                       o.common.json, kExitInvalidInput);
+  }
+  for (const std::string& host : o.hosts) {
+    if (!adopt::IsHostId(host)) {
+      Error error = MakeError("usage.invalid", "--host names a host udon-mcp does not know");
+      error.details["hosts"] = adopt::HostIds();
+      return ReportError(error, o.common.json, kExitInvalidInput);
+    }
+  }
+  if (o.list) return RunList(o);
+  if (!o.dir.empty()) {
+    if (o.apply) return RunApply(o);
+    if (o.undo) return RunUndo(o);
+    if (o.check) return RunCheck(o);
+    return RunCapture(o);
+  }
+  return ReportError(MakeError("usage.invalid", "give --list, or --dir D (with --apply, --undo or --check)"),
+                     o.common.json, kExitInvalidInput);
+}
+
+}  // namespace
+
+void RegisterAdoptCommand(CLI::App& app) {
+  auto o = std::make_shared<AdoptCommandOptions>();
+  CLI::App* command = app.add_subcommand(
+      "adopt", "Put the MCP servers your hosts already run behind the gateway: list, capture, apply, undo, check");
+  command->add_flag("--list", o->list, "List the hosts' MCP configuration files and their servers");
+  command->add_option("--host", o->hosts, "Only this host (claude-desktop, claude-code, cursor, vscode, windsurf, gemini)");
+  command->add_option("--server", o->servers, "Only the entry with this key (repeatable)");
+  command->add_option("--project", o->projects, "A project directory to look into (default: the current one)");
+  command->add_option("--dir", o->dir, "The adoption directory: manifests, pins, mcp.json, backups' record");
+  command->add_option("--review", o->review, "After capture: workbench (opens it) or cli (prints review commands)")
+      ->check(CLI::IsMember({"workbench", "cli"}));
+  command->add_flag("--sandbox", o->sandbox, "Run every captured stdio server in the sandbox (contract 7.10)");
+  command->add_option("--expires-in", o->expires_in_days, "Days until the captured manifests expire (default 7)");
+  command->add_flag("--apply", o->apply, "Rewrite the host files to start udon-mcp serve (backups beside them)");
+  command->add_flag("--undo", o->undo, "Restore the host files from their backups, byte for byte");
+  command->add_flag("--check", o->check, "Start each adopted entry as its host would and say what it offers");
+  command->add_option("--policy", o->common.policy, "Local policy file (JSON or YAML)");
+  command->add_flag("--json", o->common.json, "Machine output on stdout");
+  SetAction(command, &o->common.json, [o] { return RunAdopt(*o); });
+}
+
+}  // namespace udon::cli

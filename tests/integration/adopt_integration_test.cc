@@ -1,0 +1,273 @@
+// `udon-mcp adopt` with real hosts (Claude Code and Gemini CLI, pinned in tests/package.json),
+// offline, in a throwaway HOME: the host lists the demo server ungated; adopt captures it,
+// the tools are reviewed, --apply rewrites the host's file; the host's `mcp list` now
+// connects to the gateway entry, --check says what it offers; --undo restores the file byte
+// for byte. The entry's env value (a stand-in secret) never reaches the adoption directory.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <httplib.h>
+
+#include "conformance_runner.h"
+#include "json/json.h"
+#include "test_support.h"
+
+namespace udon::testing {
+namespace {
+
+using Json = nlohmann::json;
+namespace fs = std::filesystem;
+
+constexpr const char* kSecret = "adopt-secret-value-7f3a";
+
+class AdoptRealHost : public ::testing::Test {
+ protected:
+  std::string Home() const {
+    fs::create_directories(dir_.File("home/project"));
+    fs::create_directories(dir_.File("home/.gemini"));
+    return dir_.File("home");
+  }
+  std::string Adopted() const { return dir_.File("adopted"); }
+
+  // As RealHostRefusal (serve_interop_test.cc): offline, no updates, no telemetry.
+  RunOptions HostOptions() const {
+    RunOptions options = PinnedNodeOptions();
+    options.env["HOME"] = Home();
+    options.env["XDG_CONFIG_HOME"] = Home() + "/.config";
+    options.env["DISABLE_AUTOUPDATER"] = "1";
+    options.env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] = "1";
+    options.env["DISABLE_TELEMETRY"] = "1";
+    options.env["DISABLE_ERROR_REPORTING"] = "1";
+    options.env["UDON_MCP_STATE_DIR"] = dir_.File("state");
+    options.unset_env = {"CLAUDE_CONFIG_DIR", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"};
+    options.cwd = Home() + "/project";
+    options.timeout = std::chrono::seconds(90);
+    return options;
+  }
+
+  ProcessResult Udon(std::vector<std::string> args) const {
+    args.insert(args.begin(), UdonMcpBinary());
+    return RunProcess(args, HostOptions());
+  }
+
+  // Reviews two of the demo's tools; the others stay unreviewed (not offered).
+  void ReviewTwoTools(const std::string& host, const std::string& key) const {
+    const std::string manifest = Adopted() + "/" + host + "/" + key + ".tools.json";
+    const std::string server = host + "." + key;
+    for (const char* tool : {"analyze_text", "convert_units"}) {
+      ProcessResult reviewed = Udon({"review", manifest, "--server", server, "--tool", tool, "--reviewer",
+                                     "adopt-test@udon-mcp.invalid", "--headless", "--independent-calls",
+                                     "--model-backed", "false", "--no-side-effects", "--concurrency", "safe",
+                                     "--reference-based-io"});
+      ASSERT_EQ(reviewed.exit_code, 0) << reviewed.out << reviewed.err;
+    }
+  }
+
+  // Captures, refuses to apply before a review, reviews, applies; `original` is the file as
+  // adopt read it.
+  void AdoptAndApply(const std::string& host, const std::string& file, std::string& original) const {
+    ProcessResult captured = Udon({"adopt", "--dir", Adopted(), "--host", host, "--json"});
+    ASSERT_EQ(captured.exit_code, 0) << captured.out << captured.err;
+    original = dir_.Read(file);
+    ProcessResult early = Udon({"adopt", "--dir", Adopted(), "--apply", "--json"});
+    EXPECT_EQ(early.exit_code, 2) << early.out << early.err;
+    EXPECT_NE(early.out.find("adopt.not_reviewed"), std::string::npos) << early.out;
+    EXPECT_EQ(dir_.Read(file), original);
+    for (const std::string& key : keys_) ReviewTwoTools(host, key);
+    ProcessResult applied = Udon({"adopt", "--dir", Adopted(), "--apply"});
+    ASSERT_EQ(applied.exit_code, 0) << applied.out << applied.err;
+    std::printf("adopt --apply:\n%s", applied.out.c_str());
+  }
+
+  // --check: every gateway entry connects and offers exactly the two reviewed tools.
+  void ExpectCheckOffersTheReviewedTools() const {
+    ProcessResult checked = Udon({"adopt", "--dir", Adopted(), "--check", "--json"});
+    ASSERT_EQ(checked.exit_code, 0) << checked.out << checked.err;
+    auto report = json::Parse(checked.out);
+    ASSERT_TRUE(report.ok()) << checked.out;
+    ASSERT_EQ((*report)["entries"].size(), keys_.size()) << checked.out;
+    for (const Json& entry : (*report)["entries"]) {
+      EXPECT_TRUE(entry["connected"].get<bool>()) << entry;
+      EXPECT_EQ(entry["offered"], Json({"analyze_text", "convert_units"})) << entry;
+      ASSERT_FALSE(entry["withheld"].empty()) << entry;
+      for (const Json& withheld : entry["withheld"]) EXPECT_EQ(withheld["why"], "unreviewed") << entry;
+    }
+  }
+
+  // No file of the adoption directory holds the entry's env value.
+  void ExpectNoSecretInTheAdoption() const {
+    for (const auto& item : fs::recursive_directory_iterator(Adopted())) {
+      if (!item.is_regular_file()) continue;
+      const std::string text = dir_.Read(fs::relative(item.path(), dir_.path()).string());
+      EXPECT_EQ(text.find(kSecret), std::string::npos) << item.path();
+    }
+  }
+
+  // The one line of `mcp list` that names the entry.
+  static std::string LineOf(const std::string& listing, const std::string& key) {
+    std::size_t at = listing.find(key + ":");
+    if (at == std::string::npos) return "";
+    return listing.substr(at, listing.find('\n', at) - at);
+  }
+
+  TempDir dir_;
+  std::vector<std::string> keys_ = {"demo"};  // the host's entries, each the demo server
+};
+
+TEST_F(AdoptRealHost, GeminiCliConnectsToTheGatewayEntryAndUndoRestoresItsFile) {
+  const std::string gemini = PeerModuleDir("@google/gemini-cli") + "/bundle/gemini.js";
+  UDON_REQUIRE_INSTALLED(gemini, "Gemini CLI (@google/gemini-cli)");
+  const std::string home = Home();
+  dir_.Write("home/.gemini/settings.json",
+             Json{{"mcpServers", {{"demo", {{"command", DemoServerBinary()}, {"env", {{"DEMO_SECRET", kSecret}}}}}}},
+                  {"general", {{"enableAutoUpdate", false}, {"enableAutoUpdateNotification", false}}},
+                  {"privacy", {{"usageStatisticsEnabled", false}}},
+                  {"telemetry", {{"enabled", false}}}}
+                 .dump(2));
+  dir_.Write("home/.gemini/trustedFolders.json", Json{{home + "/project", "TRUST_FOLDER"}}.dump());
+  const std::string original = dir_.Read("home/.gemini/settings.json");
+  ProcessResult before = RunProcess({NodeBinary(), gemini, "mcp", "list"}, HostOptions());
+  std::printf("gemini mcp list (before):\n%s%s", before.out.c_str(), before.err.c_str());
+  EXPECT_NE(LineOf(before.out + before.err, "demo").find("Connected"), std::string::npos) << before.out << before.err;
+  ProcessResult listed = Udon({"adopt", "--list", "--json"});
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  EXPECT_NE(listed.out.find("\"gated\":false"), std::string::npos) << listed.out;
+
+  std::string adopted;
+  AdoptAndApply("gemini", "home/.gemini/settings.json", adopted);
+  EXPECT_EQ(adopted, original);
+  ExpectNoSecretInTheAdoption();
+  EXPECT_NE(dir_.Read("home/.gemini/settings.json").find(kSecret), std::string::npos);  // it stayed there
+  ProcessResult after = RunProcess({NodeBinary(), gemini, "mcp", "list"}, HostOptions());
+  std::printf("gemini mcp list (after --apply):\n%s%s", after.out.c_str(), after.err.c_str());
+  const std::string line = LineOf(after.out + after.err, "demo");
+  EXPECT_NE(line.find("udon-mcp serve"), std::string::npos) << after.out << after.err;
+  EXPECT_NE(line.find("Connected"), std::string::npos) << after.out << after.err;
+  ExpectCheckOffersTheReviewedTools();
+  ProcessResult gated = Udon({"adopt", "--list", "--json"});
+  EXPECT_NE(gated.out.find("\"gated\":true"), std::string::npos) << gated.out;
+
+  // A wrong pin: the host would show "Disconnected"; --check names the gateway's refusal.
+  dir_.Write("adopted/gemini/demo.pin", std::string(64, 'a') + "\n");
+  ProcessResult refused = Udon({"adopt", "--dir", Adopted(), "--check"});
+  EXPECT_EQ(refused.exit_code, 3) << refused.out << refused.err;
+  EXPECT_NE(refused.out.find("gemini/demo: not connected: manifest.digest_mismatch"), std::string::npos)
+      << refused.out << refused.err;
+
+  ProcessResult undone = Udon({"adopt", "--dir", Adopted(), "--undo"});
+  ASSERT_EQ(undone.exit_code, 0) << undone.out << undone.err;
+  EXPECT_EQ(dir_.Read("home/.gemini/settings.json"), original);
+}
+
+// Three servers in Claude Code's user configuration (the issue's "done when"), one with a
+// secret in its env.
+TEST_F(AdoptRealHost, ClaudeCodeConnectsToTheGatewayEntriesAndUndoRestoresItsFile) {
+  const std::string claude = PeerModuleDir("@anthropic-ai/claude-code") + "/bin/claude.exe";
+  UDON_REQUIRE_INSTALLED(claude, "Claude Code (@anthropic-ai/claude-code)");
+  Home();
+  keys_ = {"demo", "notes", "units"};
+  for (const std::string& key : keys_) {
+    ProcessResult added = RunProcess({claude, "mcp", "add", "--scope", "user", key, "-e",
+                                      std::string("DEMO_SECRET=") + kSecret, "--", DemoServerBinary()},
+                                     HostOptions());
+    ASSERT_EQ(added.exit_code, 0) << added.out << added.err;
+  }
+  ProcessResult before = RunProcess({claude, "mcp", "list"}, HostOptions());
+  std::printf("claude mcp list (before):\n%s", before.out.c_str());
+  for (const std::string& key : keys_) {
+    EXPECT_NE(LineOf(before.out, key).find("Connected"), std::string::npos) << before.out << before.err;
+  }
+
+  std::string original;
+  AdoptAndApply("claude-code", "home/.claude.json", original);
+  ExpectNoSecretInTheAdoption();
+  EXPECT_NE(dir_.Read("home/.claude.json").find(kSecret), std::string::npos);  // it stayed there
+  ProcessResult after = RunProcess({claude, "mcp", "list"}, HostOptions());
+  std::printf("claude mcp list (after --apply):\n%s", after.out.c_str());
+  for (const std::string& key : keys_) {
+    const std::string line = LineOf(after.out, key);
+    EXPECT_NE(line.find("udon-mcp serve"), std::string::npos) << after.out << after.err;
+    EXPECT_NE(line.find("Connected"), std::string::npos) << after.out << after.err;
+  }
+  ExpectCheckOffersTheReviewedTools();
+
+  ProcessResult undone = Udon({"adopt", "--dir", Adopted(), "--undo"});
+  ASSERT_EQ(undone.exit_code, 0) << undone.out << undone.err;
+  EXPECT_EQ(dir_.Read("home/.claude.json"), original);
+}
+
+// --review workbench: one workbench per captured manifest, on loopback, until stopped; a
+// Cursor file in the throwaway HOME (no host needed: nothing is applied).
+TEST_F(AdoptRealHost, ReviewInTheWorkbenchServesTheCapturedManifest) {
+  Home();
+  fs::create_directories(dir_.File("home/.cursor"));
+  dir_.Write("home/.cursor/mcp.json", Json{{"mcpServers", {{"demo", {{"command", DemoServerBinary()}}}}}}.dump(2));
+  BackgroundProcess adopt({UdonMcpBinary(), "adopt", "--dir", Adopted(), "--host", "cursor", "--review", "workbench"},
+                          HostOptions());
+  std::string url;
+  for (int i = 0; i < 600 && url.empty() && adopt.running(); ++i) {
+    const std::string output = adopt.Output();
+    const auto at = output.find("cursor/demo: open http://127.0.0.1:");
+    if (at != std::string::npos && output.find('\n', at) != std::string::npos) {
+      url = output.substr(at + 18, output.find('\n', at) - at - 18);
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+  ASSERT_FALSE(url.empty()) << adopt.Output();
+  const std::string authority = url.substr(7, url.find('/', 7) - 7);
+  httplib::Client client("127.0.0.1", std::stoi(authority.substr(authority.find(':') + 1)));
+  auto overview = client.Get((url.substr(7 + authority.size()) + "api/overview").c_str());
+  ASSERT_TRUE(overview);
+  EXPECT_EQ(overview->status, 200) << overview->body;
+  EXPECT_NE(overview->body.find("cursor.demo"), std::string::npos) << overview->body;
+  adopt.Stop();
+  ProcessResult early = Udon({"adopt", "--dir", Adopted(), "--apply", "--json"});
+  EXPECT_NE(early.out.find("adopt.not_reviewed"), std::string::npos) << early.out << early.err;
+}
+
+// Section 3 of issue 32: what a host shows only as fewer tools, --check says with the code
+// serve gave. The capture's policy allows no side effects; the gateway runs under it (the
+// entry gets --policy) and withholds a tool reviewed with one. A Cursor file, no host needed.
+TEST_F(AdoptRealHost, CheckSaysWhyTheGatewayWithholdsAReviewedTool) {
+  Home();
+  fs::create_directories(dir_.File("home/.cursor"));
+  dir_.Write("home/.cursor/mcp.json", Json{{"mcpServers", {{"demo", {{"command", DemoServerBinary()}}}}}}.dump(2));
+  const std::string original = dir_.Read("home/.cursor/mcp.json");
+  dir_.Write("policy.json", R"({"allowedSideEffects": []})");
+  ProcessResult captured = Udon({"adopt", "--dir", Adopted(), "--host", "cursor", "--policy", dir_.File("policy.json")});
+  ASSERT_EQ(captured.exit_code, 0) << captured.out << captured.err;
+  const std::string manifest = Adopted() + "/cursor/demo.tools.json";
+  for (const auto& [tool, effects] : std::vector<std::pair<std::string, std::vector<std::string>>>{
+           {"analyze_text", {"--no-side-effects"}}, {"render_turntable", {"--side-effect", "creates_render_artifacts"}}}) {
+    std::vector<std::string> args = {"review", manifest, "--server", "cursor.demo", "--tool", tool, "--reviewer",
+                                     "adopt-test@udon-mcp.invalid", "--headless", "--independent-calls",
+                                     "--model-backed", "false", "--concurrency", "safe", "--reference-based-io"};
+    args.insert(args.end(), effects.begin(), effects.end());
+    ProcessResult reviewed = Udon(args);
+    ASSERT_EQ(reviewed.exit_code, 0) << reviewed.out << reviewed.err;
+  }
+  ProcessResult applied = Udon({"adopt", "--dir", Adopted(), "--apply"});
+  ASSERT_EQ(applied.exit_code, 0) << applied.out << applied.err;
+  ProcessResult checked = Udon({"adopt", "--dir", Adopted(), "--check", "--json"});
+  ASSERT_EQ(checked.exit_code, 0) << checked.out << checked.err;
+  const Json entry = json::Parse(checked.out).value()["entries"][0];
+  EXPECT_EQ(entry["offered"], Json({"analyze_text"})) << entry;
+  EXPECT_NE(entry["withheld"].dump().find(R"({"tool":"render_turntable","why":"review.rejected"})"),
+            std::string::npos)
+      << entry;
+  ProcessResult undone = Udon({"adopt", "--dir", Adopted(), "--undo"});
+  ASSERT_EQ(undone.exit_code, 0) << undone.out << undone.err;
+  EXPECT_EQ(dir_.Read("home/.cursor/mcp.json"), original);
+}
+
+}  // namespace
+}  // namespace udon::testing
