@@ -7,8 +7,9 @@ with DESTDIR, `--deb FILE` unpacks the package with `dpkg -x`. Then, from that r
 has its man page, which names every option the command's --help names; the bash
 completion offers every command and option; the docs, examples and schemas are there; the
 binaries carry no build-tree RPATH; `udon-mcp demo` runs against the installed demo server;
-and `udon-mcp serve` (stdio) answers initialize and lists exactly the reviewed tools of the
-demo's manifest. Exit 0 when everything holds; each failure is one line on stderr.
+`udon-mcp serve` (stdio) answers initialize and lists exactly the reviewed tools of the
+demo's manifest; and the installed README's "first server in five commands" runs as written.
+Exit 0 when everything holds; each failure is one line on stderr.
 """
 import argparse
 import json
@@ -198,6 +199,25 @@ def check_serve(binary, work):
         print(f"check_installed: serve (stdio) offers the {len(offered)} reviewed tools")
 
 
+def check_readme(prefix, work):
+    """Runs the README's first-server block (the package section) with the installed bin/ on PATH."""
+    readme = (prefix / "share/doc/udon-mcp/README.md").read_text()
+    blocks = [b for b in re.findall(r"```sh\n(.*?)```", readme, re.S) if "# 1. capture" in b]
+    if len(blocks) != 1:
+        fail("the README has no single first-server block ('# 1. capture')")
+        return
+    folder = work / "readme"
+    folder.mkdir()
+    env = dict(user_env(work), PATH=f"{prefix / 'bin'}:{os.environ['PATH']}")
+    result = run(["bash", "-e", "-o", "pipefail", "-c", blocks[0]], cwd=folder, env=env, stdin=subprocess.DEVNULL)
+    if result.returncode != 0:
+        fail(f"the README's first-server block exits {result.returncode}: {result.stderr[-2000:]}")
+    elif '"value": 2000' not in result.stdout or "offering 1 reviewed tool" not in result.stderr:
+        fail(f"the README's first-server block did not call and serve: {result.stdout} {result.stderr}")
+    else:
+        print("check_installed: the README's first server ran as written")
+
+
 def stdio_dialog(serve):
     """initialize, initialized, tools/list; the two answers (or fewer if serve stops)."""
     requests = [{"jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -240,6 +260,7 @@ def main():
     check_reference(prefix, binary)
     check_demo(binary, work)
     check_serve(binary, work)
+    check_readme(prefix, work)
     if failures:
         print(f"check_installed: {len(failures)} failures; the tree stays in {work}", file=sys.stderr)
         return 1
