@@ -18,11 +18,11 @@ function(udon_git_commit out)
     set(${out} "" PARENT_SCOPE)
     return()
   endif()
-  # Reconfigure when HEAD moves: HEAD itself (a checkout) and its branch's ref (a commit;
-  # a packed ref has no file, then only HEAD is watched).
+  # Reconfigure when HEAD moves: HEAD itself (a checkout), its reflog (every commit, reset
+  # or checkout appends to it) and its branch's ref (when the ref is not packed).
   execute_process(COMMAND ${GIT_EXECUTABLE} symbolic-ref -q HEAD WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
                   OUTPUT_VARIABLE branch OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
-  foreach(name HEAD ${branch})
+  foreach(name HEAD logs/HEAD ${branch})
     execute_process(COMMAND ${GIT_EXECUTABLE} rev-parse --path-format=absolute --git-path ${name}
                     WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
                     OUTPUT_VARIABLE path OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
