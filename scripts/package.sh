@@ -4,12 +4,13 @@
 # unpacks passes tests/package/check_installed.py (--version, man pages, completion, demo,
 # serve). Contract section 7.22.
 # Usage: scripts/package.sh [--build-dir DIR] [--no-build] [--out DIR]
-#   --build-dir DIR  the build tree (default: build-release, configured Release here)
+#   --build-dir DIR  the build tree (default: build/release, configured Release here; two
+#                    levels deep like bench/run.sh's build/bench, so ccache shares objects)
 #   --no-build       package DIR as it is built (the package_deb test packages build/)
 #   --out DIR        where the .deb goes (default: the current directory)
 set -euo pipefail
 source_dir="$(cd "$(dirname "$0")/.." && pwd)"
-build_dir="build-release" build=1 out_dir="$PWD"
+build_dir="build/release" build=1 out_dir="$PWD"
 while (($#)); do
   case "$1" in
     --build-dir) build_dir="$2"; shift 2 ;;
@@ -30,9 +31,11 @@ if ((build)); then
   if command -v ccache >/dev/null; then
     export CMAKE_CXX_COMPILER_LAUNCHER="${CMAKE_CXX_COMPILER_LAUNCHER:-ccache}"
   fi
+  # Only what the package holds is built (no fuzz replays), and installing builds nothing.
   cmake -S "$source_dir" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DUDON_BUILD_TESTS=OFF -DUDON_BUILD_BENCH=OFF -DCMAKE_INSTALL_PREFIX=/usr >/dev/null
-  cmake --build "$build_dir" -j "$(nproc)"
+    -DUDON_BUILD_TESTS=OFF -DUDON_BUILD_BENCH=OFF -DCMAKE_INSTALL_PREFIX=/usr \
+    -DCMAKE_SKIP_INSTALL_ALL_DEPENDENCY=ON >/dev/null
+  cmake --build "$build_dir" -j "$(nproc)" --target udon-mcp udon-mcp-demo-server udon-mcp-reference
 fi
 
 # CPack installs the tree under /usr, strips it and asks dpkg-shlibdeps for Depends.
