@@ -12,6 +12,7 @@ demo's manifest; and the installed README's "first server in five commands" runs
 Exit 0 when everything holds; each failure is one line on stderr.
 """
 import argparse
+import gzip
 import json
 import os
 import re
@@ -98,7 +99,7 @@ def check_reference(prefix, binary):
         fail("--help lists no commands")
     for path in paths:
         sections = help_sections(binary, path)
-        page = man1 / ("-".join(["udon-mcp", *path]) + ".1")
+        page = man1 / ("-".join(["udon-mcp", *path]) + ".1.gz")
         options = long_options(sections)
         if not page.is_file():
             fail(f"no man page {page.name}")
@@ -115,12 +116,13 @@ def check_reference(prefix, binary):
 
 
 def check_page(page, options):
-    text = page.read_text()
+    text = gzip.decompress(page.read_bytes()).decode()
     for option in options:
         if option.replace("-", "\\-") not in text:
             fail(f"{page.name} does not name {option}")
     if shutil.which("groff"):
-        rendered = run(["groff", "-man", "-Tutf8", "-ww", "-z", str(page)])
+        rendered = subprocess.run(["groff", "-man", "-Tutf8", "-ww", "-z"], input=text, capture_output=True,
+                                  text=True, timeout=60)
         if rendered.returncode != 0 or rendered.stderr.strip():
             fail(f"groff warns about {page.name}: {rendered.stderr.strip()}")
 
