@@ -68,7 +68,8 @@ for package in $(echo "$depends" | tr ',' '\n' | sed 's/(.*)//; s/|.*//' | tr -d
   fi
 done
 
-python3 "$source_dir/tests/package/check_installed.py" --deb "$deb" --work "$staging" || status=1
+# On failure the unpacked tree stays in the output folder for a look.
+python3 "$source_dir/tests/package/check_installed.py" --deb "$deb" --work "$out_dir" || status=1
 if ((status == 0)); then
   echo "package.sh: $deb"
 fi
