@@ -1,5 +1,6 @@
 #include "cli/output.h"
 
+#include "cli/reference.h"
 #include "json/display.h"
 
 #include <unistd.h>
@@ -200,6 +201,7 @@ void SetAction(CLI::App* command, const bool* json, std::function<int()> body) {
 }
 
 int RunApp(CLI::App& app, int argc, char** argv) {
+  if (std::optional<int> written = MaybeWriteReference(app, argc, argv)) return *written;
   try {
     app.parse(argc, argv);
   } catch (const CommandExit& exit) {

@@ -230,6 +230,7 @@ int Serve(udon::mcp::Server& server, DemoOptions& options) {
 int main(int argc, char** argv) {
   CLI::App app{"udon-mcp-demo-server: a demonstration MCP tool server (stdio or Streamable HTTP)"};
   app.footer(FaultHelp());
+  app.set_version_flag("--version", std::string("udon-mcp-demo-server ") + UDON_VERSION);
   DemoOptions options;
   AddTransportOptions(app, options);
   AddProtocolOptions(app, options);

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Builds the Debian package udon-mcp_<version>_<arch>.deb from a Release build, then checks
+# it: its dependencies are Debian's runtime library packages only, and the tree `dpkg -x`
+# unpacks passes tests/package/check_installed.py (--version, man pages, completion, demo,
+# serve). Contract section 7.22.
+# Usage: scripts/package.sh [--build-dir DIR] [--no-build] [--out DIR]
+#   --build-dir DIR  the build tree (default: build/release, configured Release here; two
+#                    levels deep like bench/run.sh's build/bench, so ccache shares objects)
+#   --no-build       package DIR as it is built (the package_deb test packages build/)
+#   --out DIR        where the .deb goes (default: the current directory)
+set -euo pipefail
+source_dir="$(cd "$(dirname "$0")/.." && pwd)"
+build_dir="build/release" build=1 out_dir="$PWD"
+while (($#)); do
+  case "$1" in
+    --build-dir) build_dir="$2"; shift 2 ;;
+    --no-build) build=0; shift ;;
+    --out) out_dir="$2"; shift 2 ;;
+    *) echo "usage: scripts/package.sh [--build-dir DIR] [--no-build] [--out DIR]" >&2; exit 2 ;;
+  esac
+done
+build_dir="$(cd "$source_dir" && mkdir -p "$build_dir" && cd "$build_dir" && pwd)"
+mkdir -p "$out_dir"
+out_dir="$(cd "$out_dir" && pwd)"
+
+if ((build)); then
+  if [[ -n "$(git -C "$source_dir" status --porcelain --untracked-files=no 2>/dev/null)" ]]; then
+    echo "package.sh: warning: the checkout has uncommitted changes; --version names only its commit" >&2
+  fi
+  # Without tests and benchmarks: the package carries the two binaries and their reference.
+  if command -v ccache >/dev/null; then
+    export CMAKE_CXX_COMPILER_LAUNCHER="${CMAKE_CXX_COMPILER_LAUNCHER:-ccache}"
+  fi
+  # Only what the package holds is built (no fuzz replays), and installing builds nothing.
+  cmake -S "$source_dir" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DUDON_BUILD_TESTS=OFF -DUDON_BUILD_BENCH=OFF -DCMAKE_INSTALL_PREFIX=/usr \
+    -DCMAKE_SKIP_INSTALL_ALL_DEPENDENCY=ON >/dev/null
+  cmake --build "$build_dir" -j "$(nproc)" --target udon-mcp udon-mcp-demo-server udon-mcp-reference
+fi
+
+# CPack installs the tree under /usr, strips it and asks dpkg-shlibdeps for Depends.
+staging="$(mktemp -d)"
+trap 'rm -rf "$staging"' EXIT
+cpack -G DEB --config "$build_dir/CPackConfig.cmake" -B "$staging" >/dev/null
+debs=("$staging"/udon-mcp_*.deb)
+if ((${#debs[@]} != 1)) || [[ ! -f "${debs[0]}" ]]; then
+  echo "package.sh: cpack made no single udon-mcp_*.deb" >&2
+  exit 1
+fi
+deb="$out_dir/$(basename "${debs[0]}")"
+mv "${debs[0]}" "$deb"
+
+# Depends: Debian's runtime library packages, each one installed here (dpkg-shlibdeps found
+# the libraries in them), none a development package.
+depends="$(dpkg-deb -f "$deb" Depends)"
+echo "package.sh: Depends: $depends"
+status=0
+for required in libc6 libcurl4 libssl3 libyaml-cpp0.7 libpq5; do
+  if [[ ", $depends," != *", $required "* && ", $depends," != *", $required,"* ]]; then
+    echo "package.sh: Depends lacks $required" >&2
+    status=1
+  fi
+done
+for package in $(echo "$depends" | tr ',' '\n' | sed 's/(.*)//; s/|.*//' | tr -d ' '); do
+  if [[ "$package" == *-dev ]] || ! dpkg-query -W "$package" >/dev/null 2>&1; then
+    echo "package.sh: Depends names $package, not an installed Debian runtime package" >&2
+    status=1
+  fi
+done
+
+# On failure the unpacked tree stays in the output folder for a look.
+python3 "$source_dir/tests/package/check_installed.py" --deb "$deb" --work "$out_dir" || status=1
+if ((status == 0)); then
+  echo "package.sh: $deb"
+fi
+exit "$status"
