@@ -69,7 +69,7 @@ done
 for dir in "${UDON_BUILD_DIR:-build}" build-clang; do
   log="${dir}/ctest-output.log"
   [[ -f "$log" ]] || continue
-  retried="$(grep -E 'Test +#[0-9]+: .*\*\*\*' "$log" | sed -E 's/.*Test +#[0-9]+: ([^ ]+).*/\1/' | sort -u || true)"
+  retried="$(grep -E 'Test +#[0-9]+: .*\*\*\*(Failed|Timeout|Exception)' "$log" | sed -E 's/.*Test +#[0-9]+: ([^ ]+).*/\1/' | sort -u || true)"
   if [[ -n "$retried" ]]; then
     echo "test.sh: tests in ${dir} that failed a first attempt:" >&2
     sed 's/^/  /' <<<"$retried" >&2
