@@ -51,7 +51,7 @@ if [[ -z ${STATE_FRESH_ONLY:-} ]]; then  # STATE_FRESH_ONLY=1: the fresh calls a
 fi
 
 # Fresh `udon-mcp call` processes against the stdio demo server.
-build=$(dirname "$BENCH_BIN")/../..
+build=$(cd "$(dirname "$BENCH_BIN")/../.." && pwd)
 ninja -C "$build" udon-mcp udon-mcp-demo-server spawn_initialize >/dev/null
 udon=$build/src/cli/udon-mcp
 demo=$build/src/demo_server/udon-mcp-demo-server
@@ -79,6 +79,8 @@ ledger_args='{"entry":"x"}'
 echo "== fresh call processes (wall, medians; vs first = the anchor)"
 python3 "$BENCH_DIR/support/time_processes.py" "${STATE_FRESH_ROUNDS:-30}" \
   -- "anchor: spawn server, read initialize answer" "$build/bench/state/spawn_initialize" "$demo" \
+  -- "process: libpq loaded, no connection" "$BENCH_BIN" connect "$url" 0 \
+  -- "process: one connection set-up" "$BENCH_BIN" connect "$url" 1 \
   -- "call, safe tool, file store" $(call render_turntable "$safe_args" "$dir/state") \
   -- "call, safe tool, PostgreSQL" $(call render_turntable "$safe_args" "$url") \
   -- "call, serialize tool, file store" $(call append_ledger "$ledger_args" "$dir/state") \
