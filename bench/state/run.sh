@@ -27,7 +27,11 @@ cleanup() {
 trap cleanup EXIT
 
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-(cd "$work" && "${as_pg[@]}" "$bindir/initdb" -D "$work/data" -U udon -A trust -E UTF8 --no-instructions >/dev/null)
+password=udon-bench-pw
+echo "$password" >"$work/pwfile"
+[[ ${#as_pg[@]} -eq 0 ]] || chown nobody:nogroup "$work/pwfile"
+(cd "$work" && "${as_pg[@]}" "$bindir/initdb" -D "$work/data" -U udon --auth-local=trust \
+  --auth-host=scram-sha-256 --pwfile="$work/pwfile" -E UTF8 --no-instructions >/dev/null)
 (cd "$work" && exec "${as_pg[@]}" "$bindir/postgres" -D "$work/data" -k "$work" -p "$port" \
   -c listen_addresses=127.0.0.1 >"$work/postgres.log" 2>&1) &
 pg_pid=$!
@@ -39,6 +43,45 @@ done
 mkdir -p "$BENCH_DATA/state-file"
 rm -rf "$BENCH_DATA/state-file"/*
 "$BENCH_BIN" "$BENCH_DATA/state-file" "$runners" "$calls" own
-"$BENCH_BIN" "postgresql://udon@127.0.0.1:$port/postgres" "$runners" "$calls" own
-# One runner alone: the same figures without 8 processes sharing the machine's cores.
-"$BENCH_BIN" "postgresql://udon@127.0.0.1:$port/postgres" 1 "$calls" own
+url="postgresql://udon:$password@127.0.0.1:$port/postgres"
+if [[ -z ${STATE_FRESH_ONLY:-} ]]; then  # STATE_FRESH_ONLY=1: the fresh calls alone
+  "$BENCH_BIN" "$url" "$runners" "$calls" own
+  # One runner alone: the same figures without 8 processes sharing the machine's cores.
+  "$BENCH_BIN" "$url" 1 "$calls" own
+fi
+
+# Fresh `udon-mcp call` processes against the stdio demo server.
+build=$(cd "$(dirname "$BENCH_BIN")/../.." && pwd)
+ninja -C "$build" udon-mcp udon-mcp-demo-server spawn_initialize >/dev/null
+udon=$build/src/cli/udon-mcp
+demo=$build/src/demo_server/udon-mcp-demo-server
+dir=$BENCH_DATA/state-calls
+rm -rf "$dir"
+mkdir -p "$dir"
+printf '{"mcpServers":{"demo":{"command":"%s","args":[]}}}\n' "$demo" >"$dir/mcp.json"
+gate=(--config "$dir/mcp.json" --state-dir "$dir/state")
+"$udon" capture --server demo -o "$dir/tools.json" "${gate[@]}" >/dev/null
+review() {
+  "$udon" review "$dir/tools.json" --server demo --tool "$1" --reviewer bench@example.test --headless \
+    --independent-calls --model-backed false --reference-based-io "${@:2}" "${gate[@]}" >/dev/null
+}
+review render_turntable --no-side-effects --concurrency safe --channel /source=data --channel /angles=data \
+  --channel /resolution=data
+review append_ledger --side-effect appends_ledger_entry --concurrency serialize --channel /entry=data
+sha=$("$udon" digest "$dir/tools.json" | cut -c1-64)
+call() {  # TOOL ARGS STORE
+  echo "$udon" call --manifest "$dir/tools.json" --sha256 "$sha" --server demo --tool "$1" --args "$2" \
+    --config "$dir/mcp.json" --state "$3"
+}
+safe_args='{"source":"https://assets.example.test/a.blend","angles":4,"resolution":1024}'
+ledger_args='{"entry":"x"}'
+"$BENCH_BIN" connect "$url" "${STATE_CONNECTS:-50}"
+echo "== fresh call processes (wall, medians; vs first = the anchor)"
+python3 "$BENCH_DIR/support/time_processes.py" "${STATE_FRESH_ROUNDS:-30}" \
+  -- "anchor: spawn server, read initialize answer" "$build/bench/state/spawn_initialize" "$demo" \
+  -- "process: libpq loaded, no connection" "$BENCH_BIN" connect "$url" 0 \
+  -- "process: one connection set-up" "$BENCH_BIN" connect "$url" 1 \
+  -- "call, safe tool, file store" $(call render_turntable "$safe_args" "$dir/state") \
+  -- "call, safe tool, PostgreSQL" $(call render_turntable "$safe_args" "$url") \
+  -- "call, serialize tool, file store" $(call append_ledger "$ledger_args" "$dir/state") \
+  -- "call, serialize tool, PostgreSQL" $(call append_ledger "$ledger_args" "$url")

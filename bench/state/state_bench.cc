@@ -14,6 +14,12 @@
 // runners contend for one lock. Every iteration times four sequences, in an order that
 // alternates: a plain tool's check, without and with the recheck, and a serialize tool's
 // sequence, without and with it. Prints medians and p90 in microseconds.
+//
+//   state_bench connect URI [COUNT]
+//
+// times COUNT (50) connection set-ups alone (PQconnectdb, then PQfinish) to a postgres://
+// URI: the yardstick of a fresh `call`'s added cost with the PostgreSQL store.
+#include <libpq-fe.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -89,9 +95,27 @@ int Runner(const std::string& store_location, int index, int calls, bool shared,
   return write(fd, samples.data(), static_cast<std::size_t>(bytes)) == bytes ? 0 : 4;
 }
 
+int TimeConnections(const std::string& uri, int count) {
+  std::vector<double> samples;
+  for (int i = 0; i < count; ++i) {
+    const auto start = Clock::now();
+    PGconn* conn = PQconnectdb(uri.c_str());
+    const bool ok = PQstatus(conn) == CONNECTION_OK;
+    PQfinish(conn);
+    if (!ok) return 3;
+    samples.push_back(Micros(Clock::now() - start));
+  }
+  std::printf("postgres   connection set-up (PQconnectdb + PQfinish) x %d: median %.1f us, p90 %.1f us\n", count,
+              Percentile(samples, 0.5), Percentile(samples, 0.9));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 2 && std::string(argv[1]) == "connect") {
+    return TimeConnections(argv[2], argc > 3 ? std::atoi(argv[3]) : 50);
+  }
   if (argc < 2) {
     std::fprintf(stderr, "usage: state_bench STORE [RUNNERS [CALLS [own|shared]]]\n");
     return 2;

@@ -1,6 +1,8 @@
-// Every command of udon-mcp: one Register function per command file, called from main.cc.
+// Every command of udon-mcp: one Register function per command file, called from main.cc
+// through RegisterCommands.
 #pragma once
 
+#include <string_view>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -10,6 +12,14 @@ class WorkbenchServer;
 }  // namespace udon::workbench
 
 namespace udon::cli {
+
+// Every command's name, in the order help lists them.
+std::vector<std::string_view> CommandNames();
+// Sets up the command `first_argument` names, and no other: CLI11 builds every option of
+// every command it is given, which was most of a fresh process's start-up (issue 31). Any
+// other first argument (none, --help, --version, a typo) sets up all of them, so help and
+// CLI11's own errors list every command.
+void RegisterCommands(CLI::App& app, std::string_view first_argument);
 
 void RegisterCanonicalizeCommand(CLI::App& app);
 void RegisterDigestCommand(CLI::App& app);

@@ -26,24 +26,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("udon-mcp ") + UDON_VERSION);
   app.require_subcommand(1);
 
-  udon::cli::RegisterCanonicalizeCommand(app);
-  udon::cli::RegisterDigestCommand(app);
-  udon::cli::RegisterSchemaCheckCommand(app);
-  udon::cli::RegisterCaptureCommand(app);
-  udon::cli::RegisterReviewCommand(app);
-  udon::cli::RegisterCheckCommand(app);
-  udon::cli::RegisterDiffCommand(app);
-  udon::cli::RegisterVerifyCommand(app);
-  udon::cli::RegisterCallCommand(app);
-  udon::cli::RegisterProbeCommand(app);
-  udon::cli::RegisterEvidenceCommand(app);
-  udon::cli::RegisterValidateCommand(app);
-  udon::cli::RegisterRunCommand(app);
-  udon::cli::RegisterAnalyzeCommand(app);
-  udon::cli::RegisterServeCommand(app);
-  udon::cli::RegisterWorkbenchCommand(app);
-  udon::cli::RegisterAdoptCommand(app);
-  udon::cli::RegisterDemoCommand(app);
+  udon::cli::RegisterCommands(app, argc > 1 ? argv[1] : "");
 
   return udon::cli::RunApp(app, argc, argv);
 }

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli/commands.h"
@@ -27,15 +28,28 @@ Result<json::Value> Load(const std::string& path) {
   return json::ParseJsonOrYaml(text);
 }
 
-void PrintHuman(const std::string& path, const schema::ValidationResult& result) {
-  std::printf("%s: %s\n", path.c_str(), result.valid ? "valid" : "invalid");
+// One instance's verdict. JSON text takes the schema's text path (the strict parser fills
+// a flat, reused document: no json::Value is built) and its errors are collected only when
+// it fails; YAML is read into a json::Value. Errors: json.* / yaml.* (the text's own).
+Result<schema::ValidationResult> Check(const schema::CompiledSchema& compiled, std::string_view text) {
+  if (!json::IsJsonByContent(text)) {
+    UDON_ASSIGN_OR_RETURN(json::Value instance, json::ParseYaml(text));
+    return compiled.Validate(instance);
+  }
+  UDON_ASSIGN_OR_RETURN(bool valid, compiled.IsValidText(text));
+  if (!valid) return compiled.ValidateText(text);
+  schema::ValidationResult result;
+  result.valid = true;
+  return result;
+}
+
+void AppendHuman(std::string& out, const std::string& path, const schema::ValidationResult& result) {
+  out += path + (result.valid ? ": valid\n" : ": invalid\n");
   for (const schema::OutputUnit& unit : result.errors) {
-    std::printf("  at \"%s\": %s (%s)\n", unit.instance_location.c_str(), unit.error.c_str(),
-                unit.keyword_location.c_str());
+    out += "  at \"" + unit.instance_location + "\": " + unit.error + " (" + unit.keyword_location + ")\n";
   }
   if (result.limit_error) {
-    std::printf("  %s [%s]\n", result.limit_error->message.c_str(),
-                result.limit_error->code.c_str());
+    out += "  " + result.limit_error->message + " [" + result.limit_error->code + "]\n";
   }
 }
 
@@ -56,29 +70,37 @@ int RunSchemaCheck(const SchemaCheckOptions& options) {
   if (!compiled.ok()) {
     return ReportError(compiled.error(), options.json, kExitInvalidInput, options.schema);
   }
-  // Every instance is read before any verdict, so that a bad path fails the run cleanly.
-  std::vector<json::Value> instances;
+  // Every instance is read before any verdict, and every verdict is in before anything is
+  // printed, so that a bad path or malformed text fails the run cleanly.
+  std::vector<std::string> texts;
+  texts.reserve(options.instances.size());
   for (const std::string& path : options.instances) {
-    Result<json::Value> instance = Load(path);
-    if (!instance.ok()) {
-      return ReportError(instance.error(), options.json, kExitInvalidInput, path);
-    }
-    instances.push_back(std::move(instance).value());
+    Result<std::string> text = json::ReadFile(path);
+    if (!text.ok()) return ReportError(text.error(), options.json, kExitInvalidInput, path);
+    texts.push_back(std::move(text).value());
   }
   bool all_valid = true;
   json::Value results = json::Value::array();
-  for (std::size_t i = 0; i < instances.size(); ++i) {
-    schema::ValidationResult result = compiled->Validate(instances[i]);
-    all_valid = all_valid && result.valid;
+  std::string human;
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    Result<schema::ValidationResult> result = Check(*compiled, texts[i]);
+    if (!result.ok()) {
+      return ReportError(result.error(), options.json, kExitInvalidInput, options.instances[i]);
+    }
+    all_valid = all_valid && result->valid;
     if (options.json) {
-      json::Value entry = result.ToBasicOutput();
+      json::Value entry = result->ToBasicOutput();
       entry["instance"] = options.instances[i];
       results.push_back(std::move(entry));
     } else {
-      PrintHuman(options.instances[i], result);
+      AppendHuman(human, options.instances[i], *result);
     }
   }
-  if (options.json) PrintJsonResult({{"valid", all_valid}, {"results", std::move(results)}});
+  if (options.json) {
+    PrintJsonResult({{"valid", all_valid}, {"results", std::move(results)}});
+  } else {
+    std::fwrite(human.data(), 1, human.size(), stdout);
+  }
   std::fflush(stdout);
   return all_valid ? kExitOk : kExitInternal;  // 1: an instance is invalid
 }

@@ -334,11 +334,13 @@ Result<Value> ParseYaml(std::string_view text) {
   }
 }
 
-Result<Value> ParseJsonOrYaml(std::string_view text) {
+bool IsJsonByContent(std::string_view text) {
   const std::size_t first = text.find_first_not_of(" \t\r\n");
-  if (first != std::string_view::npos && (text[first] == '{' || text[first] == '[')) {
-    return Parse(text);
-  }
+  return first != std::string_view::npos && (text[first] == '{' || text[first] == '[');
+}
+
+Result<Value> ParseJsonOrYaml(std::string_view text) {
+  if (IsJsonByContent(text)) return Parse(text);
   return ParseYaml(text);
 }
 

@@ -18,5 +18,7 @@ Result<Value> ParseYaml(std::string_view text);
 
 // JSON or YAML by content: a document whose first non-space byte is '{' or '[' is JSON.
 Result<Value> ParseJsonOrYaml(std::string_view text);
+// Whether ParseJsonOrYaml reads `text` as JSON.
+bool IsJsonByContent(std::string_view text);
 
 }  // namespace udon::json

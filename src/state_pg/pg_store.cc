@@ -16,6 +16,48 @@
 
 namespace udon::state_pg {
 
+// A statement every session prepares once, in its first round trip, and then only binds
+// and executes: nothing is parsed or planned again per call.
+struct Statement {
+  const char* name;
+  const char* types;  // PREPARE's parameter types
+  const char* sql;
+};
+
+namespace {
+
+constexpr Statement kIsInvalidated{
+    "udon_is_invalidated", "(text, text, bigint)",
+    "SELECT 1 FROM udon_mcp_invalidations WHERE server = $2 AND (manifest_sha256 = $1 OR at >= $3) LIMIT 1"};
+// The later record of a pair replaces the earlier one, as the file store's rename does.
+constexpr Statement kRecord{
+    "udon_record", "(text, text, text, bigint, text)",
+    "INSERT INTO udon_mcp_invalidations (manifest_sha256, server, reason, at, runner) VALUES ($1, $2, $3, $4, $5)"
+    " ON CONFLICT (manifest_sha256, server) DO UPDATE SET reason = excluded.reason, at = excluded.at,"
+    " recorded_at = now(), runner = excluded.runner"};
+constexpr Statement kTryLock{"udon_try_advisory_lock", "(bigint)", "SELECT pg_try_advisory_lock($1)"};
+constexpr Statement kUnlock{"udon_advisory_unlock", "(bigint)", "SELECT pg_advisory_unlock($1)"};
+constexpr Statement kAlive{"udon_alive", "", "SELECT 1"};
+constexpr Statement kAppendEvidence{"udon_append_evidence", "(text)",
+                                    "INSERT INTO udon_mcp_evidence (record) VALUES ($1)"};
+constexpr Statement kReadEvidence{"udon_read_evidence", "", "SELECT record FROM udon_mcp_evidence ORDER BY id"};
+constexpr const Statement* kStatements[] = {&kIsInvalidated, &kRecord,         &kTryLock,     &kUnlock,
+                                            &kAlive,         &kAppendEvidence, &kReadEvidence};
+
+// A session's first statement: the schema check, then every statement prepared.
+const std::string& PrepareBatch() {
+  static const std::string batch = [] {
+    std::string text = "SELECT max(version) FROM udon_mcp_schema_version";
+    for (const Statement* statement : kStatements) {
+      text += std::string("; PREPARE ") + statement->name + statement->types + " AS " + statement->sql;
+    }
+    return text;
+  }();
+  return batch;
+}
+
+}  // namespace
+
 // One libpq session. Never reconnects by itself: a session that ended took its advisory
 // locks with it, and whoever holds this object must learn that (StillHeld).
 class Connection {
@@ -44,6 +86,38 @@ class Connection {
   }
   bool Command(const char* sql, const std::vector<std::string>& params = {}) {
     return Exec(sql, params, PGRES_COMMAND_OK) != nullptr;
+  }
+
+  // Runs a statement the session prepared in its first round trip (PrepareSession).
+  std::unique_ptr<PGresult, void (*)(PGresult*)> Run(const Statement& statement,
+                                                     const std::vector<std::string>& params,
+                                                     ExecStatusType expected = PGRES_TUPLES_OK) {
+    std::vector<const char*> values;
+    for (const std::string& p : params) values.push_back(p.c_str());
+    PGresult* raw =
+        PQexecPrepared(conn_, statement.name, static_cast<int>(values.size()), values.data(), nullptr, nullptr, 0);
+    std::unique_ptr<PGresult, void (*)(PGresult*)> result(raw, PQclear);
+    if (raw == nullptr || PQresultStatus(raw) != expected) result.reset();
+    return result;
+  }
+
+  // One round trip: the schema's version, then every statement of kStatements prepared
+  // (SQL PREPARE in one simple query). The version found, 0 for none; nullopt when a
+  // statement failed (no schema yet: the version table is missing).
+  std::optional<int> PrepareSession(const std::string& batch) {
+    if (PQsendQuery(conn_, batch.c_str()) == 0) return std::nullopt;
+    std::optional<int> version;
+    bool failed = false;
+    while (PGresult* raw = PQgetResult(conn_)) {
+      const ExecStatusType status = PQresultStatus(raw);
+      if (!version && status == PGRES_TUPLES_OK && PQntuples(raw) == 1 && PQnfields(raw) == 1) {
+        version = PQgetisnull(raw, 0, 0) ? 0 : std::atoi(PQgetvalue(raw, 0, 0));
+      }
+      failed = failed || (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK);
+      PQclear(raw);
+    }
+    if (failed || !version) return std::nullopt;
+    return version;
   }
 
  private:
@@ -89,12 +163,6 @@ std::string RunnerId() {
 // Brings the schema to kSchemaVersion in one transaction, serialized across runners by a
 // transaction-level advisory lock. Errors: state.unavailable.
 Status Migrate(Connection& connection, const std::string& uri) {
-  // The common case, one round trip: the schema is already this binary's. (A missing
-  // table fails the statement; the migration below then creates it.)
-  if (auto current = connection.Exec("SELECT max(version) FROM udon_mcp_schema_version", {});
-      current && !PQgetisnull(current.get(), 0, 0) && std::atoi(PQgetvalue(current.get(), 0, 0)) == kSchemaVersion) {
-    return OkStatus();
-  }
   if (!connection.Command("BEGIN")) return Unavailable(uri, "the state database refused a transaction");
   auto fail = [&](const char* message) -> Status {
     connection.Command("ROLLBACK");
@@ -127,23 +195,69 @@ Status Migrate(Connection& connection, const std::string& uri) {
   return OkStatus();
 }
 
+// pg_try_advisory_lock on `connection`: whether it was taken; nullopt when the statement failed.
+std::optional<bool> TryLock(Connection& connection, const std::string& key) {
+  auto taken = connection.Run(kTryLock, {key});
+  if (!taken) return std::nullopt;
+  return std::strcmp(PQgetvalue(taken.get(), 0, 0), "t") == 0;
+}
+
+// Polls `try_once` until it takes the lock (true) or `timeout` passes (false).
+// pg_try_advisory_lock in a loop rather than pg_advisory_lock under lock_timeout: the wait
+// stays bounded by the policy without a statement left running on a timeout.
+template <class Try>
+Result<bool> Poll(Try try_once, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto pause = std::chrono::milliseconds(1);
+  for (;;) {
+    UDON_ASSIGN_OR_RETURN(bool taken, try_once());
+    if (taken) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds(20));
+  }
+}
+
+Error LockTimeout(std::chrono::milliseconds timeout) {
+  Error error = MakeError("state.lock_timeout", "another call of this serialized tool held its lock too long");
+  error.details["timeoutSeconds"] = std::chrono::duration<double>(timeout).count();
+  return error;
+}
+
+Error LockLost() { return MakeError("state.unavailable", "the session holding the serialize lock ended"); }
+
+// A lock on a session of its own (while the store's main session holds another lock).
 class PgLock : public gate::StateLock {
  public:
-  PgLock(PostgresStateStore& store, std::unique_ptr<Connection> connection, std::int64_t key)
-      : store_(store), connection_(std::move(connection)), key_(std::to_string(key)) {}
+  PgLock(PostgresStateStore& store, std::unique_ptr<Connection> connection, std::string key)
+      : store_(store), connection_(std::move(connection)), key_(std::move(key)) {}
   ~PgLock() override {
     // A failed unlock means the session is gone, and the lock with it: never reused.
-    auto unlocked = connection_->Exec("SELECT pg_advisory_unlock($1::bigint)", {key_});
+    auto unlocked = connection_->Run(kUnlock, {key_});
     if (unlocked && connection_->ok()) store_.ReturnConnection(std::move(connection_));
   }
   Status StillHeld() override {
-    if (connection_->ok() && connection_->Exec("SELECT 1", {})) return OkStatus();
-    return MakeError("state.unavailable", "the session holding the serialize lock ended");
+    if (connection_->ok() && connection_->Run(kAlive, {})) return OkStatus();
+    return LockLost();
   }
 
  private:
   PostgresStateStore& store_;
   std::unique_ptr<Connection> connection_;
+  std::string key_;
+};
+
+// A lock on the store's main session, the one its invalidation reads use.
+class MainSessionLock : public gate::StateLock {
+ public:
+  MainSessionLock(PostgresStateStore& store, std::uint64_t session, std::string key)
+      : store_(store), session_(session), key_(std::move(key)) {}
+  ~MainSessionLock() override { store_.ReleaseMainLock(session_, key_); }
+  Status StillHeld() override { return store_.MainLockHeld(session_); }
+
+ private:
+  PostgresStateStore& store_;
+  std::uint64_t session_;
   std::string key_;
 };
 
@@ -212,40 +326,40 @@ Result<std::unique_ptr<Connection>> PostgresStateStore::Open() {
   auto connection = std::make_unique<Connection>(PQconnectdbParams(keys.data(), values.data(), 1));
   if (!connection->ok()) return Unreachable();
   connection->Silence();
+  // The common case is one round trip: the schema is already this binary's, and the same
+  // query prepares the statements. Otherwise the migration, then the statements again.
+  if (connection->PrepareSession(PrepareBatch()) == kSchemaVersion) return connection;
   {
-    // Every process checks the schema once, before its first use of the store.
     static std::mutex migrate_mutex;
     std::lock_guard<std::mutex> guard(migrate_mutex);
-    if (!migrated_) {
-      UDON_RETURN_IF_ERROR(Migrate(*connection, uri_));
-      migrated_ = true;
-    }
+    UDON_RETURN_IF_ERROR(Migrate(*connection, uri_));
   }
-  return connection;
+  if (connection->Command("DEALLOCATE ALL") && connection->PrepareSession(PrepareBatch()) == kSchemaVersion) {
+    return connection;
+  }
+  return Unavailable(uri_, "the state database's statements cannot be prepared");
+}
+
+Status PostgresStateStore::OpenMain() {
+  if (main_ && main_->ok()) return OkStatus();
+  main_.reset();
+  ++main_session_;  // whatever was held on the old session ended with it
+  UDON_ASSIGN_OR_RETURN(main_, Open());
+  return OkStatus();
 }
 
 Status PostgresStateStore::WithMain(const std::function<Status(Connection&)>& work, const char* code) {
   std::lock_guard<std::mutex> guard(main_mutex_);
-  if (!main_ || !main_->ok()) {
-    main_.reset();
-    auto opened = Open();
-    if (!opened.ok()) {
-      Error error = std::move(opened).error();
-      if (std::string(code) != "state.unavailable" && !error.details.contains("schemaVersion")) {
-        error.code = code;
-      }
-      return error;
-    }
-    main_ = std::move(opened).value();
+  if (Status opened = OpenMain(); !opened.ok()) {
+    Error error = std::move(opened).error();
+    if (std::string(code) != "state.unavailable" && !error.details.contains("schemaVersion")) error.code = code;
+    return error;
   }
   Status done = work(*main_);
   if (done.ok() || main_->ok()) return done;
   // The session ended since its last use (the database restarted, a keepalive gave up):
   // one new session, once. Reads and the idempotent upsert are safe to repeat.
-  main_.reset();
-  auto reopened = Open();
-  if (!reopened.ok()) return done;
-  main_ = std::move(reopened).value();
+  if (!OpenMain().ok()) return done;
   return work(*main_);
 }
 
@@ -254,10 +368,7 @@ Result<bool> PostgresStateStore::IsInvalidated(std::string_view manifest_sha256,
   bool invalidated = false;
   Status checked = WithMain(
       [&](Connection& c) -> Status {
-        auto rows = c.Exec(
-            "SELECT 1 FROM udon_mcp_invalidations WHERE server = $2 AND (manifest_sha256 = $1 OR at >= $3::bigint) "
-            "LIMIT 1",
-            {std::string(manifest_sha256), std::string(server), std::to_string(captured_at)});
+        auto rows = c.Run(kIsInvalidated, {std::string(manifest_sha256), std::string(server), std::to_string(captured_at)});
         if (!rows) return Unavailable(uri_, "the invalidation records cannot be read");
         invalidated = PQntuples(rows.get()) > 0;
         return OkStatus();
@@ -269,14 +380,11 @@ Result<bool> PostgresStateStore::IsInvalidated(std::string_view manifest_sha256,
 
 Status PostgresStateStore::Record(std::string_view manifest_sha256, std::string_view server,
                                   std::string_view reason, std::int64_t at) {
-  // The later record of a pair replaces the earlier one, as the file store's rename does.
   return WithMain(
       [&](Connection& c) -> Status {
-        if (c.Command("INSERT INTO udon_mcp_invalidations (manifest_sha256, server, reason, at, runner)"
-                      " VALUES ($1, $2, $3, $4::bigint, $5) ON CONFLICT (manifest_sha256, server) DO UPDATE"
-                      " SET reason = excluded.reason, at = excluded.at, recorded_at = now(), runner = excluded.runner",
-                      {std::string(manifest_sha256), std::string(server), std::string(reason), std::to_string(at),
-                       runner_id_})) {
+        if (c.Run(kRecord, {std::string(manifest_sha256), std::string(server), std::string(reason), std::to_string(at),
+                            runner_id_},
+                  PGRES_COMMAND_OK)) {
           return OkStatus();
         }
         Error error = MakeError("state.write_failed", "cannot record the invalidation durably");
@@ -288,6 +396,44 @@ Status PostgresStateStore::Record(std::string_view manifest_sha256, std::string_
 
 Result<std::unique_ptr<gate::StateLock>> PostgresStateStore::AcquireSerializeLock(
     const std::string& scope, std::chrono::milliseconds timeout) {
+  const std::string key = std::to_string(AdvisoryKey(scope));
+  std::optional<std::uint64_t> session;
+  {
+    // The main session takes one lock at a time: a session's advisory locks are re-entrant,
+    // so a second caller of this process on the same scope must wait on a session of its own.
+    std::lock_guard<std::mutex> guard(main_mutex_);
+    UDON_RETURN_IF_ERROR(OpenMain());
+    if (main_lock_ != main_session_) {
+      main_lock_ = main_session_;
+      session = main_session_;
+    }
+  }
+  if (session) return LockOnMain(*session, key, timeout);
+  return LockOnOwnSession(key, timeout);
+}
+
+Result<std::unique_ptr<gate::StateLock>> PostgresStateStore::LockOnMain(std::uint64_t session, const std::string& key,
+                                                                        std::chrono::milliseconds timeout) {
+  Result<bool> taken = Poll(
+      [&]() -> Result<bool> {
+        std::lock_guard<std::mutex> guard(main_mutex_);
+        std::optional<bool> once;
+        if (session == main_session_ && main_) once = TryLock(*main_, key);
+        if (!once) return Unavailable(uri_, "the serialize lock cannot be taken");
+        return *once;
+      },
+      timeout);
+  if (!taken.ok() || !*taken) {
+    std::lock_guard<std::mutex> guard(main_mutex_);
+    if (main_lock_ == session) main_lock_.reset();
+    if (!taken.ok()) return std::move(taken).error();
+    return LockTimeout(timeout);
+  }
+  return std::unique_ptr<gate::StateLock>(new MainSessionLock(*this, session, key));
+}
+
+Result<std::unique_ptr<gate::StateLock>> PostgresStateStore::LockOnOwnSession(const std::string& key,
+                                                                              std::chrono::milliseconds timeout) {
   std::unique_ptr<Connection> connection;
   {
     std::lock_guard<std::mutex> guard(pool_mutex_);
@@ -300,33 +446,45 @@ Result<std::unique_ptr<gate::StateLock>> PostgresStateStore::AcquireSerializeLoc
   if (!connection || !connection->ok()) {
     UDON_ASSIGN_OR_RETURN(connection, Open());
   }
-  const std::int64_t key = AdvisoryKey(scope);
-  const std::vector<std::string> params = {std::to_string(key)};
-
-  // pg_try_advisory_lock in a loop rather than pg_advisory_lock under lock_timeout: the
-  // wait stays bounded by the policy without a statement left running on a timeout.
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  auto pause = std::chrono::milliseconds(1);
-  for (;;) {
-    auto taken = connection->Exec("SELECT pg_try_advisory_lock($1::bigint)", params);
-    if (!taken && pooled && !connection->ok()) {
-      // An idle session that ended meanwhile held nothing: one new session, once.
-      UDON_ASSIGN_OR_RETURN(connection, Open());
-      pooled = false;
-      continue;
-    }
-    if (!taken) return Unavailable(uri_, "the serialize lock cannot be taken");
-    if (std::strcmp(PQgetvalue(taken.get(), 0, 0), "t") == 0) break;
-    if (std::chrono::steady_clock::now() >= deadline) {
-      ReturnConnection(std::move(connection));
-      Error error = MakeError("state.lock_timeout", "another call of this serialized tool held its lock too long");
-      error.details["timeoutSeconds"] = std::chrono::duration<double>(timeout).count();
-      return error;
-    }
-    std::this_thread::sleep_for(pause);
-    pause = std::min(pause * 2, std::chrono::milliseconds(20));
+  Result<bool> taken = Poll(
+      [&]() -> Result<bool> {
+        std::optional<bool> once = TryLock(*connection, key);
+        if (!once && pooled && !connection->ok()) {
+          // An idle session that ended meanwhile held nothing: one new session, once.
+          UDON_ASSIGN_OR_RETURN(connection, Open());
+          pooled = false;
+          once = TryLock(*connection, key);
+        }
+        if (!once) return Unavailable(uri_, "the serialize lock cannot be taken");
+        return *once;
+      },
+      timeout);
+  if (!taken.ok()) return std::move(taken).error();
+  if (!*taken) {
+    ReturnConnection(std::move(connection));
+    return LockTimeout(timeout);
   }
   return std::unique_ptr<gate::StateLock>(new PgLock(*this, std::move(connection), key));
+}
+
+void PostgresStateStore::ReleaseMainLock(std::uint64_t session, const std::string& key) {
+  std::lock_guard<std::mutex> guard(main_mutex_);
+  if (main_lock_ != session) return;
+  main_lock_.reset();
+  if (session != main_session_ || !main_) return;  // the session ended, and the lock with it
+  auto unlocked = main_->Run(kUnlock, {key});
+  // An unlock that failed, or found nothing to release, leaves a session nobody can vouch
+  // for: the next use opens another.
+  if (!unlocked || std::strcmp(PQgetvalue(unlocked.get(), 0, 0), "t") != 0) {
+    main_.reset();
+    ++main_session_;
+  }
+}
+
+Status PostgresStateStore::MainLockHeld(std::uint64_t session) {
+  std::lock_guard<std::mutex> guard(main_mutex_);
+  if (session == main_session_ && main_ && main_->ok() && main_->Run(kAlive, {})) return OkStatus();
+  return LockLost();
 }
 
 void PostgresStateStore::ReturnConnection(std::unique_ptr<Connection> connection) {
@@ -337,7 +495,7 @@ void PostgresStateStore::ReturnConnection(std::unique_ptr<Connection> connection
 Status PostgresStateStore::AppendEvidence(const std::string& line) {
   return WithMain(
       [&](Connection& c) -> Status {
-        if (c.Command("INSERT INTO udon_mcp_evidence (record) VALUES ($1)", {line})) return OkStatus();
+        if (c.Run(kAppendEvidence, {line}, PGRES_COMMAND_OK)) return OkStatus();
         return MakeError("evidence.write_failed", "cannot append to the evidence table");
       },
       "evidence.write_failed");
@@ -347,7 +505,7 @@ Result<std::vector<std::string>> PostgresStateStore::ReadEvidence() {
   std::vector<std::string> lines;
   Status read = WithMain(
       [&](Connection& c) -> Status {
-        auto rows = c.Exec("SELECT record FROM udon_mcp_evidence ORDER BY id", {});
+        auto rows = c.Run(kReadEvidence, {});
         if (!rows) return Unavailable(uri_, "the evidence table cannot be read");
         for (int i = 0; i < PQntuples(rows.get()); ++i) lines.emplace_back(PQgetvalue(rows.get(), i, 0));
         return OkStatus();

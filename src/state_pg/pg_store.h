@@ -7,13 +7,16 @@
 //   synchronous_commit on, so the row is durable before the gate returns (as the file
 //   store's fsync).
 // - Serialize locks: session-level advisory locks keyed by a 64-bit digest of the scope,
-//   each on a connection held for the lock's lifetime. A runner that dies releases its
+//   each on a session held for the lock's lifetime: the store's main session for the first
+//   lock held (a fresh `call` opens one session), a session of its own for each further one. A runner that dies releases its
 //   locks when its session ends: at once for a process killed on a live machine (the
 //   kernel closes the socket), within the TCP keepalive bound (kKeepaliveBoundSeconds) for
 //   a machine or network that vanishes. Session locks do not work behind PgBouncer in
 //   transaction mode (docs/contract.md 7.14).
 // - Schema: created on first use by a versioned migration in one transaction
-//   (udon_mcp_schema_version); a newer schema than this binary knows is refused.
+//   (udon_mcp_schema_version); a newer schema than this binary knows is refused. Each
+//   session checks the version and prepares its statements in one round trip; calls only
+//   bind and execute.
 #pragma once
 
 #include <chrono>
@@ -76,23 +79,39 @@ class PostgresStateStore : public gate::StateStore {
   // The URI's sslmode when it weakens the verify-full default of a store that is not local.
   std::optional<std::string> WeakenedTls() const override;
 
-  // A connection for a lock taken back after its lock was released.
+  // For the locks this store hands out. A connection for a lock taken back after its lock
+  // was released; the release of a lock on the main session; whether that session (the
+  // `session`th main session of this store) still lives and so still holds its lock.
   void ReturnConnection(std::unique_ptr<Connection> connection);
+  void ReleaseMainLock(std::uint64_t session, const std::string& key);
+  Status MainLockHeld(std::uint64_t session);
 
  private:
-  // A connected, migrated session. Errors: state.unavailable.
+  // A connected session, its schema checked (and migrated when needed) and its statements
+  // prepared: one round trip after the connection set-up. Errors: state.unavailable.
   Result<std::unique_ptr<Connection>> Open();
+  // Under main_mutex_: main_ open, a new session (and number) when it was not.
+  Status OpenMain();
   // state.unavailable for a session that did not start, with the sslmode it required.
   Error Unreachable() const;
   Status WithMain(const std::function<Status(Connection&)>& work, const char* code);
+  // The serialize lock on the main session (reserved for it as `session`), or on a session
+  // of its own. Errors: state.unavailable, state.lock_timeout.
+  Result<std::unique_ptr<gate::StateLock>> LockOnMain(std::uint64_t session, const std::string& key,
+                                                      std::chrono::milliseconds timeout);
+  Result<std::unique_ptr<gate::StateLock>> LockOnOwnSession(const std::string& key, std::chrono::milliseconds timeout);
 
   std::string uri_;
   std::string runner_id_;
   bool parseable_ = false;  // libpq can parse uri_
   StoreTls tls_;
-  bool migrated_ = false;  // under Open's lock
+  // One session per process for the common case: the invalidation reads and writes, the
+  // evidence, and one serialize lock at a time. Further locks held at once take sessions
+  // of their own (idle_ keeps them between locks).
   std::mutex main_mutex_;
-  std::unique_ptr<Connection> main_;  // invalidations and evidence
+  std::unique_ptr<Connection> main_;
+  std::uint64_t main_session_ = 0;           // counts the main sessions opened
+  std::optional<std::uint64_t> main_lock_;  // the main session holding (or taking) a lock
   std::mutex pool_mutex_;
   std::vector<std::unique_ptr<Connection>> idle_;  // lock sessions between locks
 };

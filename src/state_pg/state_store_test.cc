@@ -196,6 +196,57 @@ TEST_F(PostgresStoreTest, ALockWhoseSessionEndedIsNoLongerHeld) {
   EXPECT_EQ(held.error().code, "state.unavailable");
 }
 
+// Issue 31: a call of a serialized tool (check, lock, liveness, recheck, release) opens one
+// session, and a second lock held at once takes a session of its own.
+TEST_F(PostgresStoreTest, ASerializedCallUsesTheStoresOneSession) {
+  const std::string sessions = "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'udon-mcp'";
+  PostgresStateStore store(cluster_->Url());
+  ASSERT_TRUE(store.IsInvalidated(kDigestA, "demo", 1).ok());
+  auto lock = store.AcquireSerializeLock("demo", std::chrono::milliseconds(100));
+  ASSERT_TRUE(lock.ok()) << lock.error().Describe();
+  EXPECT_TRUE((*lock)->StillHeld().ok());
+  ASSERT_TRUE(store.IsInvalidated(kDigestA, "demo", 1).ok());
+  EXPECT_EQ(cluster_->Psql(sessions).out, "1\n");
+  EXPECT_EQ(cluster_->Psql("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'").out, "1\n");
+  auto second = store.AcquireSerializeLock("demo\nother_tool", std::chrono::milliseconds(100));
+  ASSERT_TRUE(second.ok()) << second.error().Describe();
+  EXPECT_EQ(cluster_->Psql(sessions).out, "2\n");
+  lock->reset();
+  second->reset();
+  EXPECT_EQ(cluster_->Psql("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'").out, "0\n");
+}
+
+// A session's advisory locks are re-entrant: the store's own callers of one scope must
+// still exclude each other.
+TEST_F(PostgresStoreTest, TwoCallersOfOneStoreOnOneScopeExcludeEachOther) {
+  PostgresStateStore store(cluster_->Url());
+  auto held = store.AcquireSerializeLock("demo", std::chrono::milliseconds(100));
+  ASSERT_TRUE(held.ok()) << held.error().Describe();
+  auto waiting = store.AcquireSerializeLock("demo", std::chrono::milliseconds(100));
+  ASSERT_FALSE(waiting.ok());
+  EXPECT_EQ(waiting.error().code, "state.lock_timeout");
+  held->reset();
+  auto on_main = store.AcquireSerializeLock("demo", std::chrono::milliseconds(100));  // the main session again
+  ASSERT_TRUE(on_main.ok()) << on_main.error().Describe();
+  auto other = store.AcquireSerializeLock("demo", std::chrono::milliseconds(100));  // a session of its own
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.error().code, "state.lock_timeout");
+}
+
+TEST_F(PostgresStoreTest, AfterTheMainSessionEndedALockIsTakenOnANewOne) {
+  PostgresStateStore store(cluster_->Url());
+  auto lock = store.AcquireSerializeLock("demo", std::chrono::milliseconds(100));
+  ASSERT_TRUE(lock.ok());
+  cluster_->Psql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'udon-mcp'");
+  EXPECT_FALSE((*lock)->StillHeld().ok());
+  auto checked = store.IsInvalidated(kDigestA, "demo", 1);  // reconnects
+  EXPECT_TRUE(checked.ok()) << checked.error().Describe();
+  lock->reset();  // the old session's lock: nothing to release on the new one
+  auto again = store.AcquireSerializeLock("demo", std::chrono::milliseconds(100));
+  ASSERT_TRUE(again.ok()) << again.error().Describe();
+  EXPECT_TRUE((*again)->StillHeld().ok());
+}
+
 TEST_F(PostgresStoreTest, ARestartedDatabaseIsReachedAgainWithoutAnError) {
   PostgresStateStore store(cluster_->Url());
   ASSERT_TRUE(store.IsInvalidated(kDigestA, "demo", 1).ok());

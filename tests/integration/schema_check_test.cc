@@ -91,6 +91,24 @@ TEST_F(SchemaCheckTest, UnreadableInputExitsTwo) {
   EXPECT_EQ(Run({"--schema", dir_.File("schema.json"), dir_.File("broken.json")}).exit_code, 2);
 }
 
+// Issue 31: JSON instances are read by the text path; text that does not parse still fails
+// the whole run with json.*'s code, before any verdict is printed, and a duplicate member
+// (which the text path spots when its object closes) is refused as json::Parse refuses it.
+TEST_F(SchemaCheckTest, MalformedJsonAfterValidInstancesFailsTheRunBeforeAnyVerdict) {
+  dir_.Write("broken.json", R"({"name": "render",)");
+  ProcessResult broken = Run({"--schema", dir_.File("schema.json"), dir_.File("good.json"), dir_.File("bad.json"),
+                              dir_.File("broken.json")});
+  EXPECT_EQ(broken.exit_code, 2);
+  EXPECT_EQ(broken.out.find("good.json"), std::string::npos) << broken.out;
+  dir_.Write("twice.json", R"({"name": "a", "name": "b"})");
+  ProcessResult twice = Run({"--json", "--schema", dir_.File("schema.json"), dir_.File("good.json"),
+                             dir_.File("twice.json")});
+  EXPECT_EQ(twice.exit_code, 2);
+  auto output = json::Parse(twice.out);
+  ASSERT_TRUE(output.ok()) << twice.out;
+  EXPECT_EQ((*output)["code"], "json.duplicate_key");
+}
+
 TEST_F(SchemaCheckTest, InvalidOrUnsupportedSchemaExitsTwo) {
   dir_.Write("old.json", R"({"$schema": "http://json-schema.org/draft-04/schema#"})");
   ProcessResult old = Run({"--json", "--schema", dir_.File("old.json"), dir_.File("good.json")});

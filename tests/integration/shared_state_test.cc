@@ -365,7 +365,7 @@ class PostgresTlsRunnersTest : public SharedStateTest {
     return "postgresql://udon@db.example.test:" + std::to_string(tls_cluster_->port()) +
            "/postgres?hostaddr=127.0.0.1" + query;
   }
-  // A gated call of the serialized tool: two sessions (the invalidation reads and the lock).
+  // A gated call of the serialized tool: one session (the invalidation reads and the lock).
   ProcessResult Call(const std::string& url) {
     return Udon("a",
                 {"call", "--manifest", dir_.File("tools.json"), "--sha256", sha_, "--server", "demo", "--tool",

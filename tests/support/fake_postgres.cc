@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <map>
 
 namespace udon::testing {
 namespace {
@@ -68,9 +69,11 @@ std::string Parameter(const std::string& name, const std::string& value) {
 
 // What a database with no invalidations says to a statement: the schema version is 1,
 // every advisory lock is free, no other query has rows, every command succeeds.
-std::string Reply(const std::string& sql) {
-  std::string out = Message('1', "") + Message('2', "");
-  if (sql.rfind("SELECT", 0) != 0) return out + Message('n', "") + Message('C', std::string("OK") + '\0');
+std::string Rows(const std::string& sql, bool extended) {
+  std::string out;
+  if (sql.rfind("SELECT", 0) != 0) {
+    return (extended ? Message('n', "") : "") + Message('C', std::string("OK") + '\0');
+  }
   out += Message('T', Int16(1) + "c" + '\0' + Int32(0) + Int16(0) + Int32(25) + Int16(0xffff) + Int32(0xffffffff) +
                           Int16(0));
   std::string value;
@@ -79,6 +82,33 @@ std::string Reply(const std::string& sql) {
   if (value.empty()) return out + Message('C', std::string("SELECT 0") + '\0');
   out += Message('D', Int16(1) + Int32(static_cast<std::uint32_t>(value.size())) + value);
   return out + Message('C', std::string("SELECT 1") + '\0');
+}
+
+// An extended-protocol statement, answered at its Sync.
+std::string Reply(const std::string& sql) { return Message('1', "") + Message('2', "") + Rows(sql, true); }
+
+// A simple query of one or more statements ("; " apart); PREPARE name(types) AS sql is
+// remembered in `prepared` for the Bind messages that name it.
+std::string SimpleReply(const std::string& text, std::map<std::string, std::string>& prepared) {
+  std::string out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t end = text.find("; ", start);
+    if (end == std::string::npos) end = text.size();
+    const std::string statement = text.substr(start, end - start);
+    if (statement.rfind("PREPARE ", 0) == 0) {
+      const std::size_t name_end = statement.find_first_of("( ", 8);
+      const std::size_t as = statement.find(" AS ");
+      if (name_end != std::string::npos && as != std::string::npos) {
+        prepared[statement.substr(8, name_end - 8)] = statement.substr(as + 4);
+      }
+      out += Message('C', std::string("PREPARE") + '\0');
+    } else {
+      out += Rows(statement, false);
+    }
+    start = end + 2;
+  }
+  return out;
 }
 
 }  // namespace
@@ -157,14 +187,20 @@ bool FakePostgres::Startup(int fd) {
   return true;
 }
 
-// The extended-protocol statements libpq's PQexecParams sends, answered at each Sync.
+// The extended-protocol statements libpq's PQexecParams and PQexecPrepared send, answered
+// at each Sync, and simple queries.
 void FakePostgres::Answer(int fd) {
+  std::map<std::string, std::string> prepared;
   std::string sql, body;
   char type = 0;
   while (ReadExactly(fd, &type, 1) && ReadBody(fd, body)) {
     if (type == 'X') return;
     if (type == 'P') sql = body.substr(body.find('\0') + 1).c_str();
-    if (type == 'Q') WriteAll(fd, Message('C', std::string("OK") + '\0') + Message('Z', "I"));
+    if (type == 'B') {  // portal name, then statement name: a prepared one's SQL
+      const std::string name = body.substr(body.find('\0') + 1).c_str();
+      if (!name.empty()) sql = prepared[name];
+    }
+    if (type == 'Q') WriteAll(fd, SimpleReply(body.c_str(), prepared) + Message('Z', "I"));
     if (type == 'S') WriteAll(fd, Reply(sql) + Message('Z', "I"));
   }
 }

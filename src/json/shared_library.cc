@@ -1,0 +1,33 @@
+#include "json/shared_library.h"
+
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <string>
+
+namespace udon::json {
+
+void* RequiredSymbol(const char* library, const char* symbol) {
+  static std::mutex mutex;
+  static std::map<std::string, void*>* handles = new std::map<std::string, void*>();  // never freed: used at exit
+  void* handle = nullptr;
+  {
+    std::lock_guard<std::mutex> guard(mutex);
+    void*& slot = (*handles)[library];
+    if (slot == nullptr) slot = dlopen(library, RTLD_NOW | RTLD_LOCAL);
+    handle = slot;
+  }
+  void* address = handle != nullptr ? dlsym(handle, symbol) : nullptr;
+  if (address == nullptr) {
+    const char* why = dlerror();
+    std::fprintf(stderr, "udon-mcp: error while loading shared libraries: %s: %s\n", library,
+                 why != nullptr ? why : "cannot be loaded");
+    std::_Exit(127);
+  }
+  return address;
+}
+
+}  // namespace udon::json
