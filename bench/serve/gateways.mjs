@@ -10,6 +10,7 @@
 //   BENCH_SERVE_SECONDS  seconds of closed-loop calls per concurrency level (20)
 //   BENCH_SERVE_LEVELS   concurrent sessions, space-separated ("1 8 64 256")
 //   BENCH_SERVE_GATEWAYS which gateways ("serve mcp-proxy supergateway")
+//   BENCH_SERVE_ROWS     which ratio rows ("stdio http")
 //   BENCH_SERVE_JSON     a file to write every figure to as JSON (optional)
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -24,6 +25,7 @@ const seqCalls = Number(env.BENCH_SERVE_CALLS ?? 2000);
 const seconds = Number(env.BENCH_SERVE_SECONDS ?? 20);
 const levels = (env.BENCH_SERVE_LEVELS ?? '1 8 64 256').split(/\s+/).filter(Boolean).map(Number);
 const gatewayNames = (env.BENCH_SERVE_GATEWAYS ?? 'serve mcp-proxy supergateway').split(/\s+/).filter(Boolean);
+const rowNames = (env.BENCH_SERVE_ROWS ?? 'stdio http').split(/\s+/).filter(Boolean);
 const dir = `${dataDir}/serve`;
 const node = process.execPath;
 const demoArgs = ['--synthetic-tools', '10'];
@@ -232,7 +234,9 @@ async function httpRow() {
   }
 }
 
-const report = { seqCalls, seconds, levels, rows: [await stdioRow(), await httpRow()], gateways: [] };
+const rows = { stdio: stdioRow, http: httpRow };
+const report = { seqCalls, seconds, levels, rows: [], gateways: [] };
+for (const name of rowNames) report.rows.push(await rows[name]());
 for (const name of gatewayNames) report.gateways.push(await measureGateway(name));
 if (env.BENCH_SERVE_JSON) writeFileSync(env.BENCH_SERVE_JSON, JSON.stringify(report, null, 2));
 process.stdout.write((await import('./summary.mjs')).summarize(report));

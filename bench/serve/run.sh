@@ -10,7 +10,7 @@
 #      server: sequential latency, closed-loop throughput at 1, 8, 64 and 256 sessions each
 #      with its GET stream open, failed calls, the gateway's CPU per call and its memory.
 # BENCH_SERVE_CALLS (2000) sequential calls per row, BENCH_SERVE_SECONDS (20) per level,
-# BENCH_SERVE_LEVELS ("1 8 64 256"), BENCH_SERVE_GATEWAYS, BENCH_SERVE_JSON (a file for
+# BENCH_SERVE_LEVELS ("1 8 64 256"), BENCH_SERVE_GATEWAYS, BENCH_SERVE_ROWS, BENCH_SERVE_JSON (a file for
 # the figures). A smoke run: BENCH_SERVE_SECONDS=2 BENCH_SERVE_CALLS=200 bench/run.sh serve
 set -euo pipefail
 build=$(dirname "$BENCH_BIN")/../..
