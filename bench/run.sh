@@ -23,7 +23,9 @@ else
   node=$(command -v node)
 fi
 
-if [[ ! -d $root/bench/node_modules ]]; then
+# Installed again when package-lock.json is newer than what npm installed from it.
+if [[ ! -f $root/bench/node_modules/.package-lock.json ||
+      $root/bench/package-lock.json -nt $root/bench/node_modules/.package-lock.json ]]; then
   (cd "$root/bench" && npm ci --no-audit --no-fund)
 fi
 

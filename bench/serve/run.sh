@@ -1,7 +1,17 @@
 #!/usr/bin/env bash
-# bench/run.sh serve: per forwarded call on persistent stdio connections, through
-# `udon-mcp serve` versus the same gated call in-process, at 10 tools; the anchor is the
-# TypeScript SDK client calling the demo server directly (and through serve), same run.
+# bench/run.sh serve: `udon-mcp serve` measured against what a host would use instead, in
+# one run (docs/benchmarks.md, "serve"):
+#   1. serve_bench: per forwarded call on persistent stdio connections, udon's client
+#      through serve versus the same gated call in-process, at 10 tools (the gateway's own
+#      cost); it writes the manifest, pin and configuration the rest uses;
+#   2. gateways.mjs: the TypeScript SDK client through serve versus straight to the demo
+#      server (stdio, and HTTP in front of the demo server over HTTP), then serve,
+#      mcp-proxy and supergateway (stateful) over HTTP in front of the same stdio demo
+#      server: sequential latency, closed-loop throughput at 1, 8, 64 and 256 sessions each
+#      with its GET stream open, failed calls, the gateway's CPU per call and its memory.
+# BENCH_SERVE_CALLS (2000) sequential calls per row, BENCH_SERVE_SECONDS (20) per level,
+# BENCH_SERVE_LEVELS ("1 8 64 256"), BENCH_SERVE_GATEWAYS, BENCH_SERVE_ROWS, BENCH_SERVE_JSON (a file for
+# the figures). A smoke run: BENCH_SERVE_SECONDS=2 BENCH_SERVE_CALLS=200 bench/run.sh serve
 set -euo pipefail
 build=$(dirname "$BENCH_BIN")/../..
 ninja -C "$build" udon-mcp udon-mcp-demo-server >/dev/null
@@ -9,11 +19,5 @@ udon=$build/src/cli/udon-mcp
 demo=$build/src/demo_server/udon-mcp-demo-server
 root=$(cd "$BENCH_DIR/.." && pwd)
 sdk=$root/tests/node_modules/@modelcontextprotocol/sdk
-calls=${BENCH_SERVE_CALLS:-2000}
-"$BENCH_BIN" "$udon" "$demo" 10 "$calls" "$BENCH_DATA"
-dir=$BENCH_DATA/serve
-"$NODE" --no-warnings "$BENCH_DIR/serve/sdk_calls.mjs" "$sdk" "sdk -> demo server" "$calls" \
-  "$demo" --synthetic-tools 10
-"$NODE" --no-warnings "$BENCH_DIR/serve/sdk_calls.mjs" "$sdk" "sdk -> serve -> demo server" "$calls" \
-  "$udon" serve --manifest "$dir/tools.json" --pin-file "$dir/pin" --config "$dir/mcp.json" \
-  --state-dir "$dir/state-sdk"
+"$BENCH_BIN" "$udon" "$demo" 10 "${BENCH_SERVE_CALLS:-2000}" "$BENCH_DATA"
+"$NODE" --no-warnings "$BENCH_DIR/serve/gateways.mjs" "$sdk" "$BENCH_DIR" "$udon" "$demo" "$BENCH_DATA"

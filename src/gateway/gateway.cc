@@ -18,8 +18,11 @@ namespace {
 constexpr std::size_t kMaxPinFileBytes = 4096;
 
 // Offered tools may be called by any number of clients at once; each needs a connection of
-// its own while its call runs, and this many stay open between calls per upstream server.
-constexpr std::size_t kIdleConnectionsPerServer = 8;
+// its own while its call runs, and this many stay open between calls per upstream server:
+// as many as the HTTP server runs requests at once (HttpServerOptions::threads). With 8, a
+// closed loop of 64 sessions opened a fresh upstream connection (a process, its handshake
+// and its close) for a quarter of its calls (docs/benchmarks.md, "serve").
+constexpr std::size_t kIdleConnectionsPerServer = 64;
 
 // Refusals that prove the reviewed Tool no longer matches the live one: the tool is
 // withdrawn. (Others, such as invalid arguments or a busy lock, say nothing of the tool.)
