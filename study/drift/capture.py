@@ -87,6 +87,10 @@ class Study:
         self.entries = {(e["server"], e["version"]): e for e in old.get("releases", [])}
         self.done = 0
         self.total = 0
+        self.environment = {
+            "node": subprocess.run(["node", "--version"], capture_output=True, text=True).stdout.strip(),
+            "npm": subprocess.run(["npm", "--version"], capture_output=True, text=True).stdout.strip(),
+        }
 
     # ---------------------------------------------------------------- registry
     def publish_times(self, server):
@@ -268,6 +272,7 @@ class Study:
         write_json(os.path.join(self.data, "index.json"),
                    {"profile": INDEX_PROFILE, "digestRule": DIGEST_RULE,
                     "publishedNote": "publish instants as the npm registry reports them (npm view PACKAGE time)",
+                    "environment": self.environment,
                     "releases": releases})
 
     def pending(self):
