@@ -126,6 +126,13 @@ def sections(r):
         "through (pairs showing each), which a reviewer would then not see."],
         ["rule", "ignores", "refused", "avoided", "of exact", "kinds in the avoided pairs"],
         rrows))
+    crow = [[x["rule"], "; ".join("%s: %d" % kv for kv in x["avoidedChanges"].items()) or "-"]
+            for x in r["rules"][1:]]
+    out.append(("What the avoided refusals changed", [
+        "For each relaxation, the differences of the kinds it ignores in the pairs it would "
+        "have let through, from `udon-mcp diff --json` of each such pair (count of "
+        "differences): what a reviewer would no longer be shown."],
+        ["rule", "changes let through"], crow))
     return out
 
 

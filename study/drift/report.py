@@ -26,6 +26,15 @@ RULE_IGNORES = {
     "all_relaxations": "the union of the above",
 }
 SCHEMA_PREFIXES = ("input_schema.", "output_schema.")
+# The kinds each relaxation ignores (a kind matches a name equal to it or below it).
+RULE_KINDS = {
+    "ignore_documentation": ["input_schema.documentation", "output_schema.documentation"],
+    "ignore_annotations": ["tool.annotations"],
+    "ignore_meta_icons": ["tool._meta", "tool.icons"],
+    "ignore_order": ["catalog.order", "catalog.pages"],
+    "accept_widened_input": ["input_schema.widened"],
+}
+RULE_KINDS["all_relaxations"] = [k for r in RULE_KINDS.values() for k in r]
 
 
 def read_json(path):
@@ -40,6 +49,47 @@ def drift_report(udon, directory):
         sys.exit("report: udon-mcp evidence drift failed on %s (exit %d): %s"
                  % (os.path.basename(directory), out.returncode, out.stderr.strip()[:300]))
     return json.loads(out.stdout)
+
+
+def ignored_by(rule, kind):
+    return any(kind == k or kind.startswith(k + ".") for k in RULE_KINDS.get(rule, []))
+
+
+def what_changed(d):
+    """What one difference that a relaxation ignores changed, in words a reviewer uses;
+    no value but the annotation hints' booleans (public catalog claims)."""
+    kind, ptr, change = d["kind"], d["pointer"], d.get("change")
+    last = ptr.rsplit("/", 1)[-1]
+    if kind.endswith(".documentation"):
+        return "%s `%s` %s" % (d.get("area", kind.split(".")[0]), last, change)
+    if kind == "tool.annotations":
+        return "annotations object %s" % change
+    if kind.startswith("tool.annotations."):
+        return "%s %s -> %s" % (last, json.dumps(d.get("old")) if "old" in d else "absent",
+                                json.dumps(d.get("new")) if "new" in d else "absent")
+    if kind == "input_schema.widened":
+        return widened_words(ptr, change)
+    return kind
+
+
+DOC_KEYWORDS = {"description", "title", "examples", "$comment", "default", "deprecated",
+                "readOnly", "writeOnly"}
+
+
+def widened_words(ptr, change):
+    """A difference inside an input schema proved widened, by the keyword it touches."""
+    parts = ptr.split("/")[2:]  # below /inputSchema
+    words = [p for p in parts if not p.isdigit()]
+    last = words[-1] if words else ""
+    if change == "added" and len(parts) >= 2 and parts[-2] == "properties":
+        return "input property added (optional)"
+    if "required" in parts:
+        return "input `required` name dropped"
+    if last in DOC_KEYWORDS:
+        return "input `%s` %s (beside the widening)" % (last, change)
+    if last in ("enum", "const"):
+        return "input `%s` values added" % last
+    return "input `%s` %s" % (last, {"removed": "dropped"}.get(change, "relaxed"))
 
 
 def pct(part, whole):
@@ -122,7 +172,37 @@ def pair_numbers(server, report, acc):
                     bump(hidden, kind)
 
 
-def aggregate(reports, dataset):
+def diff_pair(udon, directory, labels, pair):
+    files = [os.path.join(directory, "%s.tools.json" % labels[pair[i]]) for i in ("from", "to")]
+    out = subprocess.run([udon, "diff", files[0], files[1], "--json"],
+                         capture_output=True, text=True)
+    if out.returncode not in (0, 1):
+        sys.exit("report: udon-mcp diff failed (exit %d)" % out.returncode)
+    return json.loads(out.stdout)
+
+
+def avoided_changes(udon, directory, report, acc):
+    """For each relaxation, what the refusals it would have avoided changed (udon-mcp diff
+    of each such pair, differences of the ignored kinds only)."""
+    labels = [s.get("label") for s in report.get("series", [])]
+    for pair in report.get("pairs", []):
+        refused = pair.get("refusedBy", {})
+        rules = [r for r in RULES[1:] if refused.get("exact") and not refused.get(r)]
+        if not rules:
+            continue
+        doc = diff_pair(udon, directory, labels, pair)
+        for rule in rules:
+            tally = acc.setdefault(rule, {})
+            for server in doc.get("servers", []):
+                for tool in server.get("tools", []):
+                    for d in tool.get("differences", []):
+                        if ignored_by(rule, d["kind"]):
+                            bump(tally, what_changed(d))
+            if pair.get("kinds", {}).get("catalog.order") and ignored_by(rule, "catalog.order"):
+                bump(tally, "catalog.order")
+
+
+def aggregate(reports, dataset, changes=None):
     acc = {"pairs": 0, "catalogChanged": 0, "kinds": {}, "pairsDescriptionWithoutSchema": 0,
            "staleVersionPairs": [], "avoided": {},
            "tools": {"toolChanges": 0, "withDescription": 0, "descriptionWithoutSchema": 0,
@@ -155,7 +235,9 @@ def aggregate(reports, dataset):
                   "refusedPairs": rules[r]["refusedPairs"], "pairs": rules[r]["pairs"],
                   "avoided": exact - rules[r]["refusedPairs"],
                   "avoidedPairsShowed": dict(sorted(acc["avoided"].get(r, {}).items(),
-                                                    key=lambda kv: (-kv[1], kv[0])))}
+                                                    key=lambda kv: (-kv[1], kv[0]))),
+                  "avoidedChanges": dict(sorted((changes or {}).get(r, {}).items(),
+                                                key=lambda kv: (-kv[1], kv[0])))}
                  for r in RULES]
     kinds = dict(sorted(acc["kinds"].items(), key=lambda kv: (-kv[1]["pairs"], kv[0])))
     return {"profile": RESULTS_PROFILE, "dataset": dataset,
@@ -182,12 +264,14 @@ def main():
     index = read_json(os.path.join(args.data, "index.json"))
     chosen = set(args.server or [])
     dataset = dataset_numbers(index, chosen)
-    reports = []
+    reports, changes = [], {}
     for name, s in dataset["byServer"].items():
         directory = os.path.join(args.data, s["package"])
         if s["captured"] + s["nondeterministic"] >= 2:
-            reports.append((name, drift_report(args.udon, directory)))
-    results = aggregate(reports, dataset)
+            rep = drift_report(args.udon, directory)
+            reports.append((name, rep))
+            avoided_changes(args.udon, directory, rep, changes)
+    results = aggregate(reports, dataset, changes)
     results["command"] = args.command
     if args.json:
         write_text(args.json, json.dumps(results, indent=2, ensure_ascii=False) + "\n")

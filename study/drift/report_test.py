@@ -115,6 +115,32 @@ class AggregateTest(unittest.TestCase):
                          {"tool.annotations.readOnlyHint": 1})
         self.assertEqual(rows["ignore_documentation"]["avoided"], 0)
 
+    def test_what_changed_words(self):
+        w = report.what_changed
+        self.assertEqual(w({"kind": "input_schema.documentation", "area": "inputSchema",
+                            "pointer": "/inputSchema/properties/path/description",
+                            "change": "changed"}), "inputSchema `description` changed")
+        self.assertEqual(w({"kind": "tool.annotations.readOnlyHint", "change": "changed",
+                            "pointer": "/annotations/readOnlyHint", "old": True, "new": False}),
+                         "readOnlyHint true -> false")
+        self.assertEqual(w({"kind": "tool.annotations.destructiveHint", "change": "added",
+                            "pointer": "/annotations/destructiveHint", "new": True}),
+                         "destructiveHint absent -> true")
+        self.assertEqual(w({"kind": "input_schema.widened", "change": "added",
+                            "pointer": "/inputSchema/properties/force"}),
+                         "input property added (optional)")
+        self.assertEqual(w({"kind": "input_schema.widened", "change": "removed",
+                            "pointer": "/inputSchema/required/1"}), "input `required` name dropped")
+        self.assertEqual(w({"kind": "input_schema.widened", "change": "changed",
+                            "pointer": "/inputSchema/properties/a/description"}),
+                         "input `description` changed (beside the widening)")
+        self.assertEqual(w({"kind": "input_schema.widened", "change": "added",
+                            "pointer": "/inputSchema/properties/mode/enum/3"}),
+                         "input `enum` values added")
+        self.assertTrue(report.ignored_by("ignore_annotations", "tool.annotations.readOnlyHint"))
+        self.assertFalse(report.ignored_by("ignore_documentation", "tool.description"))
+        self.assertTrue(report.ignored_by("all_relaxations", "catalog.order"))
+
     def test_rendering_names_the_numbers_and_the_command(self):
         self.r["command"] = "study/drift/report.sh"
         md = render.markdown(self.r)
