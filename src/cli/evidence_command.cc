@@ -1,10 +1,13 @@
 // evidence summarize: the experiment's report from evidence JSON Lines (docs/experiment.md).
+// evidence drift: what drifts in one server's catalog, release by release (contract 7.20).
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "cli/commands.h"
 #include "cli/output.h"
+#include "evidence/drift_report.h"
 #include "evidence/summary.h"
 #include "gate/state_store.h"
 #include "json/file.h"
@@ -84,6 +87,92 @@ int RunSummarize(const SummarizeOptions& o) {
   return kExitOk;
 }
 
+struct DriftOptions {
+  std::vector<std::string> inputs;
+  std::vector<std::string> outputs;
+  std::string format;  // empty: by each output's extension; Markdown on stdout
+  std::string server;
+  bool show = false;
+  bool json = false;
+};
+
+// The series: one directory with an index.json, or manifest files in release order.
+Result<std::vector<evidence::SeriesFile>> SeriesFiles(const std::vector<std::string>& inputs) {
+  std::error_code ignored;
+  if (inputs.size() == 1 && std::filesystem::is_directory(inputs[0], ignored)) {
+    return evidence::ReadSeriesIndex(inputs[0]);
+  }
+  std::vector<evidence::SeriesFile> files;
+  for (const std::string& input : inputs) {
+    if (std::filesystem::is_directory(input, ignored)) {
+      return MakeError("usage.invalid", "give either one directory with an index.json or manifest files");
+    }
+    files.push_back({input, evidence::LabelForFile(input)});
+  }
+  return files;
+}
+
+// report.html: html, report.json: json, anything else Markdown (as `summarize -o`).
+std::string FormatFor(const std::string& path, const std::string& forced) {
+  if (!forced.empty()) return forced;
+  const auto ends_with = [&path](std::string_view end) {
+    return path.size() > end.size() && path.compare(path.size() - end.size(), end.size(), end) == 0;
+  };
+  if (ends_with(".json")) return "json";
+  return ends_with(".html") || ends_with(".htm") ? "html" : "md";
+}
+
+std::string Render(const json::Value& report, const std::string& format) {
+  if (format == "html") return evidence::DriftReportHtml(report);
+  if (format == "json") return report.dump(2) + "\n";
+  return evidence::DriftReportMarkdown(report);
+}
+
+int RunDrift(const DriftOptions& o) {
+  auto files = SeriesFiles(o.inputs);
+  if (!files.ok()) return ReportError(files.error(), o.json, kExitInvalidInput, o.inputs.front());
+  std::vector<evidence::SeriesManifest> series;
+  for (const evidence::SeriesFile& file : *files) {
+    auto loaded = manifest::Manifest::Load(file.path);
+    if (!loaded.ok()) return ReportError(loaded.error(), o.json, kExitInvalidInput, file.path);
+    series.push_back({file.label, std::move(loaded).value()});
+  }
+  auto report = evidence::BuildDriftReport(series, {o.server, o.show});
+  if (!report.ok()) return ReportError(report.error(), o.json, kExitInvalidInput);
+  json::Value written = json::Value::array();
+  for (const std::string& output : o.outputs) {
+    Status status = json::WriteFileAtomic(output, Render(*report, FormatFor(output, o.format)));
+    if (!status.ok()) return ReportError(status.error(), o.json, kExitInternal, output);
+    written.push_back(output);
+    if (!o.json) std::printf("wrote %s\n", output.c_str());
+  }
+  if (o.json) {
+    json::Value result = *report;
+    result["written"] = std::move(written);
+    PrintJsonResult(std::move(result));
+  } else if (o.outputs.empty()) {
+    const std::string text = Render(*report, o.format.empty() ? "md" : o.format);
+    std::fwrite(text.data(), 1, text.size(), stdout);
+  }
+  return kExitOk;
+}
+
+void RegisterDrift(CLI::App* evidence) {
+  auto o = std::make_shared<DriftOptions>();
+  CLI::App* drift = evidence->add_subcommand(
+      "drift", "What drifts between releases of one server, and what each relaxation of the exact rule would refuse");
+  drift->add_option("MANIFEST", o->inputs, "Manifests of one server in release order, or one directory with an index.json")
+      ->required();
+  drift->add_option("-o,--output", o->outputs,
+                    "Write the report here (repeatable): .html HTML, .json JSON, anything else Markdown");
+  drift->add_option("--format", o->format, "The format of every output, stdout included (default: Markdown)")
+      ->check(CLI::IsMember({"md", "html", "json"}));
+  drift->add_option("--server", o->server, "The server key in manifests that hold several");
+  drift->add_flag("--show", o->show, "Include description changes, hidden code points escaped as review --show does");
+  drift->add_flag("--json", o->json, "The report as JSON on stdout, with the files written");
+  SetAction(drift, &o->json, [o] { return RunDrift(*o); });
+}
+
 }  // namespace
 
 void RegisterEvidenceCommand(CLI::App& app) {
@@ -99,6 +188,7 @@ void RegisterEvidenceCommand(CLI::App& app) {
                       "Write one self-contained HTML report (to -o, else stdout) instead of Markdown and SVG");
   summarize->add_flag("--json", o->json, "The report model as JSON on stdout");
   SetAction(summarize, &o->json, [o] { return RunSummarize(*o); });
+  RegisterDrift(evidence);
 }
 
 }  // namespace udon::cli

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "evidence/charts.h"
+#include "evidence/internal/report_format.h"
 #include "evidence/percentile.h"
 #include "json/access.h"
 #include "json/file.h"
@@ -13,6 +14,11 @@
 
 namespace udon::evidence {
 namespace {
+
+using internal::Cell;
+using internal::Header;
+using internal::HtmlTable;
+using internal::Row;
 
 constexpr const char* kUnrecognized = "(unrecognized)";
 constexpr std::size_t kMaxEvidenceBytes = std::size_t{1} << 30;
@@ -162,32 +168,6 @@ json::Value ToolSummary(const std::string& server, const std::string& tool, cons
   summary["maxDistinctByConcurrency"] = std::move(by_concurrency);
   return summary;
 }
-
-std::string Format(double value) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.3f", value);
-  return buffer;
-}
-
-std::string Cell(const json::Value& value) {
-  if (value.is_string()) return value.get<std::string>();
-  if (value.is_null()) return "unknown";
-  if (value.is_number_float()) return Format(value.get<double>());
-  return value.dump();
-}
-
-std::string Row(const std::vector<std::string>& cells) {
-  std::string row = "|";
-  for (const std::string& cell : cells) row += " " + cell + " |";
-  return row + "\n";
-}
-
-std::string Header(const std::vector<std::string>& cells) {
-  std::string separator = "|";
-  for (std::size_t i = 0; i < cells.size(); ++i) separator += " --- |";
-  return Row(cells) + separator + "\n";
-}
-
 
 // What one pass over the records counts; each Count* below reads one concern of a record
 // and each *Section turns its counts into a part of the report.
@@ -558,25 +538,6 @@ std::string OutcomesChart(const json::Value& s) {
   return charts::StackedColumns(columns, series, "Outcomes by code over time (UTC)");
 }
 
-std::string HtmlTable(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
-  std::string html = "<table><thead><tr>";
-  for (const std::string& cell : header) html += "<th scope=\"col\">" + charts::Escape(cell) + "</th>";
-  html += "</tr></thead><tbody>\n";
-  for (const auto& row : rows) {
-    html += "<tr>";
-    for (const std::string& cell : row) html += "<td>" + charts::Escape(cell) + "</td>";
-    html += "</tr>\n";
-  }
-  return html + "</tbody></table>\n";
-}
-
-constexpr const char* kHtmlStyle =
-    "body{font-family:system-ui,sans-serif;color:#1b1f24;margin:0 auto;padding:1rem;max-width:60rem;line-height:1.45}"
-    "h1{font-size:1.5rem}h2{font-size:1.2rem;margin-top:2rem}"
-    "svg{max-width:100%;height:auto;border:1px solid #d0d7de}"
-    "table{border-collapse:collapse;margin:0.5rem 0}th,td{border:1px solid #d0d7de;padding:0.2rem 0.5rem;"
-    "text-align:left}th{background:#f6f8fa}.alert{color:#a40e26;font-weight:bold}";
-
 }  // namespace
 
 std::string SummarySvg(const json::Value& s) {
@@ -597,12 +558,7 @@ std::string SummarySvg(const json::Value& s) {
 }
 
 std::string SummaryHtml(const json::Value& s) {
-  std::string html = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-                     "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-                     "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n"
-                     "<title>udon-mcp evidence report</title>\n<style>";
-  html += kHtmlStyle;
-  html += "</style>\n</head>\n<body>\n<h1>udon-mcp evidence report</h1>\n<p>" + s["records"].dump() +
+  std::string html = internal::HtmlPageStart("udon-mcp evidence report") + "<p>" + s["records"].dump() +
           " record(s) from " + s["files"].dump() + " file(s); " + s["unreadableLines"].dump() +
           " unreadable line(s). Only codes, names, digests, counts and timings reach this report.</p>\n";
 
@@ -654,7 +610,7 @@ std::string SummaryHtml(const json::Value& s) {
   html += "<h2>Indeterminate outcomes</h2>\n<p>" + s["indeterminate"]["count"].dump() +
           " call(s) dispatched with an unknown outcome.</p>\n";
   if (!indeterminate.empty()) html += HtmlTable({"reason", "count"}, indeterminate);
-  return html + "</body>\n</html>\n";
+  return html + internal::HtmlPageEnd();
 }
 
 }  // namespace udon::evidence
