@@ -129,7 +129,8 @@ class Study:
         out = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, env=env)
         if out.returncode != 0:
             code = re.search(r"npm error code (\S+)", out.stderr)
-            first = next((ln for ln in out.stderr.splitlines() if "error" in ln), "")
+            first = next((ln for ln in out.stderr.splitlines()
+                          if "error" in ln and "error code" not in ln), "")
             shutil.rmtree(tmp, ignore_errors=True)
             return None, {"stage": "install", "code": code.group(1) if code else "npm_failed",
                           "message": scrub(first, self.cache)}
@@ -149,9 +150,10 @@ class Study:
     # ---------------------------------------------------------------- capture
     def find_bin(self, prefix, server):
         bindir = os.path.join(prefix, "node_modules", ".bin")
-        want = os.path.join(bindir, server["bin"])
-        if os.path.exists(want):
-            return want, None
+        wanted = server["bin"] if isinstance(server["bin"], list) else [server["bin"]]
+        for name in wanted:
+            if os.path.exists(os.path.join(bindir, name)):
+                return os.path.join(bindir, name), None
         pj = read_json(os.path.join(prefix, "node_modules", server["package"], "package.json"), {})
         b = pj.get("bin")
         if isinstance(b, str):
@@ -160,7 +162,7 @@ class Study:
         if len(names) == 1 and os.path.exists(os.path.join(bindir, names[0])):
             return os.path.join(bindir, names[0]), None
         return None, {"stage": "start", "code": "bin_missing",
-                      "message": "the release has no bin named " + server["bin"]}
+                      "message": "the release has no bin named " + " or ".join(wanted)}
 
     def capture_once(self, server, command, workdir, out_path):
         entry = {"command": command, "args": server["args"], "env": server["env"],
