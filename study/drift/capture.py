@@ -64,7 +64,7 @@ def pick_hint(stderr):
     """The line of the server's stderr tail that says most about why it stopped."""
     lines = [ln.split("server stderr:", 1)[1].strip() for ln in stderr.splitlines()
              if "diagnostics:" in ln and "server stderr:" in ln]
-    for pattern in (r"^\w*Error\b", r"Error\b.*:|ERR_|[Rr]equire[sd]? |[Uu]nsupported|[Nn]ot supported|[Mm]issing",
+    for pattern in (r"^\w*Error( \[\w+\])?: ", r"^\w*Error\b(?!\.)", r"Error\b.*:|ERR_|[Rr]equire[sd]? |[Uu]nsupported|[Nn]ot supported|[Mm]issing",
                     r"[Ee]rror|[Ff]ail"):
         for ln in lines:
             if re.search(pattern, ln) and not ln.startswith("at "):
