@@ -115,7 +115,7 @@ class Study:
         os.makedirs(tmp)
         lock_path = self.lock_path(server, version)
         env = dict(os.environ, PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD="1", PUPPETEER_SKIP_DOWNLOAD="1")
-        flags = ["--no-audit", "--no-fund", "--omit=dev", "--loglevel=error"]
+        flags = ["--no-audit", "--no-fund", "--omit=dev", "--loglevel=error", "--prefer-offline"]
         if not server.get("scripts", False):
             flags.append("--ignore-scripts")
         if os.path.exists(lock_path):

@@ -48,7 +48,44 @@ def numbers(r):
         n["avoided_pct_" + name] = pct(row["avoided"], exact)
     for kind, k in r["kinds"].items():
         n["kind_pairs_" + kind.replace(".", "_")] = k["pairs"]
+    tool_level = [(k, v["pairs"]) for k, v in r["kinds"].items()
+                  if k.startswith(("tool.", "input_schema.", "output_schema.", "catalog."))]
+    if tool_level:
+        n["top_tool_kind"], n["top_tool_kind_pairs"] = tool_level[0]
+    changes = {x["rule"]: x["avoidedChanges"] for x in r["rules"]}
+    hints = [(what, c) for what, c in changes.get("ignore_annotations", {}).items() if "Hint " in what]
+    n["hint_changes"] = sum(c for _, c in hints)
+    n["less_safe_hints"] = sum(c for what, c in hints if hint_direction(what) < 0)
+    n["more_safe_hints"] = sum(c for what, c in hints if hint_direction(what) > 0)
+    n["new_optional_params"] = changes.get("accept_widened_input", {}).get(
+        "input property added (optional)", 0)
+    n["doc_descriptions"] = sum(c for what, c in changes.get("ignore_documentation", {}).items()
+                                if "`description`" in what)
+    n["doc_changes"] = sum(changes.get("ignore_documentation", {}).values())
     return n
+
+
+# MCP's defaults for an absent hint, and the value that claims the safer behaviour.
+HINT_DEFAULT = {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False,
+                "openWorldHint": True}
+HINT_SAFE = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True,
+             "openWorldHint": False}
+
+
+def hint_direction(what):
+    """+1: the change claims safer behaviour than before (absent = MCP's default); -1: less
+    safe; 0: neither (same effective value, or not a hint)."""
+    try:
+        hint, old, _, new = what.split(" ")
+    except ValueError:
+        return 0
+    if hint not in HINT_DEFAULT:
+        return 0
+    before = HINT_DEFAULT[hint] if old == "absent" else old == "true"
+    after = HINT_DEFAULT[hint] if new == "absent" else new == "true"
+    if before == after:
+        return 0
+    return 1 if after == HINT_SAFE[hint] else -1
 
 
 class _Default(dict):
@@ -185,10 +222,11 @@ def _inline(text):
         if all(ln.startswith(("- ", "  ")) for ln in lines):
             items, cur = [], []
             for ln in lines:
-                if ln.startswith("- ") and cur:
+                item = ln.lstrip().startswith("- ")
+                if item and cur:
                     items.append(" ".join(cur))
                     cur = []
-                cur.append(ln[2:].strip())
+                cur.append(ln.lstrip()[2:] if item else ln.strip())
             items.append(" ".join(cur))
             out.append("<ul>" + "".join("<li>%s</li>" % _span(i) for i in items) + "</ul>")
         else:

@@ -55,6 +55,10 @@ def ignored_by(rule, kind):
     return any(kind == k or kind.startswith(k + ".") for k in RULE_KINDS.get(rule, []))
 
 
+def _value(obj, key):
+    return json.dumps(obj[key]) if key in obj else "absent"
+
+
 def what_changed(d):
     """What one difference that a relaxation ignores changed, in words a reviewer uses;
     no value but the annotation hints' booleans (public catalog claims)."""
@@ -63,10 +67,14 @@ def what_changed(d):
     if kind.endswith(".documentation"):
         return "%s `%s` %s" % (d.get("area", kind.split(".")[0]), last, change)
     if kind == "tool.annotations":
-        return "annotations object %s" % change
+        old, new = d.get("old"), d.get("new")
+        old, new = (old if isinstance(old, dict) else {}), (new if isinstance(new, dict) else {})
+        hints = sorted(h for h in set(old) | set(new)
+                       if h.endswith("Hint") and old.get(h, None) != new.get(h, None))
+        return ["%s %s -> %s" % (h, _value(old, h), _value(new, h)) for h in hints] or \
+            ["annotations object %s" % change]
     if kind.startswith("tool.annotations."):
-        return "%s %s -> %s" % (last, json.dumps(d.get("old")) if "old" in d else "absent",
-                                json.dumps(d.get("new")) if "new" in d else "absent")
+        return "%s %s -> %s" % (last, _value(d, "old"), _value(d, "new"))
     if kind == "input_schema.widened":
         return widened_words(ptr, change)
     return kind
@@ -197,7 +205,9 @@ def avoided_changes(udon, directory, report, acc):
                 for tool in server.get("tools", []):
                     for d in tool.get("differences", []):
                         if ignored_by(rule, d["kind"]):
-                            bump(tally, what_changed(d))
+                            words = what_changed(d)
+                            for w in words if isinstance(words, list) else [words]:
+                                bump(tally, w)
             if pair.get("kinds", {}).get("catalog.order") and ignored_by(rule, "catalog.order"):
                 bump(tally, "catalog.order")
 

@@ -126,6 +126,13 @@ class AggregateTest(unittest.TestCase):
         self.assertEqual(w({"kind": "tool.annotations.destructiveHint", "change": "added",
                             "pointer": "/annotations/destructiveHint", "new": True}),
                          "destructiveHint absent -> true")
+        self.assertEqual(w({"kind": "tool.annotations", "change": "added", "pointer": "/annotations",
+                            "new": {"readOnlyHint": True, "title": "T"}}),
+                         ["readOnlyHint absent -> true"])
+        self.assertEqual(render.hint_direction("readOnlyHint absent -> true"), 1)
+        self.assertEqual(render.hint_direction("destructiveHint false -> true"), -1)
+        self.assertEqual(render.hint_direction("destructiveHint absent -> true"), 0)
+        self.assertEqual(render.hint_direction("openWorldHint absent -> false"), 1)
         self.assertEqual(w({"kind": "input_schema.widened", "change": "added",
                             "pointer": "/inputSchema/properties/force"}),
                          "input property added (optional)")
