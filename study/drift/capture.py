@@ -112,7 +112,7 @@ class Study:
             return prefix, None
         tmp = prefix + ".partial"
         shutil.rmtree(tmp, ignore_errors=True)
-        os.makedirs(tmp)
+        os.makedirs(tmp, exist_ok=True)
         lock_path = self.lock_path(server, version)
         env = dict(os.environ, PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD="1", PUPPETEER_SKIP_DOWNLOAD="1")
         flags = ["--no-audit", "--no-fund", "--omit=dev", "--loglevel=error", "--prefer-offline"]
@@ -197,6 +197,15 @@ class Study:
         return out.stdout.split()[0], doc
 
     def run_release(self, server, version):
+        try:
+            self.run_release_steps(server, version)
+        except (OSError, ValueError, subprocess.SubprocessError) as e:
+            self.record({"server": server["name"], "package": server["package"],
+                         "version": version, "outcome": "failed",
+                         "reason": {"stage": "run", "code": "internal_error",
+                                    "message": type(e).__name__}}, 0)
+
+    def run_release_steps(self, server, version):
         started = time.time()
         times = self.publish_times(server)
         entry = {"server": server["name"], "package": server["package"], "version": version,

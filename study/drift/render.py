@@ -40,6 +40,7 @@ def numbers(r):
         "version_stale_pct": pct(v["catalogChangedVersionUnchanged"], v["catalogChanged"]),
         "version_changed_catalog_same": v["versionChangedCatalogUnchanged"],
     }
+    n["legacy_2024"] = r["dataset"].get("protocolVersions", {}).get("2024-11-05", 0)
     exact = rules["exact"]["refusedPairs"]
     n["exact"] = exact
     for name, row in rules.items():

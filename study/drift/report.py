@@ -111,7 +111,7 @@ def bump(table, key, by=1):
 # --------------------------------------------------------------------- aggregation
 def dataset_numbers(index, chosen):
     """Releases listed, captured, flagged and failed (with why), by server."""
-    per_server, failures, flagged = {}, {}, []
+    per_server, failures, flagged, protocols = {}, {}, [], {}
     for e in index["releases"]:
         if chosen and e["server"] not in chosen:
             continue
@@ -123,8 +123,10 @@ def dataset_numbers(index, chosen):
         if e["outcome"] == "failed":
             r = e["reason"]
             bump(failures, "%s: %s" % (r["stage"], r["code"]))
-        elif e["outcome"] == "nondeterministic":
-            flagged.append("%s %s" % (e["server"], e["version"]))
+        else:
+            bump(protocols, e.get("protocolVersion") or "unknown")
+            if e["outcome"] == "nondeterministic":
+                flagged.append("%s %s" % (e["server"], e["version"]))
     totals = {k: sum(s[k] for s in per_server.values())
               for k in ("listed", "captured", "nondeterministic", "failed")}
     totals["servers"] = len(per_server)
@@ -132,7 +134,7 @@ def dataset_numbers(index, chosen):
                                      if s["captured"] + s["nondeterministic"] >= 2)
     return {"totals": totals, "byServer": per_server,
             "failuresByReason": dict(sorted(failures.items(), key=lambda kv: (-kv[1], kv[0]))),
-            "nondeterministic": flagged}
+            "nondeterministic": flagged, "protocolVersions": dict(sorted(protocols.items()))}
 
 
 def tool_change_numbers(report, acc):
