@@ -1,0 +1,338 @@
+#!/usr/bin/env python3
+"""The drift study's capture step (run.sh runs it; README.md says what it does).
+
+For every release listed in servers.json: install it from the npm registry into its own
+prefix (cached), start it under udon-mcp's sandbox without network, capture its catalog
+twice with `udon-mcp capture`, and record the outcome in data/index.json. Python 3
+standard library only.
+"""
+import argparse
+import concurrent.futures
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+INDEX_PROFILE = "udon-mcp.drift-study-index.0.1"
+DIGEST_RULE = ("studySha256 = SHA-256 of the RFC 8785 form of the manifest without its "
+               "capturedAt and expiresAt members (udon-mcp digest of that document)")
+STUDY_INSTANT = "1970-01-01T00:00:00Z"
+
+
+def log(msg):
+    sys.stderr.write(msg + "\n")
+    sys.stderr.flush()
+
+
+def write_json(path, value):
+    """Atomic write (temp file + rename), sorted keys off: the order given is kept."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump(value, f, indent=2, ensure_ascii=False)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+def read_json(path, default=None):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except FileNotFoundError:
+        return default
+
+
+def safe_name(package):
+    return package.replace("/", "+")
+
+
+def scrub(text, cache):
+    """One short line of a server's or npm's complaint, without machine paths."""
+    text = text.replace(cache, "<prefix>").replace(REPO, "<repo>")
+    text = re.sub(r"(/[A-Za-z0-9._@+-]+){2,}", "<path>", text)
+    return text.strip()[:200]
+
+
+def pick_hint(stderr):
+    """The line of the server's stderr tail that says most about why it stopped."""
+    lines = [ln.split("server stderr:", 1)[1].strip() for ln in stderr.splitlines()
+             if "diagnostics:" in ln and "server stderr:" in ln]
+    for pattern in (r"^\w*Error( \[\w+\])?: ", r"^\w*Error\b(?!\.)", r"Error\b.*:|ERR_|[Rr]equire[sd]? |[Uu]nsupported|[Nn]ot supported|[Mm]issing",
+                    r"[Ee]rror|[Ff]ail"):
+        for ln in lines:
+            if re.search(pattern, ln) and not ln.startswith("at "):
+                return ln
+    for ln in stderr.splitlines():
+        if "diagnostics:" in ln and "transport:" in ln:
+            return ln.split("transport:", 1)[1].strip()
+    return ""
+
+
+class Study:
+    def __init__(self, args):
+        self.args = args
+        self.data = os.path.abspath(args.data)
+        self.cache = os.path.abspath(args.cache)
+        self.udon = args.udon
+        self.lock = threading.Lock()
+        self.servers = read_json(args.servers)["servers"]
+        old = read_json(os.path.join(self.data, "index.json"), {}) or {}
+        self.entries = {(e["server"], e["version"]): e for e in old.get("releases", [])}
+        self.done = 0
+        self.total = 0
+        self.environment = {
+            "node": subprocess.run(["node", "--version"], capture_output=True, text=True).stdout.strip(),
+            "npm": subprocess.run(["npm", "--version"], capture_output=True, text=True).stdout.strip(),
+        }
+
+    # ---------------------------------------------------------------- registry
+    def publish_times(self, server):
+        path = os.path.join(self.cache, safe_name(server["package"]), "time.json")
+        with self.lock:
+            times = read_json(path)
+            if times is None:
+                out = subprocess.run(["npm", "view", server["package"], "time", "--json"],
+                                     capture_output=True, text=True)
+                times = json.loads(out.stdout) if out.returncode == 0 else {}
+                write_json(path, times)
+        return times
+
+    def install(self, server, version):
+        """Returns (prefix, None) or (None, reason). A committed lock file, when there is
+        one, pins every dependency (npm ci); otherwise npm resolves and its lock is kept."""
+        prefix = os.path.join(self.cache, safe_name(server["package"]), version)
+        if os.path.exists(os.path.join(prefix, ".installed")):
+            return prefix, None
+        tmp = prefix + ".partial"
+        shutil.rmtree(tmp, ignore_errors=True)
+        os.makedirs(tmp, exist_ok=True)
+        lock_path = self.lock_path(server, version)
+        env = dict(os.environ, PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD="1", PUPPETEER_SKIP_DOWNLOAD="1")
+        flags = ["--no-audit", "--no-fund", "--omit=dev", "--loglevel=error", "--prefer-offline"]
+        if not server.get("scripts", False):
+            flags.append("--ignore-scripts")
+        if os.path.exists(lock_path):
+            write_json(os.path.join(tmp, "package.json"),
+                       {"private": True, "dependencies": {server["package"]: version}})
+            shutil.copyfile(lock_path, os.path.join(tmp, "package-lock.json"))
+            cmd = ["npm", "ci"] + flags
+        else:
+            cmd = ["npm", "install", "--prefix", tmp, "--save-exact",
+                   f"{server['package']}@{version}"] + flags
+        out = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, env=env)
+        if out.returncode != 0:
+            code = re.search(r"npm error code (\S+)", out.stderr)
+            first = next((ln for ln in out.stderr.splitlines()
+                          if "error" in ln and "error code" not in ln), "")
+            shutil.rmtree(tmp, ignore_errors=True)
+            return None, {"stage": "install", "code": code.group(1) if code else "npm_failed",
+                          "message": scrub(first, self.cache)}
+        if not os.path.exists(lock_path):
+            shutil.copyfile(os.path.join(tmp, "package-lock.json"), lock_path + ".new")
+            os.replace(lock_path + ".new", lock_path)
+        open(os.path.join(tmp, ".installed"), "w").close()
+        shutil.rmtree(prefix, ignore_errors=True)
+        os.replace(tmp, prefix)
+        return prefix, None
+
+    def lock_path(self, server, version):
+        d = os.path.join(self.data, server["package"])
+        os.makedirs(d, exist_ok=True)
+        return os.path.join(d, f"{version}.lock.json")
+
+    # ---------------------------------------------------------------- capture
+    def find_bin(self, prefix, server):
+        bindir = os.path.join(prefix, "node_modules", ".bin")
+        wanted = server["bin"] if isinstance(server["bin"], list) else [server["bin"]]
+        for name in wanted:
+            if os.path.exists(os.path.join(bindir, name)):
+                return os.path.join(bindir, name), None
+        pj = read_json(os.path.join(prefix, "node_modules", server["package"], "package.json"), {})
+        b = pj.get("bin")
+        if isinstance(b, str):
+            b = {server["package"].split("/")[-1]: b}
+        names = sorted((b or {}).keys())
+        if len(names) == 1 and os.path.exists(os.path.join(bindir, names[0])):
+            return os.path.join(bindir, names[0]), None
+        return None, {"stage": "start", "code": "bin_missing",
+                      "message": "the release has no bin named " + " or ".join(wanted)}
+
+    def capture_once(self, server, command, workdir, out_path):
+        entry = {"command": command, "args": server["args"], "env": server["env"],
+                 "cwd": os.path.join(workdir, "start"),
+                 "sandbox": {"network": False}}
+        os.makedirs(entry["cwd"], exist_ok=True)
+        config = os.path.join(workdir, "udon-mcp.json")
+        write_json(config, {"mcpServers": {server["name"]: entry}})
+        cmd = [self.udon, "capture", "--config", config, "--server", server["name"],
+               "--state-dir", os.path.join(workdir, "state"), "--timeout", str(self.args.timeout),
+               "--diagnostics", "--json", "--force", "-o", out_path]
+        out = subprocess.run(cmd, capture_output=True, text=True, cwd=workdir)
+        if out.returncode == 0:
+            return None
+        try:
+            err = json.loads(out.stdout)
+        except ValueError:
+            err = {"code": "udon_mcp_failed", "message": "exit %d" % out.returncode}
+        hint = pick_hint(out.stderr)
+        reason = {"stage": "capture", "code": err.get("code", "udon_mcp_failed"),
+                  "message": scrub(err.get("message", ""), self.cache)}
+        if hint:
+            reason["hint"] = scrub(hint, self.cache)
+        return reason
+
+    def study_digest(self, manifest_path):
+        doc = read_json(manifest_path)
+        doc.pop("capturedAt", None)
+        doc.pop("expiresAt", None)
+        out = subprocess.run([self.udon, "digest", "-"], input=json.dumps(doc),
+                             capture_output=True, text=True, check=True)
+        return out.stdout.split()[0], doc
+
+    def run_release(self, server, version):
+        try:
+            self.run_release_steps(server, version)
+        except (OSError, ValueError, subprocess.SubprocessError) as e:
+            self.record({"server": server["name"], "package": server["package"],
+                         "version": version, "outcome": "failed",
+                         "reason": {"stage": "run", "code": "internal_error",
+                                    "message": type(e).__name__}}, 0)
+
+    def run_release_steps(self, server, version):
+        started = time.time()
+        times = self.publish_times(server)
+        entry = {"server": server["name"], "package": server["package"], "version": version,
+                 "published": times.get(version)}
+        prefix, reason = self.install(server, version)
+        if self.args.install_only:
+            log("install %s %s: %s" % (server["name"], version, reason["code"] if reason else "ok"))
+            return
+        command = None
+        if prefix:
+            command, reason = self.find_bin(prefix, server)
+        if command:
+            reason = self.capture_pair(server, version, command, entry)
+        if reason:
+            entry.update({"outcome": "failed", "reason": reason})
+        self.record(entry, time.time() - started)
+
+    def capture_pair(self, server, version, command, entry):
+        """Captures twice; the study digest of both must agree (else: nondeterministic)."""
+        with tempfile.TemporaryDirectory(prefix="udon-drift-") as work:
+            first, second = os.path.join(work, "a.json"), os.path.join(work, "b.json")
+            for path in (first, second):
+                reason = self.capture_once(server, command, work, path)
+                if reason:
+                    return reason
+            digest, doc = self.study_digest(first)
+            digest2, _ = self.study_digest(second)
+            dest = os.path.join(self.data, server["package"], f"{version}.tools.json")
+            os.makedirs(os.path.dirname(dest), exist_ok=True)
+            shutil.copyfile(first, dest + ".new")
+            os.replace(dest + ".new", dest)
+        srv = doc["servers"][server["name"]]
+        entry.update({
+            "outcome": "captured" if digest == digest2 else "nondeterministic",
+            "file": f"{server['package']}/{version}.tools.json",
+            "studySha256": digest,
+            "protocolVersion": doc.get("protocolVersion"),
+            "serverName": srv.get("serverInfo", {}).get("name"),
+            "serverVersion": srv.get("serverInfo", {}).get("version"),
+            "toolCount": sum(len(p.get("tools", [])) for p in srv.get("toolPages", [])),
+        })
+        if digest != digest2:
+            entry["secondStudySha256"] = digest2
+        return None
+
+    # ---------------------------------------------------------------- index
+    def record(self, entry, seconds):
+        with self.lock:
+            self.entries[(entry["server"], entry["version"])] = entry
+            self.done += 1
+            what = entry["outcome"]
+            if what == "failed":
+                what += " (%s: %s)" % (entry["reason"]["stage"], entry["reason"]["code"])
+            else:
+                what += " (%d tools)" % entry["toolCount"]
+            log("[%d/%d] %s %s: %s, %.0fs" % (self.done, self.total, entry["server"],
+                                             entry["version"], what, seconds))
+            self.write_indexes()
+
+    def write_indexes(self):
+        releases = []
+        for server in self.servers:
+            series = []
+            for version in server["releases"]:
+                e = self.entries.get((server["name"], version))
+                if e is None:
+                    continue
+                releases.append(e)
+                if e["outcome"] != "failed":
+                    series.append({"file": f"{version}.tools.json", "label": version})
+            if series:
+                write_json(os.path.join(self.data, server["package"], "index.json"),
+                           {"server": server["name"], "package": server["package"],
+                            "series": series})
+        write_json(os.path.join(self.data, "index.json"),
+                   {"profile": INDEX_PROFILE, "digestRule": DIGEST_RULE,
+                    "publishedNote": "publish instants as the npm registry reports them (npm view PACKAGE time)",
+                    "environment": self.environment,
+                    "releases": releases})
+
+    def pending(self):
+        chosen = set(self.args.server or [])
+        unknown = chosen - {s["name"] for s in self.servers}
+        if unknown:
+            sys.exit("run.sh: no server named " + ", ".join(sorted(unknown)) + " in servers.json")
+        todo = []
+        for server in self.servers:
+            if chosen and server["name"] not in chosen:
+                continue
+            for version in server["releases"]:
+                e = self.entries.get((server["name"], version))
+                have = e and e["outcome"] != "failed" and os.path.exists(
+                    os.path.join(self.data, e["file"]))
+                if have or (e and e["outcome"] == "failed" and not self.args.retry_failed):
+                    continue
+                todo.append((server, version))
+        return todo
+
+
+def main():
+    ap = argparse.ArgumentParser(prog="run.sh", description=__doc__.splitlines()[0])
+    ap.add_argument("--server", action="append", help="only this server (repeatable)")
+    ap.add_argument("--jobs", type=int, default=1, help="releases handled at once (default 1)")
+    ap.add_argument("--retry-failed", action="store_true", help="try recorded failures again")
+    ap.add_argument("--install-only", action="store_true",
+                    help="only fill the install cache (records nothing)")
+    ap.add_argument("--timeout", type=int, default=60, help="capture timeout, seconds")
+    ap.add_argument("--servers", default=os.path.join(HERE, "servers.json"))
+    ap.add_argument("--data", default=os.path.join(HERE, "data"))
+    ap.add_argument("--cache", default=os.environ.get("UDON_DRIFT_CACHE", os.path.join(
+        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "udon-mcp-drift")))
+    ap.add_argument("--udon", default=os.environ.get("UDON_MCP", "udon-mcp"))
+    args = ap.parse_args()
+    study = Study(args)
+    todo = study.pending()
+    study.total = len(todo)
+    log("run.sh: %d release(s) to capture (%d recorded)" % (len(todo), len(study.entries)))
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        for f in [pool.submit(study.run_release, s, v) for s, v in todo]:
+            f.result()
+    with study.lock:
+        study.write_indexes()
+    counts = {}
+    for e in study.entries.values():
+        counts[e["outcome"]] = counts.get(e["outcome"], 0) + 1
+    log("run.sh: " + ", ".join("%s %d" % kv for kv in sorted(counts.items())))
+
+
+if __name__ == "__main__":
+    main()

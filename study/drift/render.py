@@ -1,0 +1,274 @@
+"""Renders the drift study's numbers (report.py) as docs/drift-study.md and its HTML twin.
+
+Every number printed comes from the results document; the prose of the conclusions is
+study/drift/conclusions.md, whose {placeholders} are filled from the same numbers.
+"""
+import html
+import os
+import re
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BAR = 30
+
+
+def pct(part, whole):
+    return "%.1f%%" % (100.0 * part / whole) if whole else "n/a"
+
+
+def bar(part, whole, width=BAR):
+    n = int(round(width * part / whole)) if whole else 0
+    return "█" * n + "·" * (width - n)
+
+
+def numbers(r):
+    """The flat set of numbers conclusions.md may name."""
+    d = r["dataset"]["totals"]
+    t = r["toolChanges"]
+    v = r["serverVersion"]
+    rules = {x["rule"]: x for x in r["rules"]}
+    n = {
+        "servers": d["servers"], "listed": d["listed"], "captured": d["captured"],
+        "nondeterministic": d["nondeterministic"], "failed": d["failed"],
+        "pairs": r["pairs"], "changed": r["catalogChangedPairs"],
+        "changed_pct": pct(r["catalogChangedPairs"], r["pairs"]),
+        "tool_changes": t["toolChanges"], "desc_changes": t["withDescription"],
+        "desc_no_schema": t["descriptionWithoutSchema"],
+        "desc_no_schema_pct": pct(t["descriptionWithoutSchema"], t["withDescription"]),
+        "desc_only": t["descriptionOnly"], "schema_changes": t["withSchema"],
+        "pairs_desc_no_schema": r["pairsDescriptionWithoutSchema"],
+        "version_stale": v["catalogChangedVersionUnchanged"],
+        "version_stale_pct": pct(v["catalogChangedVersionUnchanged"], v["catalogChanged"]),
+        "version_changed_catalog_same": v["versionChangedCatalogUnchanged"],
+    }
+    n["legacy_2024"] = r["dataset"].get("protocolVersions", {}).get("2024-11-05", 0)
+    exact = rules["exact"]["refusedPairs"]
+    n["exact"] = exact
+    for name, row in rules.items():
+        n["refused_" + name] = row["refusedPairs"]
+        n["avoided_" + name] = row["avoided"]
+        n["avoided_pct_" + name] = pct(row["avoided"], exact)
+    for kind, k in r["kinds"].items():
+        n["kind_pairs_" + kind.replace(".", "_")] = k["pairs"]
+    tool_level = [(k, v["pairs"]) for k, v in r["kinds"].items()
+                  if k.startswith(("tool.", "input_schema.", "output_schema.", "catalog."))]
+    if tool_level:
+        n["top_tool_kind"], n["top_tool_kind_pairs"] = tool_level[0]
+    changes = {x["rule"]: x["avoidedChanges"] for x in r["rules"]}
+    hints = [(what, c) for what, c in changes.get("ignore_annotations", {}).items() if "Hint " in what]
+    n["hint_changes"] = sum(c for _, c in hints)
+    n["less_safe_hints"] = sum(c for what, c in hints if hint_direction(what) < 0)
+    n["more_safe_hints"] = sum(c for what, c in hints if hint_direction(what) > 0)
+    n["new_optional_params"] = changes.get("accept_widened_input", {}).get(
+        "input property added (optional)", 0)
+    n["doc_descriptions"] = sum(c for what, c in changes.get("ignore_documentation", {}).items()
+                                if "`description`" in what)
+    n["doc_changes"] = sum(changes.get("ignore_documentation", {}).values())
+    return n
+
+
+# MCP's defaults for an absent hint, and the value that claims the safer behaviour.
+HINT_DEFAULT = {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False,
+                "openWorldHint": True}
+HINT_SAFE = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True,
+             "openWorldHint": False}
+
+
+def hint_direction(what):
+    """+1: the change claims safer behaviour than before (absent = MCP's default); -1: less
+    safe; 0: neither (same effective value, or not a hint)."""
+    try:
+        hint, old, _, new = what.split(" ")
+    except ValueError:
+        return 0
+    if hint not in HINT_DEFAULT:
+        return 0
+    before = HINT_DEFAULT[hint] if old == "absent" else old == "true"
+    after = HINT_DEFAULT[hint] if new == "absent" else new == "true"
+    if before == after:
+        return 0
+    return 1 if after == HINT_SAFE[hint] else -1
+
+
+class _Default(dict):
+    def __missing__(self, key):
+        return "0"
+
+
+def conclusions(r):
+    path = os.path.join(HERE, "conclusions.md")
+    if not os.path.exists(path):
+        return ""
+    with open(path, encoding="utf-8") as f:
+        return f.read().format_map(_Default(numbers(r)))
+
+
+def sections(r):
+    """The report as a list of (heading, intro lines, table header, table rows)."""
+    d = r["dataset"]
+    t = d["totals"]
+    out = []
+    rows = [[name, s["package"], s["listed"], s["captured"], s["nondeterministic"], s["failed"]]
+            for name, s in d["byServer"].items()]
+    out.append(("The dataset", [
+        "%d servers, %d releases listed, %d captured, %d of them flagged nondeterministic "
+        "(two captures of the same install differed), %d could not be captured."
+        % (t["servers"], t["listed"], t["captured"] + t["nondeterministic"],
+           t["nondeterministic"], t["failed"])],
+        ["server", "package", "releases", "captured", "nondeterministic", "failed"], rows))
+    out.append(("Why releases could not be captured", [
+        "Stage and stable code of each failure (data/index.json holds each release's reason)."],
+        ["reason", "releases"], [[k, v] for k, v in d["failuresByReason"].items()]))
+    srows = [[s["server"], s["releases"], s["pairs"], s["catalogChanged"],
+              pct(s["catalogChanged"], s["pairs"]), bar(s["catalogChanged"], s["pairs"], 20),
+              s["catalogChangedVersionUnchanged"]] for s in r["servers"]]
+    out.append(("How often the catalog changes between releases", [
+        "A pair is two consecutive captured releases of one server (a release that could "
+        "not be captured is skipped, so its neighbours form the pair). %d pairs, %d with a "
+        "catalog change (%s)." % (r["pairs"], r["catalogChangedPairs"],
+                                  pct(r["catalogChangedPairs"], r["pairs"]))],
+        ["server", "releases", "pairs", "catalog changed", "share", "", "version unchanged"],
+        srows))
+    krows = [[k, v["pairs"], pct(v["pairs"], r["pairs"]), bar(v["pairs"], r["pairs"], 20),
+              v["tools"], v["differences"]] for k, v in r["kinds"].items()]
+    out.append(("Which kinds", [
+        "Kinds as `udon-mcp diff` names them (docs/contract.md 7.19). pairs: pairs showing "
+        "the kind; tools: tool changes showing it; differences: pointers."],
+        ["kind", "pairs", "of all pairs", "", "tools", "differences"], krows))
+    tc = r["toolChanges"]
+    out.append(("Descriptions without schema changes", [
+        "A tool change is one tool changed between the two releases of a pair."],
+        ["measure", "count"],
+        [["tool changes", tc["toolChanges"]],
+         ["with a description change", tc["withDescription"]],
+         ["  of which without any inputSchema/outputSchema change", tc["descriptionWithoutSchema"]],
+         ["  of which the description is the only change", tc["descriptionOnly"]],
+         ["  of which with a schema change too", tc["descriptionWithSchema"]],
+         ["with a schema change", tc["withSchema"]],
+         ["pairs whose tools changed descriptions but no schema", r["pairsDescriptionWithoutSchema"]]]))
+    v = r["serverVersion"]
+    out.append(("Does serverInfo.version identify the catalog?", [
+        "Stale: the catalog changed and serverInfo.version did not."],
+        ["measure", "pairs"],
+        [["pairs", v["pairs"]], ["catalog changed", v["catalogChanged"]],
+         ["catalog changed, version unchanged (stale)", v["catalogChangedVersionUnchanged"]],
+         ["version changed, catalog unchanged", v["versionChangedCatalogUnchanged"]]]
+        + [["stale in " + name, ", ".join(pairs)] for name, pairs in _by_server(v["stalePairs"])]))
+    rrows = [[x["rule"], x["ignores"], x["refusedPairs"], x["avoided"],
+              pct(x["avoided"], r["rules"][0]["refusedPairs"]),
+              ", ".join("%s %d" % kv for kv in x["avoidedPairsShowed"].items())]
+             for x in r["rules"]]
+    out.append(("The rule table: refusals each relaxation would have avoided", [
+        "refused: pairs the rule refuses (a pinned manifest of the older release would not "
+        "be accepted for the newer one); avoided: refusals of the exact rule the relaxation "
+        "lifts; the last column lists the kinds present in the pairs it would have let "
+        "through (pairs showing each), which a reviewer would then not see."],
+        ["rule", "ignores", "refused", "avoided", "of exact", "kinds in the avoided pairs"],
+        rrows))
+    crow = [[x["rule"], "; ".join("%s: %d" % kv for kv in x["avoidedChanges"].items()) or "-"]
+            for x in r["rules"][1:]]
+    out.append(("What the avoided refusals changed", [
+        "For each relaxation, the differences of the kinds it ignores in the pairs it would "
+        "have let through, from `udon-mcp diff --json` of each such pair (count of "
+        "differences): what a reviewer would no longer be shown."],
+        ["rule", "changes let through"], crow))
+    return out
+
+
+def _by_server(pairs):
+    """"server a -> b" strings grouped by server, in their order."""
+    groups = {}
+    for p in pairs:
+        name, rest = p.split(" ", 1)
+        groups.setdefault(name, []).append(rest.replace(" -> ", " → "))
+    return list(groups.items())
+
+
+def _md_table(header, rows):
+    esc = lambda c: str(c).replace("|", "\\|")
+    lines = ["| " + " | ".join(esc(h) for h in header) + " |",
+             "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(esc(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+HEAD = ("# What drifts in real MCP servers, release by release\n\n"
+        "Generated by `{command}` from the committed captures in study/drift/data "
+        "(study/drift/README.md says how they were made and how to rebuild them). "
+        "Do not edit: run the command again.\n")
+
+
+def markdown(r):
+    parts = [HEAD.format(command=r["command"])]
+    text = conclusions(r)
+    if text:
+        parts.append(text.rstrip() + "\n")
+    for heading, intro, header, rows in sections(r):
+        parts.append("## %s\n\n%s\n\n%s\n" % (heading, "\n".join(intro), _md_table(header, rows)))
+    return "\n".join(parts)
+
+
+def _inline(text):
+    """The little Markdown conclusions.md uses: `code`, **bold**, paragraphs, - lists."""
+    out = []
+    for block in text.split("\n\n"):
+        lines = block.strip().splitlines()
+        if not lines:
+            continue
+        if lines[0].startswith("#"):
+            level = len(lines[0]) - len(lines[0].lstrip("#"))
+            out.append("<h%d>%s</h%d>" % (level, _span(lines[0].lstrip("# ")), level))
+            lines = lines[1:]
+            if not lines:
+                continue
+        if all(ln.startswith(("- ", "  ")) for ln in lines):
+            items, cur = [], []
+            for ln in lines:
+                item = ln.lstrip().startswith("- ")
+                if item and cur:
+                    items.append(" ".join(cur))
+                    cur = []
+                cur.append(ln.lstrip()[2:] if item else ln.strip())
+            items.append(" ".join(cur))
+            out.append("<ul>" + "".join("<li>%s</li>" % _span(i) for i in items) + "</ul>")
+        else:
+            out.append("<p>%s</p>" % _span(" ".join(lines)))
+    return "\n".join(out)
+
+
+def _span(text):
+    s = html.escape(text)
+    s = re.sub(r"`([^`]+)`", r"<code>\1</code>", s)
+    return re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", s)
+
+
+STYLE = """body{font:15px/1.5 system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#1b1f24}
+table{border-collapse:collapse;margin:.5em 0 1.5em}th,td{border:1px solid #d0d7de;padding:.25em .6em;text-align:left;vertical-align:top}
+th{background:#f6f8fa}td.n{text-align:right;font-variant-numeric:tabular-nums}code{background:#f6f8fa;padding:0 .2em}
+.bar{display:inline-block;height:.8em;background:#4c78a8}.bg{display:inline-block;width:160px;background:#e8edf3}"""
+
+
+def _cell(c):
+    s = str(c)
+    if s and set(s) <= {"█", "·"}:
+        filled = s.count("█") / len(s)
+        return '<td><span class="bg"><span class="bar" style="width:%dpx"></span></span></td>' % round(160 * filled)
+    cls = ' class="n"' if isinstance(c, int) or s.endswith("%") else ""
+    return "<td%s>%s</td>" % (cls, html.escape(s))
+
+
+def html_page(r):
+    body = ["<h1>What drifts in real MCP servers, release by release</h1>",
+            "<p>Generated by <code>%s</code> from the committed captures in study/drift/data. "
+            "Do not edit: run the command again.</p>" % html.escape(r["command"])]
+    text = conclusions(r)
+    if text:
+        body.append(_inline(text))
+    for heading, intro, header, rows in sections(r):
+        body.append("<h2>%s</h2>" % html.escape(heading))
+        body += ["<p>%s</p>" % _span(i) for i in intro]
+        body.append("<table><tr>%s</tr>%s</table>" % (
+            "".join("<th>%s</th>" % html.escape(h) for h in header),
+            "".join("<tr>%s</tr>" % "".join(_cell(c) for c in row) for row in rows)))
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            "<title>MCP drift study</title><style>%s</style></head><body>\n%s\n</body></html>\n"
+            % (STYLE, "\n".join(body)))

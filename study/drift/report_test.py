@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""The drift study's aggregation (report.py) on hand-made per-server reports whose answers
+are known. Run: python3 study/drift/report_test.py (CTest: drift_study_report)."""
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import report  # noqa: E402
+import render  # noqa: E402
+
+RULES = report.RULES
+
+
+def refused(kinds_ignored_by):
+    """refusedBy for a pair: every rule refuses but those listed."""
+    return {r: r not in kinds_ignored_by for r in RULES}
+
+
+def pair(i, kinds, tool_kinds, version_changed, lets_through=()):
+    changed = bool(kinds)
+    return {"from": i, "to": i + 1, "catalogChanged": changed,
+            "serverVersionChanged": version_changed, "kinds": kinds, "toolKinds": tool_kinds,
+            "refusedBy": refused(lets_through) if changed else {r: False for r in RULES}}
+
+
+# Four releases, three pairs:
+#  0->1: one tool's description reworded (and nothing else); version unchanged: stale.
+#  1->2: a tool's description and its input schema widened; version changed.
+#  2->3: nothing changed; version changed.
+SERIES = [{"label": v, "toolCount": 2} for v in ("1.0.0", "1.0.1", "1.1.0", "1.2.0")]
+PAIRS = [
+    pair(0, {"tool.description": 1}, {"tool.description": 1}, False),
+    pair(1, {"tool.description": 1, "input_schema.widened": 2},
+         {"tool.description": 1, "input_schema.widened": 1}, True),
+    pair(2, {}, {}, True),
+]
+TOOLS = [
+    {"name": "a", "history": [{"index": 0, "event": "added"},
+                              {"index": 1, "event": "changed", "kinds": ["tool.description"]}]},
+    {"name": "b", "history": [{"index": 0, "event": "added"},
+                              {"index": 2, "event": "changed",
+                               "kinds": ["input_schema.widened", "tool.description"]}]},
+]
+
+
+def rules_of(pairs):
+    return [{"rule": r, "refusedPairs": sum(1 for p in pairs if p["refusedBy"][r]),
+             "pairs": len(pairs)} for r in RULES]
+
+
+REPORT = {"profile": "udon-mcp.drift-report.0.1", "series": SERIES, "pairs": PAIRS,
+          "tools": TOOLS, "rules": rules_of(PAIRS),
+          "versionIdentifiesCatalog": {"pairs": 3, "catalogChanged": 2,
+                                       "catalogChangedVersionUnchanged": 1,
+                                       "versionChangedCatalogUnchanged": 1}}
+
+INDEX = {"releases": [
+    {"server": "s", "package": "p", "version": v, "outcome": "captured"}
+    for v in ("1.0.0", "1.0.1", "1.1.0", "1.2.0")] + [
+    {"server": "s", "package": "p", "version": "0.9.0", "outcome": "failed",
+     "reason": {"stage": "install", "code": "ETARGET"}},
+    {"server": "t", "package": "q", "version": "2.0.0", "outcome": "nondeterministic"}]}
+
+
+class AggregateTest(unittest.TestCase):
+    def setUp(self):
+        self.dataset = report.dataset_numbers(INDEX, set())
+        self.r = report.aggregate([("s", REPORT)], self.dataset)
+
+    def test_dataset_counts_outcomes_and_reasons(self):
+        t = self.dataset["totals"]
+        self.assertEqual((t["servers"], t["listed"], t["captured"], t["nondeterministic"],
+                          t["failed"], t["serversWithPairs"]), (2, 6, 4, 1, 1, 1))
+        self.assertEqual(self.dataset["failuresByReason"], {"install: ETARGET": 1})
+        self.assertEqual(self.dataset["nondeterministic"], ["t 2.0.0"])
+
+    def test_chosen_servers_only(self):
+        t = report.dataset_numbers(INDEX, {"t"})["totals"]
+        self.assertEqual((t["servers"], t["listed"]), (1, 1))
+
+    def test_pairs_and_kinds(self):
+        self.assertEqual((self.r["pairs"], self.r["catalogChangedPairs"]), (3, 2))
+        self.assertEqual(self.r["kinds"]["tool.description"],
+                         {"pairs": 2, "differences": 2, "tools": 2})
+        self.assertEqual(self.r["kinds"]["input_schema.widened"],
+                         {"pairs": 1, "differences": 2, "tools": 1})
+        self.assertEqual(list(self.r["kinds"]), ["tool.description", "input_schema.widened"])
+
+    def test_descriptions_without_schema_change(self):
+        tc = self.r["toolChanges"]
+        self.assertEqual((tc["toolChanges"], tc["withDescription"], tc["descriptionWithoutSchema"],
+                          tc["descriptionOnly"], tc["descriptionWithSchema"], tc["withSchema"]),
+                         (2, 2, 1, 1, 1, 1))
+        self.assertEqual(self.r["pairsDescriptionWithoutSchema"], 1)
+
+    def test_stale_version(self):
+        v = self.r["serverVersion"]
+        self.assertEqual(v["catalogChangedVersionUnchanged"], 1)
+        self.assertEqual(v["stalePairs"], ["s 1.0.0 -> 1.0.1"])
+
+    def test_relaxation_avoids_nothing_when_every_rule_refuses(self):
+        rows = {x["rule"]: x for x in self.r["rules"]}
+        self.assertEqual(rows["exact"]["refusedPairs"], 2)
+        self.assertEqual(rows["accept_widened_input"]["avoided"], 0)
+
+    def test_avoided_pairs_list_what_they_showed(self):
+        pairs = [pair(0, {"tool.annotations.readOnlyHint": 1}, {"tool.annotations.readOnlyHint": 1},
+                      True, ("ignore_annotations", "all_relaxations"))]
+        rep = dict(REPORT, pairs=pairs, rules=rules_of(pairs), tools=[],
+                   series=SERIES[:2])
+        rows = {x["rule"]: x for x in report.aggregate([("s", rep)], self.dataset)["rules"]}
+        self.assertEqual(rows["ignore_annotations"]["avoided"], 1)
+        self.assertEqual(rows["ignore_annotations"]["avoidedPairsShowed"],
+                         {"tool.annotations.readOnlyHint": 1})
+        self.assertEqual(rows["ignore_documentation"]["avoided"], 0)
+
+    def test_what_changed_words(self):
+        w = report.what_changed
+        self.assertEqual(w({"kind": "input_schema.documentation", "area": "inputSchema",
+                            "pointer": "/inputSchema/properties/path/description",
+                            "change": "changed"}), "inputSchema `description` changed")
+        self.assertEqual(w({"kind": "tool.annotations.readOnlyHint", "change": "changed",
+                            "pointer": "/annotations/readOnlyHint", "old": True, "new": False}),
+                         "readOnlyHint true -> false")
+        self.assertEqual(w({"kind": "tool.annotations.destructiveHint", "change": "added",
+                            "pointer": "/annotations/destructiveHint", "new": True}),
+                         "destructiveHint absent -> true")
+        self.assertEqual(w({"kind": "tool.annotations", "change": "added", "pointer": "/annotations",
+                            "new": {"readOnlyHint": True, "title": "T"}}),
+                         ["readOnlyHint absent -> true"])
+        self.assertEqual(render.hint_direction("readOnlyHint absent -> true"), 1)
+        self.assertEqual(render.hint_direction("destructiveHint false -> true"), -1)
+        self.assertEqual(render.hint_direction("destructiveHint absent -> true"), 0)
+        self.assertEqual(render.hint_direction("openWorldHint absent -> false"), 1)
+        self.assertEqual(w({"kind": "input_schema.widened", "change": "added",
+                            "pointer": "/inputSchema/properties/force"}),
+                         "input property added (optional)")
+        self.assertEqual(w({"kind": "input_schema.widened", "change": "removed",
+                            "pointer": "/inputSchema/required/1"}), "input `required` name dropped")
+        self.assertEqual(w({"kind": "input_schema.widened", "change": "changed",
+                            "pointer": "/inputSchema/properties/a/description"}),
+                         "input `description` changed (beside the widening)")
+        self.assertEqual(w({"kind": "input_schema.widened", "change": "added",
+                            "pointer": "/inputSchema/properties/mode/enum/3"}),
+                         "input `enum` values added")
+        self.assertTrue(report.ignored_by("ignore_annotations", "tool.annotations.readOnlyHint"))
+        self.assertFalse(report.ignored_by("ignore_documentation", "tool.description"))
+        self.assertTrue(report.ignored_by("all_relaxations", "catalog.order"))
+
+    def test_rendering_names_the_numbers_and_the_command(self):
+        self.r["command"] = "study/drift/report.sh"
+        md = render.markdown(self.r)
+        self.assertIn("`study/drift/report.sh`", md)
+        self.assertIn("| tool.description | 2 | 66.7% |", md)
+        page = render.html_page(self.r)
+        self.assertTrue(page.startswith("<!DOCTYPE html>"))
+        self.assertIn("<code>study/drift/report.sh</code>", page)
+        self.assertNotIn("<script", page)
+
+
+if __name__ == "__main__":
+    unittest.main()
