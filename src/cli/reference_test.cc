@@ -44,6 +44,8 @@ const ManPage* Page(const std::vector<ManPage>& pages, const std::string& file) 
   }
   return nullptr;
 }
+// A page of a temporary list would dangle (the ASan build caught one).
+const ManPage* Page(std::vector<ManPage>&& pages, const std::string& file) = delete;
 
 TEST(ManPages, OnePagePerVisibleCommandNestedOnesIncluded) {
   Tree tree;
@@ -84,7 +86,8 @@ TEST(ManPages, OptionsValuesAndDescriptionsAreRoff) {
 TEST(ManPages, ControlCharactersAtLineStartsAndBackslashesAreText) {
   CLI::App app{"top"};
   app.add_subcommand("x", ".TH injected\n'also\nback\\slash");
-  const ManPage* page = Page(RenderManPages(app, "t", "1"), "t-x.1");
+  const std::vector<ManPage> pages = RenderManPages(app, "t", "1");
+  const ManPage* page = Page(pages, "t-x.1");
   ASSERT_NE(page, nullptr);
   EXPECT_NE(page->roff.find("\\&.TH injected\n\\&'also\nback\\eslash"), std::string::npos);
   EXPECT_EQ(page->roff.find("\n.TH injected"), std::string::npos);
