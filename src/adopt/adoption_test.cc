@@ -16,7 +16,7 @@ Entry MakeEntry(json::Value value) {
 }
 
 const HostFile kUserFile{"claude-code", "user", "/home/me/.claude.json", FileShape::kClaudeJson, ""};
-const HostFile kProjectFile{"claude-code", "project", "/work/p/.mcp.json", FileShape::kMcpServers, "/work/p"};
+const HostFile kProjectFile{"claude-code", "project", "/srv/project/.mcp.json", FileShape::kMcpServers, "/srv/project"};
 
 TEST(Adoption, EnvValuesStayInTheHostFileAndTheRuntimeEntryNamesThem) {
   auto entry = RuntimeEntry(
@@ -32,11 +32,11 @@ TEST(Adoption, EnvValuesStayInTheHostFileAndTheRuntimeEntryNamesThem) {
 TEST(Adoption, AProjectEntryStartsInItsProjectAndTheSandboxFlagApplies) {
   auto entry = RuntimeEntry(MakeEntry({{"command", "node"}, {"cwd", "tools"}}), kProjectFile, true);
   ASSERT_TRUE(entry.ok());
-  EXPECT_EQ((*entry)["cwd"], "/work/p/tools");
+  EXPECT_EQ((*entry)["cwd"], "/srv/project/tools");
   EXPECT_EQ((*entry)["sandbox"], true);
   auto own = RuntimeEntry(MakeEntry({{"command", "node"}, {"sandbox", {{"network", true}}}}), kProjectFile, true);
   EXPECT_EQ((*own)["sandbox"]["network"], true);
-  EXPECT_EQ((*own)["cwd"], "/work/p");
+  EXPECT_EQ((*own)["cwd"], "/srv/project");
 }
 
 TEST(Adoption, ReservedVariablesAndLiteralHeadersAreRefused) {
