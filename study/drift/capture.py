@@ -24,6 +24,11 @@ INDEX_PROFILE = "udon-mcp.drift-study-index.0.1"
 DIGEST_RULE = ("studySha256 = SHA-256 of the RFC 8785 form of the manifest without its "
                "capturedAt and expiresAt members (udon-mcp digest of that document)")
 STUDY_INSTANT = "1970-01-01T00:00:00Z"
+# Where each server's captures run: the same path on every machine and for every release,
+# because a server may write its start directory into its catalog (figma-developer-mcp puts
+# it in a tool description); a random directory would make such a catalog differ from one
+# run, and one release, to the next. One directory per server; its releases take turns.
+WORK_ROOT = "/tmp/udon-drift-study"
 
 
 def log(msg):
@@ -82,6 +87,7 @@ class Study:
         self.cache = os.path.abspath(args.cache)
         self.udon = args.udon
         self.lock = threading.Lock()
+        self.server_locks = {}
         self.servers = read_json(args.servers)["servers"]
         old = read_json(os.path.join(self.data, "index.json"), {}) or {}
         self.entries = {(e["server"], e["version"]): e for e in old.get("releases", [])}
@@ -225,7 +231,16 @@ class Study:
 
     def capture_pair(self, server, version, command, entry):
         """Captures twice; the study digest of both must agree (else: nondeterministic)."""
-        with tempfile.TemporaryDirectory(prefix="udon-drift-") as work:
+        with self.lock:
+            server_lock = self.server_locks.setdefault(server["name"], threading.Lock())
+        with server_lock:
+            return self.capture_pair_in(server, version, command, entry,
+                                        os.path.join(WORK_ROOT, safe_name(server["name"])))
+
+    def capture_pair_in(self, server, version, command, entry, work):
+        shutil.rmtree(work, ignore_errors=True)
+        os.makedirs(work)
+        try:
             first, second = os.path.join(work, "a.json"), os.path.join(work, "b.json")
             for path in (first, second):
                 reason = self.capture_once(server, command, work, path)
@@ -237,6 +252,8 @@ class Study:
             os.makedirs(os.path.dirname(dest), exist_ok=True)
             shutil.copyfile(first, dest + ".new")
             os.replace(dest + ".new", dest)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
         srv = doc["servers"][server["name"]]
         entry.update({
             "outcome": "captured" if digest == digest2 else "nondeterministic",
@@ -299,7 +316,10 @@ class Study:
                 e = self.entries.get((server["name"], version))
                 have = e and e["outcome"] != "failed" and os.path.exists(
                     os.path.join(self.data, e["file"]))
-                if have or (e and e["outcome"] == "failed" and not self.args.retry_failed):
+                failed = e and e["outcome"] == "failed"
+                if self.args.recapture or (failed and self.args.retry_failed):
+                    have = failed = False
+                if have or failed:
                     continue
                 todo.append((server, version))
         return todo
@@ -310,6 +330,8 @@ def main():
     ap.add_argument("--server", action="append", help="only this server (repeatable)")
     ap.add_argument("--jobs", type=int, default=1, help="releases handled at once (default 1)")
     ap.add_argument("--retry-failed", action="store_true", help="try recorded failures again")
+    ap.add_argument("--recapture", action="store_true",
+                    help="capture the chosen servers' recorded releases again")
     ap.add_argument("--install-only", action="store_true",
                     help="only fill the install cache (records nothing)")
     ap.add_argument("--timeout", type=int, default=60, help="capture timeout, seconds")
