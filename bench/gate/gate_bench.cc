@@ -138,7 +138,8 @@ int main(int argc, char** argv) {
       if (read_tools && pages.ok()) {
         std::size_t listed = 0;
         for (const Value& page : pages->pages) listed += page["tools"].size();
-        if (listed != static_cast<std::size_t>(tools)) std::fprintf(stderr, "bare listing lost tools\n");
+        // The demo's own tools and `tools` synthetic ones.
+        if (listed < static_cast<std::size_t>(tools)) std::fprintf(stderr, "bare listing lost tools\n");
       }
       const auto call_start = Clock::now();
       auto result = client->CallTool("render_turntable", kArgs, {}, modern ? &reviewed_tool : nullptr);
