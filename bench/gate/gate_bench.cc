@@ -117,7 +117,9 @@ int main(int argc, char** argv) {
   const std::string modern_version = manifest->protocol_version().value_or("");
   // `modern`: the bare client opens the manifest's protocol version (the era the gate
   // speaks) instead of the legacy initialize, so the gated rows have an era-matched anchor.
-  auto bare = [&](bool fresh, bool modern = false) {
+  // `read_tools`: the caller also reads every listed Tool as a value (the pages are built
+  // when first read, mcp/client/tool_pages.h), as capture does.
+  auto bare = [&](bool fresh, bool modern = false, bool read_tools = false) {
     std::vector<double> samples, calls_only;
     std::unique_ptr<udon::mcp::Client> client;
     const double cpu_start = udon::bench::ProcessCpuMs();
@@ -133,6 +135,12 @@ int main(int argc, char** argv) {
         }
       }
       auto pages = client->ListAllTools();
+      if (read_tools && pages.ok()) {
+        std::size_t listed = 0;
+        for (const Value& page : pages->pages) listed += page["tools"].size();
+        // The demo's own tools and `tools` synthetic ones.
+        if (listed < static_cast<std::size_t>(tools)) std::fprintf(stderr, "bare listing lost tools\n");
+      }
       const auto call_start = Clock::now();
       auto result = client->CallTool("render_turntable", kArgs, {}, modern ? &reviewed_tool : nullptr);
       calls_only.push_back(Ms(call_start));
@@ -146,6 +154,7 @@ int main(int argc, char** argv) {
     // The bare tools/call alone, beside the gate's dispatch step.
     std::string mode = fresh ? "bare, fresh connection" : "bare, persistent";
     if (modern) mode = "bare " + modern_version + (fresh ? ", fresh" : ", persistent");
+    if (read_tools) mode += ", Tools read";
     rows.push_back({mode, Median(samples), {{"dispatch", Median(calls_only)}},
                     (udon::bench::ProcessCpuMs() - cpu_start) / calls,
                     (udon::bench::ProcessCpuMsOf(server_pid) - server_cpu_start) / calls});
@@ -181,6 +190,7 @@ int main(int argc, char** argv) {
   gated(true);
   bare(false, /*modern=*/true);
   bare(true, /*modern=*/true);
+  bare(false, /*modern=*/false, /*read_tools=*/true);
 
   std::printf("tools=%d calls=%d\n", tools, calls);
   for (const Row& row : rows) {

@@ -82,7 +82,7 @@ bool EndsSubscription(const Event& event, const Client& client) {
 Result<mcp::ToolPages> ListStable(Client& client, const ListingRules& rules, ListingFacts& facts) {
   for (;;) {
     const std::uint64_t listing_began = client.connection().LastSequence();
-    auto listing = client.ListAllTools(rules.max_pages, rules.on_page, rules.lean);
+    auto listing = client.ListAllTools(rules.max_pages, rules.on_page);
     ++facts.listings;
     if (!listing.ok()) {
       // Contract codes (a malformed page, a modern result breaking the rules) stand as they are.

@@ -33,7 +33,6 @@ struct ListingRules {
   bool strict_list_changed = false;  // policy strictListChanged: any notice invalidates
   bool bound = false;                // the binding on this connection has begun
   mcp::Client::PageProgress on_page;      // progress: pages and tools so far in this listing
-  bool lean = false;                 // Tool objects left as bytes (mcp::ToolPages::lean)
 };
 
 // What the listing saw, filled in as it goes (also when it fails), for evidence.
@@ -60,8 +59,8 @@ bool IsListChanged(const mcp::Event& event);
 // Whether an event ends the modern era's tool-list subscription of this client.
 bool EndsSubscription(const mcp::Event& event, const mcp::Client& client);
 
-// Reads the complete catalog once it is stable and returns its page results intact (with
-// rules.lean, their Tool objects as bytes).
+// Reads the complete catalog once it is stable and returns its page results intact (their
+// Tool objects as bytes in ToolPages::lean, built as values when ToolPages::pages is read).
 // Errors:
 //   catalog.pagination_invalid, catalog.unstable, server.* from the client (as they are)
 //   server.request_refused     the server sent a request (details.method)

@@ -48,7 +48,7 @@ class ListStableTest : public ::testing::Test {
   Result<std::vector<json::Value>> List(ListingRules rules = {}) {
     auto listing = ListStable(*client_, rules, facts_);
     if (!listing.ok()) return std::move(listing).error();
-    return std::move(listing->pages);
+    return std::vector<json::Value>(std::move(listing->pages));  // the Tools built (mcp/client/tool_pages.h)
   }
 
   CatalogServer server_;

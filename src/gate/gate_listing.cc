@@ -31,8 +31,8 @@ Status Gate::StepList(Run& run) {
   mcp::Client& client = *run.connection->client;
   catalog::ListingRules rules = catalog::ListingRulesFor(env_.policy, /*for_gate=*/true);
   rules.bound = run.connection->bound_since.has_value();
-  // Every Tool's name is read and one Tool's bytes compared: none is built.
-  rules.lean = true;
+  // Every Tool's name is read and one Tool's bytes compared: none is built (the listing's
+  // pages are never read as values here).
   catalog::ListingFacts facts;
   facts.checked_through = run.checked_through;
   auto pages = catalog::ListStable(client, rules, facts);

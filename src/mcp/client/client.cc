@@ -441,7 +441,7 @@ const char* SubscriptionName(Client::Subscription subscription) {
   return "none";
 }
 
-Result<ToolPages> Client::ListAllTools(std::size_t max_pages, const PageProgress& on_page, bool lean) {
+Result<ToolPages> Client::ListAllTools(std::size_t max_pages, const PageProgress& on_page) {
   if (!initialized_) return udon::MakeError("mcp.not_initialized", "initialize first");
   ToolPages out;
   out.sequence_before = connection_.LastSequence();
@@ -455,8 +455,7 @@ Result<ToolPages> Client::ListAllTools(std::size_t max_pages, const PageProgress
     json::Value params = json::Value::object();
     if (cursor) params["cursor"] = *cursor;
     params = WithMeta(std::move(params), initialized_->protocol_version);
-    auto response = lean ? connection_.RequestToolList(std::move(params), options_.request_timeout)
-                         : connection_.Request("tools/list", std::move(params), options_.request_timeout);
+    auto response = connection_.RequestToolList(std::move(params), options_.request_timeout);
     if (!response.ok()) return std::move(response).error();
     if (response->message.kind == MessageKind::kError) return ErrorResponse(response->message);
     json::Value& page = response->message.result;
@@ -474,7 +473,7 @@ Result<ToolPages> Client::ListAllTools(std::size_t max_pages, const PageProgress
     out.sequence_after = response->sequence_at_response;
     const auto& lean_tools = response->message.lean_tools;
     tools_so_far += lean_tools ? lean_tools->tools.size() : page["tools"].size();
-    out.pages.push_back(std::move(page));
+    out.pages.Append(std::move(page), lean_tools);
     out.lean.push_back(lean_tools);
     if (on_page) on_page(out.pages.size(), tools_so_far);
     if (!next) break;

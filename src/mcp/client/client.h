@@ -51,6 +51,7 @@
 #include "json/result.h"
 #include "mcp/client/config.h"
 #include "mcp/client/connection.h"
+#include "mcp/client/tool_pages.h"
 #include "mcp/protocol/protocol.h"
 
 namespace udon::mcp {
@@ -80,17 +81,6 @@ struct InitializeResult {
   json::Value capabilities;  // exactly as sent
   std::optional<std::string> instructions;
   json::Value raw;           // the whole InitializeResult
-};
-
-// Every tools/list page result intact, in order; events in (sequence_before,
-// sequence_after] arrived during the listing (e.g. notifications/tools/list_changed).
-struct ToolPages {
-  std::vector<json::Value> pages;
-  // With ListAllTools(..., lean): per page, its Tool objects as bytes (pages[i]["tools"]
-  // then an empty stand-in); null for a page read whole.
-  std::vector<std::shared_ptr<const LeanToolList>> lean;
-  std::uint64_t sequence_before = 0;
-  std::uint64_t sequence_after = 0;
 };
 
 struct CallOutcome {
@@ -134,11 +124,11 @@ class Client {
   Status Ping(std::chrono::milliseconds timeout);
   // Follows nextCursor until it is absent; refuses a repeated cursor and more than
   // max_pages pages. `on_page`, when set, hears of each page as it arrives (pages and
-  // tools so far), for progress on long catalogs.
-  // `lean`: the pages' Tool objects are left as bytes (ToolPages::lean), for a caller that
-  // reads names and one Tool; every check on the pages is the same.
+  // tools so far), for progress on long catalogs. Every page is read lean (every byte
+  // checked, no Tool built): ToolPages::lean holds each page's Tools as bytes, and
+  // ToolPages::pages builds them as values when first read (tool_pages.h).
   using PageProgress = std::function<void(std::size_t pages, std::size_t tools)>;
-  Result<ToolPages> ListAllTools(std::size_t max_pages = 1000, const PageProgress& on_page = {}, bool lean = false);
+  Result<ToolPages> ListAllTools(std::size_t max_pages = 1000, const PageProgress& on_page = {});
   // `tool`, when given, is the Tool object the call is bound to: on HTTP in the modern era
   // its x-mcp-header parameters are mirrored into Mcp-Param-* headers.
   // `on_progress`, when set, asks for progress (a progressToken of this call's own) and
