@@ -4,7 +4,6 @@
 #include <cstring>
 
 #include "json/canonical.h"
-#include "json/internal/sha256_blocks.h"
 
 namespace udon::json {
 namespace {
@@ -24,8 +23,11 @@ std::string Hex(const std::array<std::uint8_t, 32>& digest) {
 
 }  // namespace
 
-Sha256Stream::Sha256Stream()
-    : state_{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+Sha256Stream::Sha256Stream() : Sha256Stream(internal::Sha256Blocks()) {}
+
+Sha256Stream::Sha256Stream(internal::Sha256BlocksFunction blocks)
+    : blocks_(blocks),
+      state_{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
              0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19} {}
 
 void Sha256Stream::Update(std::string_view bytes) {
@@ -40,11 +42,11 @@ void Sha256Stream::Update(std::string_view bytes) {
     data += take;
     size -= take;
     if (buffered_ < kBlock) return;
-    internal::Sha256Blocks()(state_.data(), buffer_.data(), 1);
+    blocks_(state_.data(), buffer_.data(), 1);
     buffered_ = 0;
   }
   const std::size_t blocks = size / kBlock;
-  if (blocks > 0) internal::Sha256Blocks()(state_.data(), data, blocks);
+  if (blocks > 0) blocks_(state_.data(), data, blocks);
   data += blocks * kBlock;
   size -= blocks * kBlock;
   if (size > 0) std::memcpy(buffer_.data(), data, size);
@@ -62,7 +64,7 @@ std::array<std::uint8_t, 32> Sha256Stream::Finish() {
   for (std::size_t i = 0; i < 8; ++i) {
     tail[blocks * kBlock - 1 - i] = static_cast<unsigned char>(bits >> (8 * i));
   }
-  internal::Sha256Blocks()(state_.data(), tail.data(), blocks);
+  blocks_(state_.data(), tail.data(), blocks);
   std::array<std::uint8_t, 32> digest{};
   for (std::size_t i = 0; i < 8; ++i) {
     for (std::size_t j = 0; j < 4; ++j) {
