@@ -5,6 +5,7 @@
 #include <openssl/hmac.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <random>
 #include <string>
 #include <vector>
