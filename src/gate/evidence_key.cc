@@ -1,12 +1,12 @@
 #include "gate/evidence_key.h"
 
 #include <fcntl.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
+#include <cstdint>
 #include <filesystem>
 
 #include "gate/state.h"
@@ -94,14 +94,8 @@ Result<EvidenceKey> EvidenceKey::LoadOrCreate(const std::string& state_dir) {
 std::string EvidenceKey::Digest(const json::Value& value) const {
   auto canonical = json::Canonicalize(value);
   if (!canonical.ok()) return {};
-  unsigned char mac[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  if (HMAC(EVP_sha256(), key_.data(), static_cast<int>(key_.size()),
-           reinterpret_cast<const unsigned char*>(canonical->data()), canonical->size(), mac,
-           &length) == nullptr) {
-    return {};
-  }
-  return HexName(std::string_view(reinterpret_cast<const char*>(mac), length));
+  const std::array<std::uint8_t, 32> mac = json::HmacSha256(key_, *canonical);
+  return HexName(std::string_view(reinterpret_cast<const char*>(mac.data()), mac.size()));
 }
 
 }  // namespace udon::gate

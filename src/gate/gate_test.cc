@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "gate/state.h"
+#include "json/canonical.h"
 #include "json/file.h"
 #include "json/sha256.h"
 #include "manifest/instant.h"
@@ -777,6 +778,10 @@ TEST_F(GateTest, ArgumentAndResultDigestsAreKeyedPerStateDirectory) {
     return std::string(std::istreambuf_iterator<char>(in), {});
   }();
   EXPECT_EQ(a.evidence.ToJson().dump().find(json::Sha256Hex(bytes)), std::string::npos);
+  // The digest is HMAC-SHA-256 under the key file's bytes of the arguments' RFC 8785 form.
+  const auto mac = json::HmacSha256(bytes, *json::Canonicalize(Args()));
+  EXPECT_EQ(a.evidence.ToJson()["argumentsHmacSha256"],
+            HexName(std::string_view(reinterpret_cast<const char*>(mac.data()), mac.size())));
 }
 
 TEST(GateOutcomeClasses, DecideByCode) {

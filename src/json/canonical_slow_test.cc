@@ -2,7 +2,6 @@
 // testdata/README.md: es6testfile100m.txt) and checks the SHA-256 upstream publishes for
 // its first 1,000 and 1,000,000 lines.
 #include <gtest/gtest.h>
-#include <openssl/evp.h>
 
 #include <array>
 #include <bit>
@@ -10,7 +9,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -36,10 +34,6 @@ std::vector<std::uint64_t> FixedEdgeCases() {
 
 class SequenceHasher {
  public:
-  SequenceHasher() : context_(EVP_MD_CTX_new(), EVP_MD_CTX_free) {
-    EVP_DigestInit_ex(context_.get(), EVP_sha256(), nullptr);
-  }
-
   void Add(std::uint64_t bits) {
     char hex[20];
     const int length = std::snprintf(hex, sizeof hex, "%llx", static_cast<unsigned long long>(bits));
@@ -47,7 +41,7 @@ class SequenceHasher {
     line_.push_back(',');
     line_ += FormatEs6Number(std::bit_cast<double>(bits));
     line_.push_back('\n');
-    EVP_DigestUpdate(context_.get(), line_.data(), line_.size());
+    hash_.Update(line_);
     ++count_;
   }
 
@@ -55,22 +49,12 @@ class SequenceHasher {
 
   // The digest of the lines so far (the running context is left untouched).
   std::string HexDigest() const {
-    std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> copy(EVP_MD_CTX_new(), EVP_MD_CTX_free);
-    EVP_MD_CTX_copy_ex(copy.get(), context_.get());
-    unsigned char digest[32];
-    unsigned int size = 0;
-    EVP_DigestFinal_ex(copy.get(), digest, &size);
-    std::string hex;
-    for (unsigned char byte : digest) {
-      char pair[3];
-      std::snprintf(pair, sizeof pair, "%02x", byte);
-      hex += pair;
-    }
-    return hex;
+    Sha256Stream copy = hash_;
+    return copy.FinishHex();
   }
 
  private:
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> context_;
+  Sha256Stream hash_;
   std::string line_;
   std::size_t count_ = 0;
 };

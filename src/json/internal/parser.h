@@ -401,9 +401,13 @@ class Parser {
     bool may_hold_noncharacter = false;
     p_ = SkipWellFormedStringBytes(p_, end_, may_hold_noncharacter);
     if (p_ != end_ && *p_ == '"') {
-      scratch_token_.text = std::string_view(reinterpret_cast<const char*>(start), p_ - start);
+      // Both views from the local: copying .text back out of the token just stored would
+      // read 16 bytes across two 8-byte stores, which the CPU cannot forward (a stall of
+      // about a third of this function's time, by perf).
+      const std::string_view text(reinterpret_cast<const char*>(start), p_ - start);
+      scratch_token_.text = text;
       scratch_token_.in_input = true;
-      scratch_token_.written = scratch_token_.text;
+      scratch_token_.written = text;
       scratch_token_.minimally_escaped = true;
       scratch_token_.may_hold_noncharacter = may_hold_noncharacter;
       ++p_;
