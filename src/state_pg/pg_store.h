@@ -15,10 +15,12 @@
 //   transaction mode (docs/contract.md 7.14).
 // - Schema: created on first use by a versioned migration in one transaction
 //   (udon_mcp_schema_version); a newer schema than this binary knows is refused. Each
-//   session checks the version and prepares its statements in one round trip; calls only
-//   bind and execute.
+//   session checks the version with its first statement, in that statement's round trip when
+//   it only reads; each statement is prepared in its first execution's round trip, and then
+//   only bound and executed.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -86,10 +88,18 @@ class PostgresStateStore : public gate::StateStore {
   void ReleaseMainLock(std::uint64_t session, const std::string& key);
   Status MainLockHeld(std::uint64_t session);
 
+  // The round trips of statements on every session of this store so far (each a message
+  // sequence ending in Sync, answered by the server), the connection set-ups not counted:
+  // for tests of how many a call takes.
+  std::uint64_t RoundTrips() const { return round_trips_.load(); }
+
  private:
-  // A connected session, its schema checked (and migrated when needed) and its statements
-  // prepared: one round trip after the connection set-up. Errors: state.unavailable.
+  // A connected session; its schema's version is checked with its first statement
+  // (RunReady in pg_store.cc). Errors: state.unavailable.
   Result<std::unique_ptr<Connection>> Open();
+  // A connected session, its schema checked (and migrated when needed): one round trip
+  // after the connection set-up. Errors: state.unavailable.
+  Result<std::unique_ptr<Connection>> OpenReady();
   // Under main_mutex_: main_ open, a new session (and number) when it was not.
   Status OpenMain();
   // state.unavailable for a session that did not start, with the sslmode it required.
@@ -114,6 +124,7 @@ class PostgresStateStore : public gate::StateStore {
   std::optional<std::uint64_t> main_lock_;  // the main session holding (or taking) a lock
   std::mutex pool_mutex_;
   std::vector<std::unique_ptr<Connection>> idle_;  // lock sessions between locks
+  std::atomic<std::uint64_t> round_trips_{0};
 };
 
 }  // namespace udon::state_pg

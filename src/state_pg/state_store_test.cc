@@ -216,6 +216,60 @@ TEST_F(PostgresStoreTest, ASerializedCallUsesTheStoresOneSession) {
   EXPECT_EQ(cluster_->Psql("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'").out, "0\n");
 }
 
+// Issue 31: a fresh call's store work in round trips after the connection set-up (counted,
+// not timed). A session's schema check shares its first read's round trip, and a statement
+// is prepared in its first execution's: a safe tool's check and recheck take two, a
+// serialized tool's call (check, lock, recheck, liveness, release) five.
+TEST_F(PostgresStoreTest, AFreshSafeCallsCheckAndRecheckTakeTwoRoundTrips) {
+  ASSERT_TRUE(PostgresStateStore(cluster_->Url()).IsInvalidated(kDigestA, "demo", 1).ok());  // the schema exists
+  PostgresStateStore store(cluster_->Url());
+  auto check = store.IsInvalidated(kDigestA, "demo", 1);
+  ASSERT_TRUE(check.ok()) << check.error().Describe();
+  EXPECT_FALSE(*check);
+  EXPECT_EQ(store.RoundTrips(), 1u);
+  auto recheck = store.IsInvalidated(kDigestA, "demo", 1);
+  ASSERT_TRUE(recheck.ok()) << recheck.error().Describe();
+  EXPECT_EQ(store.RoundTrips(), 2u);
+}
+
+TEST_F(PostgresStoreTest, AFreshSerializedCallTakesFiveRoundTrips) {
+  ASSERT_TRUE(PostgresStateStore(cluster_->Url()).IsInvalidated(kDigestA, "demo", 1).ok());
+  PostgresStateStore store(cluster_->Url());
+  ASSERT_TRUE(store.IsInvalidated(kDigestA, "demo", 1).ok());
+  auto lock = store.AcquireSerializeLock("demo", std::chrono::milliseconds(100));
+  ASSERT_TRUE(lock.ok()) << lock.error().Describe();
+  ASSERT_TRUE(store.IsInvalidated(kDigestA, "demo", 1).ok());
+  EXPECT_TRUE((*lock)->StillHeld().ok());
+  lock->reset();
+  EXPECT_EQ(store.RoundTrips(), 5u);
+  EXPECT_EQ(cluster_->Psql("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'").out, "0\n");
+}
+
+// The check a session starts with runs before its schema's version is known: on a missing
+// schema its answer is not used (the schema is created, then the check runs again), and a
+// record made on that session is read back by the next statement.
+TEST_F(PostgresStoreTest, ASessionsFirstCheckOnAMissingSchemaCreatesItAndChecksAgain) {
+  PostgresStateStore store(cluster_->Url());
+  auto check = store.IsInvalidated(kDigestA, "demo", 1);
+  ASSERT_TRUE(check.ok()) << check.error().Describe();
+  EXPECT_FALSE(*check);
+  ASSERT_TRUE(store.Record(kDigestA, "demo", "list_changed_during_call", 1).ok());
+  EXPECT_TRUE(*store.IsInvalidated(kDigestA, "demo", 1));
+  EXPECT_EQ(cluster_->Psql("SELECT string_agg(version::text, ',') FROM udon_mcp_schema_version").out, "1\n");
+}
+
+// A lock taken as a session's first statement (no read before it) still checks the schema
+// first: a lock is never taken on a schema this udon-mcp does not know.
+TEST_F(PostgresStoreTest, ALockAsASessionsFirstStatementIsRefusedOnANewerSchema) {
+  ASSERT_TRUE(PostgresStateStore(cluster_->Url()).IsInvalidated(kDigestA, "demo", 1).ok());
+  cluster_->Psql("INSERT INTO udon_mcp_schema_version (version) VALUES (" + std::to_string(kSchemaVersion + 1) + ")");
+  PostgresStateStore store(cluster_->Url());
+  auto lock = store.AcquireSerializeLock("demo", std::chrono::milliseconds(100));
+  ASSERT_FALSE(lock.ok());
+  EXPECT_EQ(lock.error().details["schemaVersion"], kSchemaVersion + 1);
+  EXPECT_EQ(cluster_->Psql("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'").out, "0\n");
+}
+
 // A session's advisory locks are re-entrant: the store's own callers of one scope must
 // still exclude each other.
 TEST_F(PostgresStoreTest, TwoCallersOfOneStoreOnOneScopeExcludeEachOther) {
