@@ -402,7 +402,15 @@ Error PostgresStateStore::Unreachable() const {
   return error;
 }
 
-PostgresStateStore::~PostgresStateStore() = default;
+PostgresStateStore::~PostgresStateStore() {
+  if (warming_.joinable()) warming_.join();
+}
+
+void PostgresStateStore::Warm() {
+  std::lock_guard<std::mutex> guard(main_mutex_);
+  if (main_ || warming_.joinable()) return;
+  warming_ = std::thread([this] { warmed_ = Open(); });
+}
 
 Result<std::unique_ptr<Connection>> PostgresStateStore::Open() {
   if (!parseable_) return Unavailable(uri_, "libpq cannot parse the state store's connection string");
@@ -449,6 +457,13 @@ Status PostgresStateStore::OpenMain() {
   if (main_ && main_->ok()) return OkStatus();
   main_.reset();
   ++main_session_;  // whatever was held on the old session ended with it
+  if (warming_.joinable()) {
+    warming_.join();
+    Result<std::unique_ptr<Connection>> warmed = std::move(*warmed_);
+    warmed_.reset();
+    UDON_ASSIGN_OR_RETURN(main_, std::move(warmed));
+    return OkStatus();
+  }
   UDON_ASSIGN_OR_RETURN(main_, Open());
   return OkStatus();
 }

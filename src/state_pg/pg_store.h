@@ -29,6 +29,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "gate/state_store.h"
@@ -56,7 +57,7 @@ class Connection;
 
 class PostgresStateStore : public gate::StateStore {
  public:
-  // Connects lazily: nothing is contacted until the first operation, so an unreachable
+  // Connects lazily: nothing is contacted until the first operation (or Warm), so an unreachable
   // database is a refusal of the gate (state.unavailable, exit 3), not a usage error. A
   // host that is not local is reached with sslmode=verify-full unless the URI says
   // otherwise (state_pg/tls.h).
@@ -80,6 +81,11 @@ class PostgresStateStore : public gate::StateStore {
 
   // The URI's sslmode when it weakens the verify-full default of a store that is not local.
   std::optional<std::string> WeakenedTls() const override;
+
+  // Opens the main session on a thread of its own while the caller goes on (a fresh
+  // `call` reads and hashes its manifest meanwhile); the first operation takes it over,
+  // or its failure. The store's destructor waits for it (at most the connect timeout).
+  void Warm() override;
 
   // For the locks this store hands out. A connection for a lock taken back after its lock
   // was released; the release of a lock on the main session; whether that session (the
@@ -122,6 +128,8 @@ class PostgresStateStore : public gate::StateStore {
   std::unique_ptr<Connection> main_;
   std::uint64_t main_session_ = 0;           // counts the main sessions opened
   std::optional<std::uint64_t> main_lock_;  // the main session holding (or taking) a lock
+  std::thread warming_;                      // Warm's Open() of the main session
+  std::optional<Result<std::unique_ptr<Connection>>> warmed_;  // its outcome, once joined
   std::mutex pool_mutex_;
   std::vector<std::unique_ptr<Connection>> idle_;  // lock sessions between locks
   std::atomic<std::uint64_t> round_trips_{0};

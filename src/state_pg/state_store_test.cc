@@ -2,6 +2,7 @@
 // behave alike behind gate::StateStore. Process-level behaviour (runners, dispatch, SIGKILL)
 // is in tests/integration/shared_state_test.cc.
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <thread>
 #include <utility>
@@ -243,6 +244,42 @@ TEST_F(PostgresStoreTest, AFreshSerializedCallTakesFiveRoundTrips) {
   lock->reset();
   EXPECT_EQ(store.RoundTrips(), 5u);
   EXPECT_EQ(cluster_->Psql("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'").out, "0\n");
+}
+
+// Warm opens the main session ahead of the first operation, which takes it over: still one
+// session, and the check still one round trip; a store that cannot be reached is the first
+// operation's error, and a store warmed and never used ends its session.
+TEST_F(PostgresStoreTest, AWarmedStoresFirstCheckUsesTheSessionWarmOpened) {
+  const std::string sessions = "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'udon-mcp'";
+  ASSERT_TRUE(PostgresStateStore(cluster_->Url()).IsInvalidated(kDigestA, "demo", 1).ok());
+  {
+    PostgresStateStore unused(cluster_->Url());
+    unused.Warm();
+  }
+  // Ended sessions leave pg_stat_activity when their backends exit, soon after.
+  for (int i = 0; i < 200 && cluster_->Psql(sessions).out != "0\n"; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  ASSERT_EQ(cluster_->Psql(sessions).out, "0\n") << "the warmed, unused store ended its session";
+  PostgresStateStore store(cluster_->Url());
+  store.Warm();
+  store.Warm();  // once
+  auto check = store.IsInvalidated(kDigestA, "demo", 1);
+  ASSERT_TRUE(check.ok()) << check.error().Describe();
+  EXPECT_EQ(store.RoundTrips(), 1u);
+  EXPECT_EQ(cluster_->Psql(sessions).out, "1\n");
+}
+
+TEST_F(PostgresStoreTest, AWarmedStoreThatCannotBeReachedFailsItsFirstOperation) {
+  const std::string url = cluster_->Url();
+  cluster_->Stop();
+  PostgresStateStore store(url);
+  store.Warm();
+  auto checked = store.IsInvalidated(kDigestA, "demo", 1);
+  ASSERT_FALSE(checked.ok());
+  EXPECT_EQ(checked.error().code, "state.unavailable");
+  ASSERT_TRUE(cluster_->Start());
+  EXPECT_TRUE(store.IsInvalidated(kDigestA, "demo", 1).ok()) << "a later operation connects again";
 }
 
 // The check a session starts with runs before its schema's version is known: on a missing
