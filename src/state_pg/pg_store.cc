@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <system_error>
 #include <thread>
 
 #include "json/sha256.h"
@@ -409,7 +410,11 @@ PostgresStateStore::~PostgresStateStore() {
 void PostgresStateStore::Warm() {
   std::lock_guard<std::mutex> guard(main_mutex_);
   if (main_ || warming_.joinable()) return;
-  warming_ = std::thread([this] { warmed_ = Open(); });
+  try {
+    warming_ = std::thread([this] { warmed_ = Open(); });
+  } catch (const std::system_error&) {
+    // No thread to be had: the first operation opens the session itself, as without Warm.
+  }
 }
 
 Result<std::unique_ptr<Connection>> PostgresStateStore::Open() {
