@@ -69,12 +69,19 @@ review render_turntable --no-side-effects --concurrency safe --channel /source=d
   --channel /resolution=data
 review append_ledger --side-effect appends_ledger_entry --concurrency serialize --channel /entry=data
 sha=$("$udon" digest "$dir/tools.json" | cut -c1-64)
-call() {  # TOOL ARGS STORE
-  echo "$udon" call --manifest "$dir/tools.json" --sha256 "$sha" --server demo --tool "$1" --args "$2" \
+call() {  # TOOL ARGS STORE [UDON]
+  echo "${4:-$udon}" call --manifest "$dir/tools.json" --sha256 "$sha" --server demo --tool "$1" --args "$2" \
     --config "$dir/mcp.json" --state "$3"
 }
 safe_args='{"source":"https://assets.example.test/a.blend","angles":4,"resolution":1024}'
 ledger_args='{"entry":"x"}'
+# STATE_BEFORE=path of another udon-mcp (an earlier tree's Release build): its PostgreSQL
+# calls are timed in the same rounds, for a before/after of one run.
+before=()
+if [[ -n ${STATE_BEFORE:-} ]]; then
+  before=(-- "before: call, safe tool, PostgreSQL" $(call render_turntable "$safe_args" "$url" "$STATE_BEFORE")
+          -- "before: call, serialize tool, PostgreSQL" $(call append_ledger "$ledger_args" "$url" "$STATE_BEFORE"))
+fi
 "$BENCH_BIN" connect "$url" "${STATE_CONNECTS:-50}"
 echo "== fresh call processes (wall, medians; vs first = the anchor)"
 python3 "$BENCH_DIR/support/time_processes.py" "${STATE_FRESH_ROUNDS:-30}" \
@@ -84,4 +91,4 @@ python3 "$BENCH_DIR/support/time_processes.py" "${STATE_FRESH_ROUNDS:-30}" \
   -- "call, safe tool, file store" $(call render_turntable "$safe_args" "$dir/state") \
   -- "call, safe tool, PostgreSQL" $(call render_turntable "$safe_args" "$url") \
   -- "call, serialize tool, file store" $(call append_ledger "$ledger_args" "$dir/state") \
-  -- "call, serialize tool, PostgreSQL" $(call append_ledger "$ledger_args" "$url")
+  -- "call, serialize tool, PostgreSQL" $(call append_ledger "$ledger_args" "$url") "${before[@]}"

@@ -123,6 +123,9 @@ Status OpenState(const CommonOptions& options, gate::GateEnvironment& env) {
   if (location.empty()) return OkStatus();
   HidePath(location);
   UDON_ASSIGN_OR_RETURN(env.state, state_pg::OpenStateStore(location));
+  // The command consults the store first after reading its manifest: a database store
+  // connects meanwhile.
+  env.state->Warm();
   return OkStatus();
 }
 

@@ -55,6 +55,10 @@ class StateStore {
   // A database store reached over a network with a weaker sslmode than verify-full, as
   // its URI asked: that mode, for evidence (storeTls). nullopt: nothing weakened.
   virtual std::optional<std::string> WeakenedTls() const { return std::nullopt; }
+  // Begins, without waiting, what the first operation will need (a database store: its
+  // connection, issue 31), so that it overlaps the caller's own work; whatever fails is
+  // that operation's error. Nothing by default.
+  virtual void Warm() {}
 };
 
 // The invalidations this process recorded, in memory: every thread sees one the moment it

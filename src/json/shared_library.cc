@@ -17,7 +17,11 @@ void* RequiredSymbol(const char* library, const char* symbol) {
   {
     std::lock_guard<std::mutex> guard(mutex);
     void*& slot = (*handles)[library];
-    if (slot == nullptr) slot = dlopen(library, RTLD_NOW | RTLD_LOCAL);
+    // RTLD_LAZY: the functions of the dependencies not linked with BIND_NOW (Kerberos,
+    // under libpq) are bound when first called, not all at load (issue 31: 2.6 M of libpq's
+    // 14 M instructions of loading). One missing there ends the process at that call, with
+    // the dynamic loader's status 127, as at start.
+    if (slot == nullptr) slot = dlopen(library, RTLD_LAZY | RTLD_LOCAL);
     handle = slot;
   }
   void* address = handle != nullptr ? dlsym(handle, symbol) : nullptr;

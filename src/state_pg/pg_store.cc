@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <system_error>
 #include <thread>
 
 #include "json/sha256.h"
@@ -16,44 +17,58 @@
 
 namespace udon::state_pg {
 
-// A statement every session prepares once, in its first round trip, and then only binds
-// and executes: nothing is parsed or planned again per call.
+// A statement a session prepares on its first use, in the same round trip as that first
+// execution (libpq's pipeline mode), and then only binds and executes: nothing is parsed
+// or planned again per call, and nothing a session never runs is prepared.
 struct Statement {
   const char* name;
-  const char* types;  // PREPARE's parameter types
+  int count;          // parameters
+  const Oid* types;   // their types
   const char* sql;
+  bool read_only;     // may run before the session's schema version is known
 };
 
 namespace {
 
+// pg_type's OIDs of the parameter types the statements use.
+constexpr Oid kText = 25;
+constexpr Oid kBigint = 20;
+constexpr Oid kCheckTypes[] = {kText, kText, kBigint};
+constexpr Oid kRecordTypes[] = {kText, kText, kText, kBigint, kText};
+constexpr Oid kKeyTypes[] = {kBigint};
+constexpr Oid kLineTypes[] = {kText};
+
 constexpr Statement kIsInvalidated{
-    "udon_is_invalidated", "(text, text, bigint)",
-    "SELECT 1 FROM udon_mcp_invalidations WHERE server = $2 AND (manifest_sha256 = $1 OR at >= $3) LIMIT 1"};
+    "udon_is_invalidated", 3, kCheckTypes,
+    "SELECT 1 FROM udon_mcp_invalidations WHERE server = $2 AND (manifest_sha256 = $1 OR at >= $3) LIMIT 1", true};
 // The later record of a pair replaces the earlier one, as the file store's rename does.
 constexpr Statement kRecord{
-    "udon_record", "(text, text, text, bigint, text)",
+    "udon_record", 5, kRecordTypes,
     "INSERT INTO udon_mcp_invalidations (manifest_sha256, server, reason, at, runner) VALUES ($1, $2, $3, $4, $5)"
     " ON CONFLICT (manifest_sha256, server) DO UPDATE SET reason = excluded.reason, at = excluded.at,"
-    " recorded_at = now(), runner = excluded.runner"};
-constexpr Statement kTryLock{"udon_try_advisory_lock", "(bigint)", "SELECT pg_try_advisory_lock($1)"};
-constexpr Statement kUnlock{"udon_advisory_unlock", "(bigint)", "SELECT pg_advisory_unlock($1)"};
-constexpr Statement kAlive{"udon_alive", "", "SELECT 1"};
-constexpr Statement kAppendEvidence{"udon_append_evidence", "(text)",
-                                    "INSERT INTO udon_mcp_evidence (record) VALUES ($1)"};
-constexpr Statement kReadEvidence{"udon_read_evidence", "", "SELECT record FROM udon_mcp_evidence ORDER BY id"};
-constexpr const Statement* kStatements[] = {&kIsInvalidated, &kRecord,         &kTryLock,     &kUnlock,
-                                            &kAlive,         &kAppendEvidence, &kReadEvidence};
+    " recorded_at = now(), runner = excluded.runner",
+    false};
+constexpr Statement kTryLock{"udon_try_advisory_lock", 1, kKeyTypes, "SELECT pg_try_advisory_lock($1)", false};
+constexpr Statement kUnlock{"udon_advisory_unlock", 1, kKeyTypes, "SELECT pg_advisory_unlock($1)", false};
+constexpr Statement kAlive{"udon_alive", 0, nullptr, "SELECT 1", true};
+constexpr Statement kAppendEvidence{"udon_append_evidence", 1, kLineTypes,
+                                    "INSERT INTO udon_mcp_evidence (record) VALUES ($1)", false};
+constexpr Statement kReadEvidence{"udon_read_evidence", 0, nullptr, "SELECT record FROM udon_mcp_evidence ORDER BY id",
+                                  true};
+constexpr const char* kSchemaVersionQuery = "SELECT max(version) FROM udon_mcp_schema_version";
 
-// A session's first statement: the schema check, then every statement prepared.
-const std::string& PrepareBatch() {
-  static const std::string batch = [] {
-    std::string text = "SELECT max(version) FROM udon_mcp_schema_version";
-    for (const Statement* statement : kStatements) {
-      text += std::string("; PREPARE ") + statement->name + statement->types + " AS " + statement->sql;
-    }
-    return text;
-  }();
-  return batch;
+struct ClearResult {
+  void operator()(PGresult* result) const { PQclear(result); }
+};
+using PgResult = std::unique_ptr<PGresult, ClearResult>;
+
+PgResult Owned(PGresult* raw) { return PgResult(raw); }
+
+// The version a schema-version query answered: 0 for none; nullopt when it failed (no
+// schema yet: the table is missing).
+std::optional<int> VersionOf(const PGresult* result) {
+  if (result == nullptr || PQresultStatus(result) != PGRES_TUPLES_OK || PQntuples(result) != 1) return std::nullopt;
+  return PQgetisnull(result, 0, 0) ? 0 : std::atoi(PQgetvalue(result, 0, 0));
 }
 
 }  // namespace
@@ -62,66 +77,122 @@ const std::string& PrepareBatch() {
 // locks with it, and whoever holds this object must learn that (StillHeld).
 class Connection {
  public:
-  explicit Connection(PGconn* conn) : conn_(conn) {}
+  Connection(PGconn* conn, std::atomic<std::uint64_t>& round_trips) : conn_(conn), round_trips_(round_trips) {}
   ~Connection() { PQfinish(conn_); }
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
 
-  bool ok() const { return PQstatus(conn_) == CONNECTION_OK; }
+  bool ok() const { return !broken_ && PQstatus(conn_) == CONNECTION_OK; }
   // libpq prints the server's notices on stderr by default: server text never reaches
   // udon-mcp's output.
   void Silence() { PQsetNoticeProcessor(conn_, [](void*, const char*) {}, nullptr); }
+  // Whether the session's schema version was found to be this binary's.
+  bool ready() const { return ready_; }
+  void MarkReady() { ready_ = true; }
 
-  // Runs one statement with text parameters. The result when its status is `expected`,
-  // else nullptr (the server's error text is never kept: it may echo values).
-  std::unique_ptr<PGresult, void (*)(PGresult*)> Exec(const char* sql, const std::vector<std::string>& params,
-                                                      ExecStatusType expected = PGRES_TUPLES_OK) {
+  // Runs one statement with text parameters (a simple statement of the migration). The
+  // result when its status is `expected`, else nullptr (the server's error text is never
+  // kept: it may echo values).
+  PgResult Exec(const char* sql, const std::vector<std::string>& params, ExecStatusType expected = PGRES_TUPLES_OK) {
     std::vector<const char*> values;
     for (const std::string& p : params) values.push_back(p.c_str());
-    PGresult* raw = PQexecParams(conn_, sql, static_cast<int>(values.size()), nullptr, values.data(), nullptr,
-                                 nullptr, 0);
-    std::unique_ptr<PGresult, void (*)(PGresult*)> result(raw, PQclear);
-    if (raw == nullptr || PQresultStatus(raw) != expected) result.reset();
+    ++round_trips_;
+    PgResult result = Owned(
+        PQexecParams(conn_, sql, static_cast<int>(values.size()), nullptr, values.data(), nullptr, nullptr, 0));
+    if (!result || PQresultStatus(result.get()) != expected) result.reset();
     return result;
   }
   bool Command(const char* sql, const std::vector<std::string>& params = {}) {
     return Exec(sql, params, PGRES_COMMAND_OK) != nullptr;
   }
-
-  // Runs a statement the session prepared in its first round trip (PrepareSession).
-  std::unique_ptr<PGresult, void (*)(PGresult*)> Run(const Statement& statement,
-                                                     const std::vector<std::string>& params,
-                                                     ExecStatusType expected = PGRES_TUPLES_OK) {
-    std::vector<const char*> values;
-    for (const std::string& p : params) values.push_back(p.c_str());
-    PGresult* raw =
-        PQexecPrepared(conn_, statement.name, static_cast<int>(values.size()), values.data(), nullptr, nullptr, 0);
-    std::unique_ptr<PGresult, void (*)(PGresult*)> result(raw, PQclear);
-    if (raw == nullptr || PQresultStatus(raw) != expected) result.reset();
-    return result;
+  // The schema's version, one round trip.
+  std::optional<int> SchemaVersion() {
+    ++round_trips_;
+    return VersionOf(Owned(PQexec(conn_, kSchemaVersionQuery)).get());
   }
 
-  // One round trip: the schema's version, then every statement of kStatements prepared
-  // (SQL PREPARE in one simple query). The version found, 0 for none; nullopt when a
-  // statement failed (no schema yet: the version table is missing).
-  std::optional<int> PrepareSession(const std::string& batch) {
-    if (PQsendQuery(conn_, batch.c_str()) == 0) return std::nullopt;
+  // Runs `statement` (prepared in the same round trip when this session has not prepared
+  // it yet). As Exec: the result when its status is `expected`, else nullptr.
+  PgResult Run(const Statement& statement, const std::vector<std::string>& params,
+               ExecStatusType expected = PGRES_TUPLES_OK) {
+    return Pipeline(false, statement, params, expected).result;
+  }
+  // A session's first round trip: its schema's version, and `statement` run (prepared
+  // first) in the same round trip. The result counts only when the version is this
+  // binary's: the statement ran before the schema was known to be right.
+  struct First {
     std::optional<int> version;
-    bool failed = false;
-    while (PGresult* raw = PQgetResult(conn_)) {
-      const ExecStatusType status = PQresultStatus(raw);
-      if (!version && status == PGRES_TUPLES_OK && PQntuples(raw) == 1 && PQnfields(raw) == 1) {
-        version = PQgetisnull(raw, 0, 0) ? 0 : std::atoi(PQgetvalue(raw, 0, 0));
-      }
-      failed = failed || (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK);
-      PQclear(raw);
-    }
-    if (failed || !version) return std::nullopt;
-    return version;
+    PgResult result;
+  };
+  First RunWithVersion(const Statement& statement, const std::vector<std::string>& params,
+                       ExecStatusType expected) {
+    return Pipeline(true, statement, params, expected);
   }
 
  private:
+  bool Prepared(const Statement& statement) const {
+    return std::find(prepared_.begin(), prepared_.end(), statement.name) != prepared_.end();
+  }
+
+  // One round trip: the version query when asked, Parse when not yet prepared, then Bind
+  // and Execute, and one Sync. A statement the server refused is a null result; a session
+  // whose messages did not all come back is broken (ok() is false from then on).
+  First Pipeline(bool version, const Statement& statement, const std::vector<std::string>& params,
+                 ExecStatusType expected) {
+    First out;
+    if (broken_) return out;
+    std::vector<const char*> values;
+    for (const std::string& p : params) values.push_back(p.c_str());
+    const bool prepare = !Prepared(statement);
+    ++round_trips_;
+    bool sent = PQenterPipelineMode(conn_) == 1 &&
+                (!version || PQsendQueryParams(conn_, kSchemaVersionQuery, 0, nullptr, nullptr, nullptr, nullptr, 0)) &&
+                (!prepare || PQsendPrepare(conn_, statement.name, statement.sql, statement.count, statement.types)) &&
+                PQsendQueryPrepared(conn_, statement.name, static_cast<int>(values.size()), values.data(), nullptr,
+                                    nullptr, 0) &&
+                PQpipelineSync(conn_) == 1;
+    if (!sent) return Broken(std::move(out));
+    if (version) {
+      PgResult answer = Next();
+      if (!answer) return Broken(std::move(out));
+      out.version = VersionOf(answer.get());
+    }
+    if (prepare) {
+      PgResult prepared = Next();
+      if (!prepared) return Broken(std::move(out));
+      if (PQresultStatus(prepared.get()) == PGRES_COMMAND_OK) prepared_.push_back(statement.name);
+    }
+    out.result = Next();
+    if (!out.result) return Broken(std::move(out));
+    if (PQresultStatus(out.result.get()) != expected) out.result.reset();
+    PgResult sync = Owned(PQgetResult(conn_));
+    if (!sync || PQresultStatus(sync.get()) != PGRES_PIPELINE_SYNC || PQexitPipelineMode(conn_) != 1) {
+      return Broken(std::move(out));
+    }
+    return out;
+  }
+
+  // The next query's result in the pipeline (and the null that ends it), or nullptr.
+  PgResult Next() {
+    PgResult result = Owned(PQgetResult(conn_));
+    if (result) {
+      while (PGresult* extra = PQgetResult(conn_)) PQclear(extra);
+    }
+    return result;
+  }
+
+  First Broken(First out) {
+    broken_ = true;
+    out.version.reset();
+    out.result.reset();
+    return out;
+  }
+
   PGconn* conn_;
+  std::atomic<std::uint64_t>& round_trips_;
+  bool broken_ = false;
+  bool ready_ = false;
+  std::vector<const char*> prepared_;  // the names of the statements prepared on this session
 };
 
 namespace {
@@ -193,6 +264,44 @@ Status Migrate(Connection& connection, const std::string& uri) {
   }
   if (!connection.Command("COMMIT")) return Unavailable(uri, "the state database's migration did not commit");
   return OkStatus();
+}
+
+// Makes `connection` ready: its schema's version checked (one round trip), and the schema
+// migrated when it is older or missing. Errors: state.unavailable.
+Status Ready(Connection& connection, const std::string& uri) {
+  if (connection.ready()) return OkStatus();
+  if (connection.SchemaVersion() != kSchemaVersion) {
+    static std::mutex migrate_mutex;
+    std::lock_guard<std::mutex> guard(migrate_mutex);
+    UDON_RETURN_IF_ERROR(Migrate(connection, uri));
+  }
+  connection.MarkReady();
+  return OkStatus();
+}
+
+// `statement` on `connection`, the session made ready first. On a session's first use a
+// read-only statement shares the version check's round trip: a fresh call's check is one
+// round trip after the connection set-up. Errors: state.unavailable (Ready's); a statement
+// that failed is a null result.
+Result<PgResult> RunReady(Connection& connection, const Statement& statement, const std::vector<std::string>& params,
+                          ExecStatusType expected, const std::string& uri) {
+  if (!connection.ready() && statement.read_only) {
+    Connection::First first = connection.RunWithVersion(statement, params, expected);
+    if (first.version == kSchemaVersion) {
+      connection.MarkReady();
+      return std::move(first.result);
+    }
+    if (!connection.ok()) return PgResult();
+  }
+  UDON_RETURN_IF_ERROR(Ready(connection, uri));
+  return connection.Run(statement, params, expected);
+}
+
+// A session that could not be opened or made ready, as the failure of an operation whose
+// own code is `code` (a write's state.write_failed); a schema too new stays state.unavailable.
+Error Recoded(Error error, const char* code) {
+  if (std::string(code) != "state.unavailable" && !error.details.contains("schemaVersion")) error.code = code;
+  return error;
 }
 
 // pg_try_advisory_lock on `connection`: whether it was taken; nullopt when the statement failed.
@@ -294,7 +403,19 @@ Error PostgresStateStore::Unreachable() const {
   return error;
 }
 
-PostgresStateStore::~PostgresStateStore() = default;
+PostgresStateStore::~PostgresStateStore() {
+  if (warming_.joinable()) warming_.join();
+}
+
+void PostgresStateStore::Warm() {
+  std::lock_guard<std::mutex> guard(main_mutex_);
+  if (main_ || warming_.joinable()) return;
+  try {
+    warming_ = std::thread([this] { warmed_ = Open(); });
+  } catch (const std::system_error&) {
+    // No thread to be had: the first operation opens the session itself, as without Warm.
+  }
+}
 
 Result<std::unique_ptr<Connection>> PostgresStateStore::Open() {
   if (!parseable_) return Unavailable(uri_, "libpq cannot parse the state store's connection string");
@@ -323,38 +444,38 @@ Result<std::unique_ptr<Connection>> PostgresStateStore::Open() {
   }
   keys.push_back(nullptr);
   values.push_back(nullptr);
-  auto connection = std::make_unique<Connection>(PQconnectdbParams(keys.data(), values.data(), 1));
+  auto connection =
+      std::make_unique<Connection>(PQconnectdbParams(keys.data(), values.data(), 1), round_trips_);
   if (!connection->ok()) return Unreachable();
   connection->Silence();
-  // The common case is one round trip: the schema is already this binary's, and the same
-  // query prepares the statements. Otherwise the migration, then the statements again.
-  if (connection->PrepareSession(PrepareBatch()) == kSchemaVersion) return connection;
-  {
-    static std::mutex migrate_mutex;
-    std::lock_guard<std::mutex> guard(migrate_mutex);
-    UDON_RETURN_IF_ERROR(Migrate(*connection, uri_));
-  }
-  if (connection->Command("DEALLOCATE ALL") && connection->PrepareSession(PrepareBatch()) == kSchemaVersion) {
-    return connection;
-  }
-  return Unavailable(uri_, "the state database's statements cannot be prepared");
+  // Not ready yet: the schema's version is checked with the session's first statement.
+  return connection;
+}
+
+Result<std::unique_ptr<Connection>> PostgresStateStore::OpenReady() {
+  UDON_ASSIGN_OR_RETURN(std::unique_ptr<Connection> connection, Open());
+  UDON_RETURN_IF_ERROR(Ready(*connection, uri_));
+  return connection;
 }
 
 Status PostgresStateStore::OpenMain() {
   if (main_ && main_->ok()) return OkStatus();
   main_.reset();
   ++main_session_;  // whatever was held on the old session ended with it
+  if (warming_.joinable()) {
+    warming_.join();
+    Result<std::unique_ptr<Connection>> warmed = std::move(*warmed_);
+    warmed_.reset();
+    UDON_ASSIGN_OR_RETURN(main_, std::move(warmed));
+    return OkStatus();
+  }
   UDON_ASSIGN_OR_RETURN(main_, Open());
   return OkStatus();
 }
 
 Status PostgresStateStore::WithMain(const std::function<Status(Connection&)>& work, const char* code) {
   std::lock_guard<std::mutex> guard(main_mutex_);
-  if (Status opened = OpenMain(); !opened.ok()) {
-    Error error = std::move(opened).error();
-    if (std::string(code) != "state.unavailable" && !error.details.contains("schemaVersion")) error.code = code;
-    return error;
-  }
+  if (Status opened = OpenMain(); !opened.ok()) return Recoded(std::move(opened).error(), code);
   Status done = work(*main_);
   if (done.ok() || main_->ok()) return done;
   // The session ended since its last use (the database restarted, a keepalive gave up):
@@ -368,7 +489,10 @@ Result<bool> PostgresStateStore::IsInvalidated(std::string_view manifest_sha256,
   bool invalidated = false;
   Status checked = WithMain(
       [&](Connection& c) -> Status {
-        auto rows = c.Run(kIsInvalidated, {std::string(manifest_sha256), std::string(server), std::to_string(captured_at)});
+        UDON_ASSIGN_OR_RETURN(PgResult rows, RunReady(c, kIsInvalidated,
+                                                      {std::string(manifest_sha256), std::string(server),
+                                                       std::to_string(captured_at)},
+                                                      PGRES_TUPLES_OK, uri_));
         if (!rows) return Unavailable(uri_, "the invalidation records cannot be read");
         invalidated = PQntuples(rows.get()) > 0;
         return OkStatus();
@@ -382,11 +506,12 @@ Status PostgresStateStore::Record(std::string_view manifest_sha256, std::string_
                                   std::string_view reason, std::int64_t at) {
   return WithMain(
       [&](Connection& c) -> Status {
-        if (c.Run(kRecord, {std::string(manifest_sha256), std::string(server), std::string(reason), std::to_string(at),
-                            runner_id_},
-                  PGRES_COMMAND_OK)) {
-          return OkStatus();
-        }
+        auto done = RunReady(c, kRecord,
+                             {std::string(manifest_sha256), std::string(server), std::string(reason),
+                              std::to_string(at), runner_id_},
+                             PGRES_COMMAND_OK, uri_);
+        if (!done.ok()) return Recoded(std::move(done).error(), "state.write_failed");
+        if (*done) return OkStatus();
         Error error = MakeError("state.write_failed", "cannot record the invalidation durably");
         error.details["store"] = RedactConninfo(uri_);
         return error;
@@ -403,6 +528,7 @@ Result<std::unique_ptr<gate::StateLock>> PostgresStateStore::AcquireSerializeLoc
     // so a second caller of this process on the same scope must wait on a session of its own.
     std::lock_guard<std::mutex> guard(main_mutex_);
     UDON_RETURN_IF_ERROR(OpenMain());
+    UDON_RETURN_IF_ERROR(Ready(*main_, uri_));
     if (main_lock_ != main_session_) {
       main_lock_ = main_session_;
       session = main_session_;
@@ -444,14 +570,14 @@ Result<std::unique_ptr<gate::StateLock>> PostgresStateStore::LockOnOwnSession(co
   }
   bool pooled = connection != nullptr;
   if (!connection || !connection->ok()) {
-    UDON_ASSIGN_OR_RETURN(connection, Open());
+    UDON_ASSIGN_OR_RETURN(connection, OpenReady());
   }
   Result<bool> taken = Poll(
       [&]() -> Result<bool> {
         std::optional<bool> once = TryLock(*connection, key);
         if (!once && pooled && !connection->ok()) {
           // An idle session that ended meanwhile held nothing: one new session, once.
-          UDON_ASSIGN_OR_RETURN(connection, Open());
+          UDON_ASSIGN_OR_RETURN(connection, OpenReady());
           pooled = false;
           once = TryLock(*connection, key);
         }
@@ -495,7 +621,9 @@ void PostgresStateStore::ReturnConnection(std::unique_ptr<Connection> connection
 Status PostgresStateStore::AppendEvidence(const std::string& line) {
   return WithMain(
       [&](Connection& c) -> Status {
-        if (c.Run(kAppendEvidence, {line}, PGRES_COMMAND_OK)) return OkStatus();
+        auto done = RunReady(c, kAppendEvidence, {line}, PGRES_COMMAND_OK, uri_);
+        if (!done.ok()) return Recoded(std::move(done).error(), "evidence.write_failed");
+        if (*done) return OkStatus();
         return MakeError("evidence.write_failed", "cannot append to the evidence table");
       },
       "evidence.write_failed");
@@ -505,7 +633,7 @@ Result<std::vector<std::string>> PostgresStateStore::ReadEvidence() {
   std::vector<std::string> lines;
   Status read = WithMain(
       [&](Connection& c) -> Status {
-        auto rows = c.Run(kReadEvidence, {});
+        UDON_ASSIGN_OR_RETURN(PgResult rows, RunReady(c, kReadEvidence, {}, PGRES_TUPLES_OK, uri_));
         if (!rows) return Unavailable(uri_, "the evidence table cannot be read");
         for (int i = 0; i < PQntuples(rows.get()); ++i) lines.emplace_back(PQgetvalue(rows.get(), i, 0));
         return OkStatus();

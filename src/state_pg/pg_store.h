@@ -15,10 +15,12 @@
 //   transaction mode (docs/contract.md 7.14).
 // - Schema: created on first use by a versioned migration in one transaction
 //   (udon_mcp_schema_version); a newer schema than this binary knows is refused. Each
-//   session checks the version and prepares its statements in one round trip; calls only
-//   bind and execute.
+//   session checks the version with its first statement, in that statement's round trip when
+//   it only reads; each statement is prepared in its first execution's round trip, and then
+//   only bound and executed.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -27,6 +29,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "gate/state_store.h"
@@ -54,7 +57,7 @@ class Connection;
 
 class PostgresStateStore : public gate::StateStore {
  public:
-  // Connects lazily: nothing is contacted until the first operation, so an unreachable
+  // Connects lazily: nothing is contacted until the first operation (or Warm), so an unreachable
   // database is a refusal of the gate (state.unavailable, exit 3), not a usage error. A
   // host that is not local is reached with sslmode=verify-full unless the URI says
   // otherwise (state_pg/tls.h).
@@ -79,6 +82,11 @@ class PostgresStateStore : public gate::StateStore {
   // The URI's sslmode when it weakens the verify-full default of a store that is not local.
   std::optional<std::string> WeakenedTls() const override;
 
+  // Opens the main session on a thread of its own while the caller goes on (a fresh
+  // `call` reads and hashes its manifest meanwhile); the first operation takes it over,
+  // or its failure. The store's destructor waits for it (at most the connect timeout).
+  void Warm() override;
+
   // For the locks this store hands out. A connection for a lock taken back after its lock
   // was released; the release of a lock on the main session; whether that session (the
   // `session`th main session of this store) still lives and so still holds its lock.
@@ -86,10 +94,18 @@ class PostgresStateStore : public gate::StateStore {
   void ReleaseMainLock(std::uint64_t session, const std::string& key);
   Status MainLockHeld(std::uint64_t session);
 
+  // The round trips of statements on every session of this store so far (each a message
+  // sequence ending in Sync, answered by the server), the connection set-ups not counted:
+  // for tests of how many a call takes.
+  std::uint64_t RoundTrips() const { return round_trips_.load(); }
+
  private:
-  // A connected session, its schema checked (and migrated when needed) and its statements
-  // prepared: one round trip after the connection set-up. Errors: state.unavailable.
+  // A connected session; its schema's version is checked with its first statement
+  // (RunReady in pg_store.cc). Errors: state.unavailable.
   Result<std::unique_ptr<Connection>> Open();
+  // A connected session, its schema checked (and migrated when needed): one round trip
+  // after the connection set-up. Errors: state.unavailable.
+  Result<std::unique_ptr<Connection>> OpenReady();
   // Under main_mutex_: main_ open, a new session (and number) when it was not.
   Status OpenMain();
   // state.unavailable for a session that did not start, with the sslmode it required.
@@ -112,8 +128,11 @@ class PostgresStateStore : public gate::StateStore {
   std::unique_ptr<Connection> main_;
   std::uint64_t main_session_ = 0;           // counts the main sessions opened
   std::optional<std::uint64_t> main_lock_;  // the main session holding (or taking) a lock
+  std::thread warming_;                      // Warm's Open() of the main session
+  std::optional<Result<std::unique_ptr<Connection>>> warmed_;  // its outcome, once joined
   std::mutex pool_mutex_;
   std::vector<std::unique_ptr<Connection>> idle_;  // lock sessions between locks
+  std::atomic<std::uint64_t> round_trips_{0};
 };
 
 }  // namespace udon::state_pg

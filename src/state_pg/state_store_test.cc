@@ -2,6 +2,7 @@
 // behave alike behind gate::StateStore. Process-level behaviour (runners, dispatch, SIGKILL)
 // is in tests/integration/shared_state_test.cc.
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <thread>
 #include <utility>
@@ -213,6 +214,96 @@ TEST_F(PostgresStoreTest, ASerializedCallUsesTheStoresOneSession) {
   EXPECT_EQ(cluster_->Psql(sessions).out, "2\n");
   lock->reset();
   second->reset();
+  EXPECT_EQ(cluster_->Psql("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'").out, "0\n");
+}
+
+// Issue 31: a fresh call's store work in round trips after the connection set-up (counted,
+// not timed). A session's schema check shares its first read's round trip, and a statement
+// is prepared in its first execution's: a safe tool's check and recheck take two, a
+// serialized tool's call (check, lock, recheck, liveness, release) five.
+TEST_F(PostgresStoreTest, AFreshSafeCallsCheckAndRecheckTakeTwoRoundTrips) {
+  ASSERT_TRUE(PostgresStateStore(cluster_->Url()).IsInvalidated(kDigestA, "demo", 1).ok());  // the schema exists
+  PostgresStateStore store(cluster_->Url());
+  auto check = store.IsInvalidated(kDigestA, "demo", 1);
+  ASSERT_TRUE(check.ok()) << check.error().Describe();
+  EXPECT_FALSE(*check);
+  EXPECT_EQ(store.RoundTrips(), 1u);
+  auto recheck = store.IsInvalidated(kDigestA, "demo", 1);
+  ASSERT_TRUE(recheck.ok()) << recheck.error().Describe();
+  EXPECT_EQ(store.RoundTrips(), 2u);
+}
+
+TEST_F(PostgresStoreTest, AFreshSerializedCallTakesFiveRoundTrips) {
+  ASSERT_TRUE(PostgresStateStore(cluster_->Url()).IsInvalidated(kDigestA, "demo", 1).ok());
+  PostgresStateStore store(cluster_->Url());
+  ASSERT_TRUE(store.IsInvalidated(kDigestA, "demo", 1).ok());
+  auto lock = store.AcquireSerializeLock("demo", std::chrono::milliseconds(100));
+  ASSERT_TRUE(lock.ok()) << lock.error().Describe();
+  ASSERT_TRUE(store.IsInvalidated(kDigestA, "demo", 1).ok());
+  EXPECT_TRUE((*lock)->StillHeld().ok());
+  lock->reset();
+  EXPECT_EQ(store.RoundTrips(), 5u);
+  EXPECT_EQ(cluster_->Psql("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'").out, "0\n");
+}
+
+// Warm opens the main session ahead of the first operation, which takes it over: still one
+// session, and the check still one round trip; a store that cannot be reached is the first
+// operation's error, and a store warmed and never used ends its session.
+TEST_F(PostgresStoreTest, AWarmedStoresFirstCheckUsesTheSessionWarmOpened) {
+  const std::string sessions = "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'udon-mcp'";
+  ASSERT_TRUE(PostgresStateStore(cluster_->Url()).IsInvalidated(kDigestA, "demo", 1).ok());
+  {
+    PostgresStateStore unused(cluster_->Url());
+    unused.Warm();
+  }
+  // Ended sessions leave pg_stat_activity when their backends exit, soon after.
+  for (int i = 0; i < 200 && cluster_->Psql(sessions).out != "0\n"; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  ASSERT_EQ(cluster_->Psql(sessions).out, "0\n") << "the warmed, unused store ended its session";
+  PostgresStateStore store(cluster_->Url());
+  store.Warm();
+  store.Warm();  // once
+  auto check = store.IsInvalidated(kDigestA, "demo", 1);
+  ASSERT_TRUE(check.ok()) << check.error().Describe();
+  EXPECT_EQ(store.RoundTrips(), 1u);
+  EXPECT_EQ(cluster_->Psql(sessions).out, "1\n");
+}
+
+TEST_F(PostgresStoreTest, AWarmedStoreThatCannotBeReachedFailsItsFirstOperation) {
+  const std::string url = cluster_->Url();
+  cluster_->Stop();
+  PostgresStateStore store(url);
+  store.Warm();
+  auto checked = store.IsInvalidated(kDigestA, "demo", 1);
+  ASSERT_FALSE(checked.ok());
+  EXPECT_EQ(checked.error().code, "state.unavailable");
+  ASSERT_TRUE(cluster_->Start());
+  EXPECT_TRUE(store.IsInvalidated(kDigestA, "demo", 1).ok()) << "a later operation connects again";
+}
+
+// The check a session starts with runs before its schema's version is known: on a missing
+// schema its answer is not used (the schema is created, then the check runs again), and a
+// record made on that session is read back by the next statement.
+TEST_F(PostgresStoreTest, ASessionsFirstCheckOnAMissingSchemaCreatesItAndChecksAgain) {
+  PostgresStateStore store(cluster_->Url());
+  auto check = store.IsInvalidated(kDigestA, "demo", 1);
+  ASSERT_TRUE(check.ok()) << check.error().Describe();
+  EXPECT_FALSE(*check);
+  ASSERT_TRUE(store.Record(kDigestA, "demo", "list_changed_during_call", 1).ok());
+  EXPECT_TRUE(*store.IsInvalidated(kDigestA, "demo", 1));
+  EXPECT_EQ(cluster_->Psql("SELECT string_agg(version::text, ',') FROM udon_mcp_schema_version").out, "1\n");
+}
+
+// A lock taken as a session's first statement (no read before it) still checks the schema
+// first: a lock is never taken on a schema this udon-mcp does not know.
+TEST_F(PostgresStoreTest, ALockAsASessionsFirstStatementIsRefusedOnANewerSchema) {
+  ASSERT_TRUE(PostgresStateStore(cluster_->Url()).IsInvalidated(kDigestA, "demo", 1).ok());
+  cluster_->Psql("INSERT INTO udon_mcp_schema_version (version) VALUES (" + std::to_string(kSchemaVersion + 1) + ")");
+  PostgresStateStore store(cluster_->Url());
+  auto lock = store.AcquireSerializeLock("demo", std::chrono::milliseconds(100));
+  ASSERT_FALSE(lock.ok());
+  EXPECT_EQ(lock.error().details["schemaVersion"], kSchemaVersion + 1);
   EXPECT_EQ(cluster_->Psql("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'").out, "0\n");
 }
 

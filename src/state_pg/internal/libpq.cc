@@ -35,7 +35,21 @@ PGresult* PQexecPrepared(PGconn* conn, const char* name, int count, const char* 
                          const int* formats, int result_format) {
   return UDON_PQ(PQexecPrepared)(conn, name, count, values, lengths, formats, result_format);
 }
-int PQsendQuery(PGconn* conn, const char* query) { return UDON_PQ(PQsendQuery)(conn, query); }
+PGresult* PQexec(PGconn* conn, const char* query) { return UDON_PQ(PQexec)(conn, query); }
+int PQsendQueryParams(PGconn* conn, const char* command, int count, const Oid* types, const char* const* values,
+                      const int* lengths, const int* formats, int result_format) {
+  return UDON_PQ(PQsendQueryParams)(conn, command, count, types, values, lengths, formats, result_format);
+}
+int PQsendPrepare(PGconn* conn, const char* name, const char* query, int count, const Oid* types) {
+  return UDON_PQ(PQsendPrepare)(conn, name, query, count, types);
+}
+int PQsendQueryPrepared(PGconn* conn, const char* name, int count, const char* const* values, const int* lengths,
+                        const int* formats, int result_format) {
+  return UDON_PQ(PQsendQueryPrepared)(conn, name, count, values, lengths, formats, result_format);
+}
+int PQenterPipelineMode(PGconn* conn) { return UDON_PQ(PQenterPipelineMode)(conn); }
+int PQexitPipelineMode(PGconn* conn) { return UDON_PQ(PQexitPipelineMode)(conn); }
+int PQpipelineSync(PGconn* conn) { return UDON_PQ(PQpipelineSync)(conn); }
 PGresult* PQgetResult(PGconn* conn) { return UDON_PQ(PQgetResult)(conn); }
 ExecStatusType PQresultStatus(const PGresult* res) { return UDON_PQ(PQresultStatus)(res); }
 int PQntuples(const PGresult* res) { return UDON_PQ(PQntuples)(res); }
