@@ -2,7 +2,9 @@
 
 #include <fcntl.h>
 #include <openssl/evp.h>
+#include <openssl/core_names.h>
 #include <openssl/hmac.h>
+#include <openssl/params.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -74,8 +76,26 @@ Status CreateKey(const std::string& dir, const std::string& path) {
 
 }  // namespace
 
+struct EvidenceKey::Keyed {
+  EVP_MAC* mac = nullptr;
+  EVP_MAC_CTX* context = nullptr;
+  ~Keyed() {
+    EVP_MAC_CTX_free(context);
+    EVP_MAC_free(mac);
+  }
+};
+
 EvidenceKey::EvidenceKey(std::string key) : key_(std::move(key)) {
   id_ = "k1:" + json::Sha256Hex(std::string(kIdLabel) + key_).substr(0, 16);
+  auto keyed = std::make_shared<Keyed>();
+  keyed->mac = EVP_MAC_fetch(nullptr, "HMAC", nullptr);
+  if (keyed->mac != nullptr) keyed->context = EVP_MAC_CTX_new(keyed->mac);
+  if (keyed->context == nullptr) return;
+  char digest[] = "SHA256";
+  const OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string("digest", digest, 0), OSSL_PARAM_construct_end()};
+  if (EVP_MAC_init(keyed->context, reinterpret_cast<const unsigned char*>(key_.data()), key_.size(), params) == 1) {
+    keyed_ = std::move(keyed);
+  }
 }
 
 Result<EvidenceKey> EvidenceKey::LoadOrCreate(const std::string& state_dir) {
@@ -95,6 +115,16 @@ std::string EvidenceKey::Digest(const json::Value& value) const {
   auto canonical = json::Canonicalize(value);
   if (!canonical.ok()) return {};
   unsigned char mac[EVP_MAX_MD_SIZE];
+  if (keyed_ != nullptr) {
+    EVP_MAC_CTX* context = EVP_MAC_CTX_dup(keyed_->context);
+    std::size_t length = 0;
+    const bool done = context != nullptr &&
+                      EVP_MAC_update(context, reinterpret_cast<const unsigned char*>(canonical->data()),
+                                     canonical->size()) == 1 &&
+                      EVP_MAC_final(context, mac, &length, sizeof mac) == 1;
+    EVP_MAC_CTX_free(context);
+    if (done) return HexName(std::string_view(reinterpret_cast<const char*>(mac), length));
+  }
   unsigned int length = 0;
   if (HMAC(EVP_sha256(), key_.data(), static_cast<int>(key_.size()),
            reinterpret_cast<const unsigned char*>(canonical->data()), canonical->size(), mac,

@@ -9,6 +9,7 @@
 // made under different keys are never compared.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "json/json.h"
@@ -24,13 +25,19 @@ class EvidenceKey {
   static Result<EvidenceKey> LoadOrCreate(const std::string& state_dir);
 
   // Lowercase hex HMAC-SHA-256 of the value's RFC 8785 bytes; empty when the value cannot
-  // be canonicalized (evidence then carries no digest for it).
+  // be canonicalized (evidence then carries no digest for it). Safe on any number of
+  // threads at once: each digest starts from a copy of the keyed state made once.
   std::string Digest(const json::Value& value) const;
   // "k1:" and the first 16 hex digits of SHA-256 over a fixed label and the key.
   const std::string& id() const { return id_; }
 
  private:
   explicit EvidenceKey(std::string key);
+  // HMAC keyed once (the digest fetched, the key's blocks hashed); null when that failed,
+  // and Digest keys each digest itself. Fetching and keying cost ~30,000 instructions,
+  // more than the digest of a call's arguments (docs/benchmarks.md, "serve").
+  struct Keyed;
+  std::shared_ptr<const Keyed> keyed_;
   std::string key_;
   std::string id_;
 };
