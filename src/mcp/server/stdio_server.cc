@@ -9,6 +9,8 @@
 #include <string>
 #include <thread>
 
+#include "mcp/server/worker_pool.h"
+
 namespace udon::mcp {
 namespace {
 
@@ -43,26 +45,43 @@ class LineWriter : public MessageSink {
   bool broken_ = false;
 };
 
-// Counts running tool calls so the server can wait for them at end of input.
-class CallTracker {
+// Runs tool calls and listen streams off the reading thread, never making one wait: on a
+// kept thread of a small pool when one is free, else on a thread of its own (the client may
+// have more calls running than the pool has threads). Starting a thread for every call cost
+// more than the call itself (docs/benchmarks.md, "serve"). Wait() returns once every call
+// ended.
+class CallThreads {
  public:
-  void Start() {
-    std::lock_guard lock(mutex_);
-    ++running_;
+  static constexpr std::size_t kKept = 8;
+
+  void Run(std::function<void()> work) {
+    if (pool_.TryReserve()) {
+      pool_.RunReserved(std::move(work));
+      return;
+    }
+    {
+      std::lock_guard lock(mutex_);
+      ++detached_;
+    }
+    std::thread([this, work = std::move(work)]() mutable {
+      work();
+      work = nullptr;  // release what the call held before the server may wind down
+      std::lock_guard lock(mutex_);
+      if (--detached_ == 0) idle_.notify_all();
+    }).detach();
   }
-  void Done() {
-    std::lock_guard lock(mutex_);
-    if (--running_ == 0) idle_.notify_all();
-  }
-  void WaitIdle() {
+
+  void Wait() {
+    pool_.Shutdown();  // nothing is queued: it joins the kept threads once their calls end
     std::unique_lock lock(mutex_);
-    idle_.wait(lock, [this] { return running_ == 0; });
+    idle_.wait(lock, [this] { return detached_ == 0; });
   }
 
  private:
+  WorkerPool pool_{kKept, 1};
   std::mutex mutex_;
   std::condition_variable idle_;
-  int running_ = 0;
+  int detached_ = 0;
 };
 
 Message FrameError(const Error& error) {
@@ -75,15 +94,8 @@ Message FrameError(const Error& error) {
 void RunStdioServer(Server& server, const StdioServerOptions& options) {
   auto writer = std::make_shared<LineWriter>(options.out_fd);
   auto session = server.NewSession(writer);
-  CallTracker tracker;
-  const WorkRunner runner = [&tracker](std::function<void()> work) {
-    tracker.Start();
-    std::thread([&tracker, work = std::move(work)]() mutable {
-      work();
-      work = nullptr;  // release what the call held before the server may wind down
-      tracker.Done();
-    }).detach();
-  };
+  CallThreads calls;
+  const WorkRunner runner = [&calls](std::function<void()> work) { calls.Run(std::move(work)); };
 
   std::string line;
   bool oversized = false;  // dropping the rest of a line that broke the limit
@@ -131,7 +143,7 @@ void RunStdioServer(Server& server, const StdioServerOptions& options) {
   }
   // End of input is the shutdown signal: open listen streams get their closure response.
   server.CloseSubscriptions();
-  tracker.WaitIdle();
+  calls.Wait();
 }
 
 }  // namespace udon::mcp

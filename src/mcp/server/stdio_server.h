@@ -18,8 +18,9 @@ struct StdioServerOptions {
 
 // Serves one session until the input ends (or stop_fd turns readable), then closes open subscriptions/listen streams
 // (each gets its graceful closure response) and waits for calls still running. Tool calls
-// and listen streams run on their own threads so that other requests and cancellations
-// keep flowing meanwhile; both eras share the one channel. Frames that are not valid
+// and listen streams run off the reading thread, so that other requests and cancellations
+// keep flowing meanwhile: on one of 8 threads kept between calls when one is free, else on
+// a thread of their own (never queued); both eras share the one channel. Frames that are not valid
 // JSON-RPC are answered with a JSON-RPC error without an id.
 void RunStdioServer(Server& server, const StdioServerOptions& options = {});
 
