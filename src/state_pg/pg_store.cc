@@ -1,6 +1,7 @@
 #include "state_pg/pg_store.h"
 
 #include <libpq-fe.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <thread>
 
 #include "json/sha256.h"
+#include "state_pg/internal/connect.h"
 #include "state_pg/tls.h"
 #include "state_pg/uri.h"
 
@@ -404,20 +406,29 @@ Error PostgresStateStore::Unreachable() const {
 }
 
 PostgresStateStore::~PostgresStateStore() {
-  if (warming_.joinable()) warming_.join();
+  if (warming_.joinable()) {
+    // Nobody will use the session: a command refused before it consulted the store ends
+    // now, not when a slow or silent server lets the attempt end.
+    const std::uint64_t one = 1;
+    [[maybe_unused]] const ssize_t written = write(cancel_warming_, &one, sizeof one);
+    warming_.join();
+  }
+  if (cancel_warming_ >= 0) close(cancel_warming_);
 }
 
 void PostgresStateStore::Warm() {
   std::lock_guard<std::mutex> guard(main_mutex_);
   if (main_ || warming_.joinable()) return;
+  if (cancel_warming_ < 0) cancel_warming_ = eventfd(0, EFD_CLOEXEC);
+  if (cancel_warming_ < 0) return;  // the first operation opens the session, as without Warm
   try {
-    warming_ = std::thread([this] { warmed_ = Open(); });
+    warming_ = std::thread([this] { warmed_ = Open(cancel_warming_); });
   } catch (const std::system_error&) {
     // No thread to be had: the first operation opens the session itself, as without Warm.
   }
 }
 
-Result<std::unique_ptr<Connection>> PostgresStateStore::Open() {
+Result<std::unique_ptr<Connection>> PostgresStateStore::Open(int cancel_fd) {
   if (!parseable_) return Unavailable(uri_, "libpq cannot parse the state store's connection string");
   WarnOnceAboutTls(tls_);
   const std::string keepalive = std::to_string(kKeepaliveIdleSeconds);
@@ -444,8 +455,9 @@ Result<std::unique_ptr<Connection>> PostgresStateStore::Open() {
   }
   keys.push_back(nullptr);
   values.push_back(nullptr);
-  auto connection =
-      std::make_unique<Connection>(PQconnectdbParams(keys.data(), values.data(), 1), round_trips_);
+  PGconn* conn = cancel_fd >= 0 ? internal::ConnectUnlessCancelled(keys.data(), values.data(), cancel_fd)
+                                 : PQconnectdbParams(keys.data(), values.data(), 1);
+  auto connection = std::make_unique<Connection>(conn, round_trips_);
   if (!connection->ok()) return Unreachable();
   connection->Silence();
   // Not ready yet: the schema's version is checked with the session's first statement.

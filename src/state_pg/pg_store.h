@@ -84,7 +84,7 @@ class PostgresStateStore : public gate::StateStore {
 
   // Opens the main session on a thread of its own while the caller goes on (a fresh
   // `call` reads and hashes its manifest meanwhile); the first operation takes it over,
-  // or its failure. The store's destructor waits for it (at most the connect timeout).
+  // or its failure. A store destroyed before its first operation abandons the attempt.
   void Warm() override;
 
   // For the locks this store hands out. A connection for a lock taken back after its lock
@@ -102,7 +102,8 @@ class PostgresStateStore : public gate::StateStore {
  private:
   // A connected session; its schema's version is checked with its first statement
   // (RunReady in pg_store.cc). Errors: state.unavailable.
-  Result<std::unique_ptr<Connection>> Open();
+  // With a `cancel_fd`, the attempt ends (unreachable) as soon as it becomes readable.
+  Result<std::unique_ptr<Connection>> Open(int cancel_fd = -1);
   // A connected session, its schema checked (and migrated when needed): one round trip
   // after the connection set-up. Errors: state.unavailable.
   Result<std::unique_ptr<Connection>> OpenReady();
@@ -129,6 +130,7 @@ class PostgresStateStore : public gate::StateStore {
   std::uint64_t main_session_ = 0;           // counts the main sessions opened
   std::optional<std::uint64_t> main_lock_;  // the main session holding (or taking) a lock
   std::thread warming_;                      // Warm's Open() of the main session
+  int cancel_warming_ = -1;                  // an eventfd: the destructor ends that Open()
   std::optional<Result<std::unique_ptr<Connection>>> warmed_;  // its outcome, once joined
   std::mutex pool_mutex_;
   std::vector<std::unique_ptr<Connection>> idle_;  // lock sessions between locks

@@ -1,8 +1,14 @@
 // One contract suite for both state stores (issue 19): the state directory and PostgreSQL
 // behave alike behind gate::StateStore. Process-level behaviour (runners, dispatch, SIGKILL)
 // is in tests/integration/shared_state_test.cc.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
+#include <future>
 #include <memory>
 #include <thread>
 #include <utility>
@@ -280,6 +286,60 @@ TEST_F(PostgresStoreTest, AWarmedStoreThatCannotBeReachedFailsItsFirstOperation)
   EXPECT_EQ(checked.error().code, "state.unavailable");
   ASSERT_TRUE(cluster_->Start());
   EXPECT_TRUE(store.IsInvalidated(kDigestA, "demo", 1).ok()) << "a later operation connects again";
+}
+
+// A TCP port whose connections the kernel completes and nobody ever answers: a PostgreSQL
+// host that hangs (a stopped process, a full backlog, a middlebox that swallows packets).
+class SilentServer {
+ public:
+  SilentServer() {
+    fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    if (bind(fd_, reinterpret_cast<sockaddr*>(&address), length) != 0 || listen(fd_, 16) != 0 ||
+        getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+      return;
+    }
+    port_ = ntohs(address.sin_port);
+  }
+  ~SilentServer() { close(fd_); }
+  std::string Url(const std::string& query = "") const {
+    return "postgresql://udon@127.0.0.1:" + std::to_string(port_) + "/udon" + query;
+  }
+  bool ok() const { return port_ != 0; }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
+
+// A command refused before it consulted the store (a digest mismatch, say) destroys a
+// store whose session is still being opened: it ends at once, not at the connect timeout
+// (10 s). Bounded wait only: the destruction either returns within 5 s or waits for that
+// timeout.
+TEST(PostgresStoreWarmTest, AnUnusedWarmedStoreEndsWithoutWaitingForASilentServer) {
+  SilentServer server;
+  ASSERT_TRUE(server.ok());
+  auto store = std::make_unique<PostgresStateStore>(server.Url());
+  store->Warm();
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the attempt waits for an answer
+  auto destroyed = std::async(std::launch::async, [&store] { store.reset(); });
+  EXPECT_EQ(destroyed.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+  destroyed.wait();
+}
+
+// The warmed attempt keeps the URI's connect_timeout: a server that never answers is the
+// first operation's refusal once it has passed.
+TEST(PostgresStoreWarmTest, AWarmedStoreToASilentServerIsUnavailableAfterTheConnectTimeout) {
+  SilentServer server;
+  ASSERT_TRUE(server.ok());
+  PostgresStateStore store(server.Url("?connect_timeout=2"));
+  store.Warm();
+  auto checked = store.IsInvalidated(kDigestA, "demo", 1);
+  ASSERT_FALSE(checked.ok());
+  EXPECT_EQ(checked.error().code, "state.unavailable");
 }
 
 // The check a session starts with runs before its schema's version is known: on a missing
