@@ -1,9 +1,6 @@
 // One contract suite for both state stores (issue 19): the state directory and PostgreSQL
 // behave alike behind gate::StateStore. Process-level behaviour (runners, dispatch, SIGKILL)
 // is in tests/integration/shared_state_test.cc.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -292,27 +289,18 @@ TEST_F(PostgresStoreTest, AWarmedStoreThatCannotBeReachedFailsItsFirstOperation)
 // host that hangs (a stopped process, a full backlog, a middlebox that swallows packets).
 class SilentServer {
  public:
-  SilentServer() {
-    fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof address;
-    if (bind(fd_, reinterpret_cast<sockaddr*>(&address), length) != 0 || listen(fd_, 16) != 0 ||
-        getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
-      return;
-    }
-    port_ = ntohs(address.sin_port);
+  SilentServer() : fd_(testing::ListenOnLoopback(port_)) {}
+  ~SilentServer() {
+    if (fd_ >= 0) close(fd_);
   }
-  ~SilentServer() { close(fd_); }
   std::string Url(const std::string& query = "") const {
     return "postgresql://udon@127.0.0.1:" + std::to_string(port_) + "/udon" + query;
   }
-  bool ok() const { return port_ != 0; }
+  bool ok() const { return fd_ >= 0; }
 
  private:
-  int fd_ = -1;
   int port_ = 0;
+  int fd_;
 };
 
 // A command refused before it consulted the store (a digest mismatch, say) destroys a
