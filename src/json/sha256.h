@@ -45,7 +45,6 @@ class Sha256Stream {
   std::uint64_t length_ = 0;
 };
 
-
 // Lowercase hex SHA-256 of the RFC 8785 canonical form.
 Result<std::string> CanonicalSha256(const Value& value);
 
