@@ -22,7 +22,7 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # udon-mcp_<version>_<arch>.deb
 set(CPACK_DEBIAN_PACKAGE_SECTION utils)
 # Runtime dependencies: the Debian packages of the shared libraries the binaries link,
 # computed by dpkg-shlibdeps, and the two udon-mcp loads on first use (libcurl for HTTP,
-# libpq for a PostgreSQL store: json/shared_library.h), which dpkg-shlibdeps cannot see.
+# libpq for a PostgreSQL store: base/shared_library.h), which dpkg-shlibdeps cannot see.
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "libcurl4 (>= 7.88), libpq5 (>= 15)")
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # The sandbox for servers that ask for one (contract 7.10) is optional.

@@ -86,7 +86,8 @@ endfunction()
 #   static layers: it reads and writes manifests, it never talks to an MCP server;
 # - the server side (mcp_protocol, mcp_server) reaches no mcp_client: a server links no
 #   libcurl;
-# - the static layers (json, schema, manifest) reach no MCP or network code;
+# - base depends on no other component; the static layers (base, json, schema, manifest)
+#   reach no MCP or network code;
 # - nothing reaches a test component (udon_test_component).
 function(udon_check_layers)
   get_property(components GLOBAL PROPERTY UDON_COMPONENTS)
@@ -108,7 +109,14 @@ function(udon_check_layers)
     if(name MATCHES "^(mcp_protocol|mcp_server)$")
       list(APPEND forbidden mcp_client)
     endif()
-    if(name MATCHES "^(json|schema|manifest)$")
+    # The ground floor stands on nothing of ours.
+    if(name STREQUAL "base")
+      get_property(deps GLOBAL PROPERTY UDON_DEPS_base)
+      if(deps)
+        message(FATAL_ERROR "component base must not depend on ${deps} (docs/architecture.md)")
+      endif()
+    endif()
+    if(name MATCHES "^(base|json|schema|manifest)$")
       list(APPEND forbidden mcp_protocol mcp_client catalog capture)
     endif()
     # The static layer (validate, analyze): documents and content trust, never the gate,

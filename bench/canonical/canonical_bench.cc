@@ -20,9 +20,9 @@
 #include <vector>
 
 #include "json/canonical.h"
-#include "json/file.h"
+#include "base/file.h"
 #include "json/json.h"
-#include "json/sha256.h"
+#include "base/sha256.h"
 
 namespace {
 
@@ -40,13 +40,13 @@ udon::Result<std::string> DigestText(const std::string& text) {
 
 udon::Result<std::string> DigestString(const std::string& text) {
   UDON_ASSIGN_OR_RETURN(const std::string canonical, udon::json::CanonicalizeText(text));
-  return udon::json::Sha256Hex(canonical);
+  return udon::base::Sha256Hex(canonical);
 }
 
 udon::Result<std::string> DigestDom(const std::string& text) {
   UDON_ASSIGN_OR_RETURN(const udon::json::Value value, udon::json::Parse(text));
   UDON_ASSIGN_OR_RETURN(const std::string canonical, udon::json::Canonicalize(value));
-  return udon::json::Sha256Hex(canonical);
+  return udon::base::Sha256Hex(canonical);
 }
 
 }  // namespace
@@ -57,7 +57,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: canonical_bench text|string|dom FILE\n");
     return 2;
   }
-  udon::Result<std::string> input = udon::json::ReadFile(argv[2]);
+  udon::Result<std::string> input = udon::base::ReadFile(argv[2]);
   if (!input.ok()) {
     std::fprintf(stderr, "%s\n", input.error().Describe().c_str());
     return 2;

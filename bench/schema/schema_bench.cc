@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "json/file.h"
+#include "base/file.h"
 #include "json/json.h"
 #include "schema/schema.h"
 
@@ -27,7 +27,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 udon::Result<udon::json::Value> Load(const char* path) {
-  UDON_ASSIGN_OR_RETURN(std::string text, udon::json::ReadFile(path));
+  UDON_ASSIGN_OR_RETURN(std::string text, udon::base::ReadFile(path));
   return udon::json::Parse(text);
 }
 

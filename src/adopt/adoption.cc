@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <utility>
 
-#include "json/file.h"
+#include "base/file.h"
 
 namespace udon::adopt {
 namespace {
@@ -129,14 +129,14 @@ Result<Adoption> Adoption::Load(const std::string& dir) {
   const std::string path = (fs::path(dir) / "adopt.json").string();
   std::error_code ignored;
   if (!fs::exists(path, ignored)) return Adoption{};
-  UDON_ASSIGN_OR_RETURN(std::string text, json::ReadFile(path));
+  UDON_ASSIGN_OR_RETURN(std::string text, base::ReadFile(path));
   auto value = json::Parse(text);
   if (!value.ok()) return MakeError("adopt.record_invalid", "adopt.json in the adoption directory is not JSON");
   return FromJson(*value);
 }
 
 Status Adoption::Save(const std::string& dir) const {
-  return json::WriteFileAtomic((fs::path(dir) / "adopt.json").string(), ToJson().dump(2) + "\n");
+  return base::WriteFileAtomic((fs::path(dir) / "adopt.json").string(), ToJson().dump(2) + "\n");
 }
 
 Result<json::Value> RuntimeEntry(const Entry& entry, const HostFile& file, bool sandbox) {

@@ -17,7 +17,7 @@
 
 #include "adopt/discovery.h"
 #include "json/json.h"
-#include "json/result.h"
+#include "base/result.h"
 #include "manifest/manifest.h"
 #include "manifest/policy.h"
 #include "mcp/client/config.h"

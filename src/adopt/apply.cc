@@ -8,8 +8,8 @@
 #include <utility>
 
 #include "adopt/rewrite.h"
-#include "json/file.h"
-#include "json/sha256.h"
+#include "base/file.h"
+#include "base/sha256.h"
 #include "manifest/manifest.h"
 
 namespace udon::adopt {
@@ -43,7 +43,7 @@ Status WriteKeepingMode(const std::string& link_or_path, std::string_view bytes)
   struct stat info {};
   const bool known = ::stat(path.c_str(), &info) == 0;
   const bool owner_only = known && (info.st_mode & 077) == 0;
-  UDON_RETURN_IF_ERROR(owner_only ? json::WriteSecretFileAtomic(path, bytes) : json::WriteFileAtomic(path, bytes));
+  UDON_RETURN_IF_ERROR(owner_only ? base::WriteSecretFileAtomic(path, bytes) : base::WriteFileAtomic(path, bytes));
   if (known) ::chmod(path.c_str(), info.st_mode & 07777);
   return OkStatus();
 }
@@ -82,8 +82,8 @@ Result<std::vector<PlannedFile>> PlanFiles(const std::string& dir, const Adoptio
       error.details["path"] = path;
       return error;
     }
-    UDON_ASSIGN_OR_RETURN(std::string original, json::ReadFile(path));
-    if (json::Sha256Hex(original) != record.sha256) return FileChanged(path, "adopt read it");
+    UDON_ASSIGN_OR_RETURN(std::string original, base::ReadFile(path));
+    if (base::Sha256Hex(original) != record.sha256) return FileChanged(path, "adopt read it");
     UDON_ASSIGN_OR_RETURN(std::string rewritten, RewriteEntries(original, file_edits));
     planned.push_back({path, std::move(original), std::move(rewritten)});
   }
@@ -123,14 +123,14 @@ Result<ApplyReport> Apply(const std::string& dir, const std::string& udon_mcp) {
   UDON_ASSIGN_OR_RETURN(std::vector<PlannedFile> planned, PlanFiles(dir, adoption, udon_mcp));
   for (std::size_t i = 0; i < adoption.entries.size(); ++i) {
     UDON_RETURN_IF_ERROR(
-        json::WriteFileAtomic(InDir(dir, adoption.entries[i].pin), report.entries[i].manifest_sha256 + "\n"));
+        base::WriteFileAtomic(InDir(dir, adoption.entries[i].pin), report.entries[i].manifest_sha256 + "\n"));
   }
   for (const PlannedFile& file : planned) {
     const std::string backup = BackupPath(RealPath(file.path));
-    UDON_RETURN_IF_ERROR(json::WriteSecretFileAtomic(backup, file.original));
+    UDON_RETURN_IF_ERROR(base::WriteSecretFileAtomic(backup, file.original));
     UDON_RETURN_IF_ERROR(WriteKeepingMode(file.path, file.rewritten));
     adoption.files[file.path].backup = backup;
-    adoption.files[file.path].applied_sha256 = json::Sha256Hex(file.rewritten);
+    adoption.files[file.path].applied_sha256 = base::Sha256Hex(file.rewritten);
     UDON_RETURN_IF_ERROR(adoption.Save(dir));
     report.files.emplace_back(file.path, backup);
   }
@@ -142,10 +142,10 @@ Result<std::vector<std::string>> Undo(const std::string& dir) {
   std::vector<std::pair<std::string, std::string>> restores;  // path, original bytes
   for (const auto& [path, record] : adoption.files) {
     if (record.applied_sha256.empty()) continue;
-    UDON_ASSIGN_OR_RETURN(std::string current, json::ReadFile(path));
-    if (json::Sha256Hex(current) != record.applied_sha256) return FileChanged(path, "adopt --apply wrote it");
-    UDON_ASSIGN_OR_RETURN(std::string original, json::ReadFile(record.backup));
-    if (json::Sha256Hex(original) != record.sha256) {
+    UDON_ASSIGN_OR_RETURN(std::string current, base::ReadFile(path));
+    if (base::Sha256Hex(current) != record.applied_sha256) return FileChanged(path, "adopt --apply wrote it");
+    UDON_ASSIGN_OR_RETURN(std::string original, base::ReadFile(record.backup));
+    if (base::Sha256Hex(original) != record.sha256) {
       Error error = MakeError("adopt.backup_changed", "the backup no longer holds the bytes adopt read");
       error.details["path"] = record.backup;
       return error;

@@ -10,9 +10,9 @@
 
 #include "adopt/jsonc.h"
 #include "adopt/discovery.h"
-#include "json/file.h"
+#include "base/file.h"
 #include "test_support.h"
-#include "json/sha256.h"
+#include "base/sha256.h"
 #include "manifest/internal/test_manifest.h"
 
 namespace udon::adopt {
@@ -30,20 +30,20 @@ class ApplyTest : public ::testing::Test {
     fs::create_directories(root_ / "d/vscode");
     host_ = (root_ / "project/.vscode/mcp.json").string();
     dir_ = (root_ / "d").string();
-    original_ = *json::ReadFile(std::string(UDON_SOURCE_DIR) + "/tests/data/adopt/vscode_mcp.json");
-    ASSERT_TRUE(json::WriteFileAtomic(host_, original_).ok());
+    original_ = *base::ReadFile(std::string(UDON_SOURCE_DIR) + "/tests/data/adopt/vscode_mcp.json");
+    ASSERT_TRUE(base::WriteFileAtomic(host_, original_).ok());
     WriteManifest(manifest::internal::ValidManifestJson());
     Adoption adoption;
     adoption.entries.push_back({"vscode", "project", host_, {"servers", "memory"}, "memory", "blender_farm",
                                 "vscode/memory.tools.json", "vscode/memory.pin", (root_ / "project").string(), true});
-    adoption.files[host_] = {"vscode", json::Sha256Hex(original_), "", ""};
+    adoption.files[host_] = {"vscode", base::Sha256Hex(original_), "", ""};
     ASSERT_TRUE(adoption.Save(dir_).ok());
   }
 
   void WriteManifest(const json::Value& document) {
-    ASSERT_TRUE(json::WriteFileAtomic(dir_ + "/vscode/memory.tools.json", document.dump(2)).ok());
+    ASSERT_TRUE(base::WriteFileAtomic(dir_ + "/vscode/memory.tools.json", document.dump(2)).ok());
   }
-  std::string Host() { return *json::ReadFile(host_); }
+  std::string Host() { return *base::ReadFile(host_); }
   int Backups() {
     int count = 0;
     for (const auto& item : fs::directory_iterator(root_ / "project/.vscode")) {
@@ -69,9 +69,9 @@ TEST_F(ApplyTest, ApplyRewritesBacksUpAndPinsThenUndoRestoresByteForByte) {
   const json::Value entry = (*ParseJsonc(Host()))["servers"]["memory"];
   EXPECT_TRUE(IsGated(entry));
   EXPECT_EQ(entry["args"][4], dir_ + "/vscode/memory.pin");
-  EXPECT_EQ(*json::ReadFile(dir_ + "/vscode/memory.pin"), report->entries[0].manifest_sha256 + "\n");
+  EXPECT_EQ(*base::ReadFile(dir_ + "/vscode/memory.pin"), report->entries[0].manifest_sha256 + "\n");
   ASSERT_EQ(report->files.size(), 1u);
-  EXPECT_EQ(*json::ReadFile(report->files[0].second), original_);
+  EXPECT_EQ(*base::ReadFile(report->files[0].second), original_);
   struct stat info {};
   ASSERT_EQ(::stat(host_.c_str(), &info), 0);
   EXPECT_EQ(info.st_mode & 0777, 0600u);
@@ -113,7 +113,7 @@ TEST_F(ApplyTest, ASymlinkedHostFileIsWrittenThroughItsLink) {
 
 TEST_F(ApplyTest, AFileChangedSinceAdoptReadItIsRefusedAndNothingIsWritten) {
   const std::string changed = original_ + "\n";
-  ASSERT_TRUE(json::WriteFileAtomic(host_, changed).ok());
+  ASSERT_TRUE(base::WriteFileAtomic(host_, changed).ok());
   auto report = Apply(dir_, "/opt/udon/bin/udon-mcp");
   ASSERT_FALSE(report.ok());
   EXPECT_EQ(report.error().code, "adopt.file_changed");
@@ -126,7 +126,7 @@ TEST_F(ApplyTest, AFileChangedSinceAdoptReadItIsRefusedAndNothingIsWritten) {
 TEST_F(ApplyTest, AFileChangedSinceApplyIsNotRestoredOver) {
   ASSERT_TRUE(Apply(dir_, "/opt/udon/bin/udon-mcp").ok());
   const std::string edited = Host() + " ";
-  ASSERT_TRUE(json::WriteFileAtomic(host_, edited).ok());
+  ASSERT_TRUE(base::WriteFileAtomic(host_, edited).ok());
   auto restored = Undo(dir_);
   ASSERT_FALSE(restored.ok());
   EXPECT_EQ(restored.error().code, "adopt.file_changed");

@@ -5,7 +5,7 @@
 
 #include "adopt/adoption.h"
 #include "capture/capture.h"
-#include "json/file.h"
+#include "base/file.h"
 #include "manifest/carry_over.h"
 
 namespace udon::adopt {
@@ -89,7 +89,7 @@ Result<json::Value> LoadRuntimeConfigJson(const std::string& dir) {
   const std::string path = (fs::path(dir) / "mcp.json").string();
   std::error_code ignored;
   if (!fs::exists(path, ignored)) return json::Value{{"mcpServers", json::Value::object()}};
-  UDON_ASSIGN_OR_RETURN(std::string text, json::ReadFile(path));
+  UDON_ASSIGN_OR_RETURN(std::string text, base::ReadFile(path));
   auto value = json::Parse(text);
   if (!value.ok() || !value->is_object() || !value->contains("mcpServers")) {
     return MakeError("adopt.record_invalid", "mcp.json in the adoption directory is not one adopt wrote");
@@ -115,14 +115,14 @@ Status WriteAll(const std::vector<Captured>& captured, Adoption& adoption, json:
     const fs::path path = fs::path(dir) / one.entry.manifest;
     std::error_code error;
     fs::create_directories(path.parent_path(), error);
-    UDON_RETURN_IF_ERROR(json::WriteFileAtomic(path.string(), one.manifest_text));
+    UDON_RETURN_IF_ERROR(base::WriteFileAtomic(path.string(), one.manifest_text));
     runtime["mcpServers"][one.entry.server] = one.runtime;
     if (!Recorded(adoption, one.entry.file, one.entry.path)) adoption.entries.push_back(one.entry);
     for (const DiscoveredFile& file : files) {
       if (file.file.path == one.entry.file) adoption.files[file.file.path] = {file.file.host, file.sha256, "", ""};
     }
   }
-  UDON_RETURN_IF_ERROR(json::WriteFileAtomic((fs::path(dir) / "mcp.json").string(), runtime.dump(2) + "\n"));
+  UDON_RETURN_IF_ERROR(base::WriteFileAtomic((fs::path(dir) / "mcp.json").string(), runtime.dump(2) + "\n"));
   return adoption.Save(dir);
 }
 

@@ -8,7 +8,7 @@
 #include "adopt/apply.h"
 #include "adopt/discovery.h"
 #include "adopt/jsonc.h"
-#include "json/file.h"
+#include "base/file.h"
 #include "mcp/client/client.h"
 
 namespace udon::adopt {
@@ -16,7 +16,7 @@ namespace {
 
 // The host entry as the file holds it now.
 Result<json::Value> CurrentEntry(const AdoptedEntry& entry) {
-  UDON_ASSIGN_OR_RETURN(std::string text, json::ReadFile(entry.file));
+  UDON_ASSIGN_OR_RETURN(std::string text, base::ReadFile(entry.file));
   UDON_ASSIGN_OR_RETURN(json::Value document, ParseJsonc(text));
   json::Value* value = &document;
   for (const std::string& name : entry.path) {

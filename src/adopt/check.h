@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "adopt/adoption.h"
-#include "json/result.h"
+#include "base/result.h"
 
 namespace udon::adopt {
 

@@ -4,9 +4,9 @@
 #include <utility>
 
 #include "adopt/jsonc.h"
-#include "json/file.h"
+#include "base/file.h"
 #include "json/pointer.h"
-#include "json/sha256.h"
+#include "base/sha256.h"
 
 namespace udon::adopt {
 namespace {
@@ -83,13 +83,13 @@ std::optional<DiscoveredFile> ReadHostFile(const HostFile& file) {
   if (!std::filesystem::is_regular_file(file.path, ignored)) return std::nullopt;
   DiscoveredFile found;
   found.file = file;
-  auto text = json::ReadFile(file.path, 64 << 20);
+  auto text = base::ReadFile(file.path, 64 << 20);
   if (!text.ok()) {
     found.error = text.error();
     return found;
   }
   found.text = std::move(text).value();
-  found.sha256 = json::Sha256Hex(found.text);
+  found.sha256 = base::Sha256Hex(found.text);
   auto document = ParseJsonc(found.text);
   if (!document.ok()) {
     found.error = document.error();

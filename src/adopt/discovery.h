@@ -8,7 +8,7 @@
 
 #include "adopt/host_config.h"
 #include "json/json.h"
-#include "json/result.h"
+#include "base/result.h"
 
 namespace udon::adopt {
 

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <map>
 
-#include "json/file.h"
+#include "base/file.h"
 #include "test_support.h"
 
 namespace udon::adopt {
@@ -15,7 +15,7 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string Fixture(const std::string& name) {
-  auto text = json::ReadFile(std::string(UDON_SOURCE_DIR) + "/tests/data/adopt/" + name);
+  auto text = base::ReadFile(std::string(UDON_SOURCE_DIR) + "/tests/data/adopt/" + name);
   EXPECT_TRUE(text.ok()) << name;
   return text.ok() ? *text : "";
 }

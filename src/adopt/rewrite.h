@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "json/result.h"
+#include "base/result.h"
 
 namespace udon::adopt {
 

@@ -4,13 +4,13 @@
 
 #include "adopt/discovery.h"
 #include "adopt/jsonc.h"
-#include "json/file.h"
+#include "base/file.h"
 
 namespace udon::adopt {
 namespace {
 
 std::string Fixture(const std::string& name) {
-  auto text = json::ReadFile(std::string(UDON_SOURCE_DIR) + "/tests/data/adopt/" + name);
+  auto text = base::ReadFile(std::string(UDON_SOURCE_DIR) + "/tests/data/adopt/" + name);
   EXPECT_TRUE(text.ok()) << name;
   return text.ok() ? *text : "";
 }

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "json/result.h"
+#include "base/result.h"
 #include "manifest/manifest.h"
 #include "manifest/policy.h"
 #include "mcp/client/client.h"

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "json/json.h"
-#include "json/result.h"
+#include "base/result.h"
 #include "manifest/policy.h"
 #include "mcp/client/client.h"
 

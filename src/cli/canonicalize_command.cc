@@ -7,7 +7,7 @@
 #include "cli/commands.h"
 #include "cli/output.h"
 #include "json/canonical.h"
-#include "json/file.h"
+#include "base/file.h"
 
 namespace udon::cli {
 namespace {
@@ -18,7 +18,7 @@ struct CanonicalizeOptions {
 };
 
 int RunCanonicalize(const CanonicalizeOptions& options) {
-  Result<std::string> text = json::ReadFile(options.file);
+  Result<std::string> text = base::ReadFile(options.file);
   if (!text.ok()) return ReportError(text.error(), options.json);
   Result<std::string> canonical = json::CanonicalizeText(*text);
   if (!canonical.ok()) return ReportError(canonical.error(), options.json, options.file);

@@ -8,7 +8,7 @@
 #include "cli/commands.h"
 #include "cli/output.h"
 #include "cli/runtime.h"
-#include "json/file.h"
+#include "base/file.h"
 #include "gate/gate.h"
 #include "manifest/carry_over.h"
 
@@ -31,7 +31,7 @@ struct CaptureCommandOptions {
 Result<bool> HoldsReviews(const std::string& path) {
   std::error_code ignored;
   if (!std::filesystem::exists(path, ignored)) return false;
-  UDON_ASSIGN_OR_RETURN(std::string text, json::ReadFile(path));
+  UDON_ASSIGN_OR_RETURN(std::string text, base::ReadFile(path));
   auto document = json::Parse(text);
   if (!document.ok() || !document->is_object() || !document->contains("servers")) return false;
   for (const auto& [key, server] : (*document)["servers"].items()) {
@@ -122,7 +122,7 @@ int RunCapture(CaptureCommandOptions options) {
     if (!report.ok()) return ReportError(report.error(), json, ExitCodeFor(report.error()));
     carried = std::move(report).value();
   }
-  Status written = json::WriteFileAtomic(options.output, captured->ToPrettyJson());
+  Status written = base::WriteFileAtomic(options.output, captured->ToPrettyJson());
   if (!written.ok()) return ReportError(written.error(), json, kExitInternal, options.output);
   if (*evidence) {
     for (gate::EvidenceRecord& record : records) {

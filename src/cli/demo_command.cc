@@ -13,7 +13,7 @@
 #include "cli/internal/demo_assets.h"
 #include "cli/output.h"
 #include "gate/gate.h"
-#include "json/file.h"
+#include "base/file.h"
 #include "json/yaml.h"
 #include "manifest/review.h"
 #include "workflow/workflow.h"
@@ -62,7 +62,7 @@ Result<mcp::RuntimeConfig> WriteConfig(const fs::path& dir, const std::string& s
     args.push_back(fault);
   }
   const json::Value config = {{"mcpServers", {{kServerKey, {{"command", server}, {"args", args}}}}}};
-  UDON_RETURN_IF_ERROR(json::WriteFileAtomic((dir / "mcp.json").string(), config.dump(2) + "\n"));
+  UDON_RETURN_IF_ERROR(base::WriteFileAtomic((dir / "mcp.json").string(), config.dump(2) + "\n"));
   return mcp::ParseRuntimeConfig(config.dump(), mcp::ProcessEnv(), dir.string());
 }
 
@@ -135,7 +135,7 @@ int RunDemo(const DemoOptions& options) {
   Say("2. review: the bundled assertions and input channels for the three tools the workflow calls");
   if (Status reviewed = ApplyReviews(m, policy); !reviewed.ok()) return Fail("review", reviewed.error());
   const fs::path manifest_path = dir / kManifestFile;
-  if (Status written = json::WriteFileAtomic(manifest_path.string(), m.ToPrettyJson()); !written.ok()) {
+  if (Status written = base::WriteFileAtomic(manifest_path.string(), m.ToPrettyJson()); !written.ok()) {
     return Fail("writing the manifest", written.error());
   }
 
@@ -147,8 +147,8 @@ int RunDemo(const DemoOptions& options) {
   }
   const fs::path workflow_path = dir / "turntable-brief.uws.yaml";
   const fs::path inputs_path = dir / "inputs.json";
-  if (Status w = json::WriteFileAtomic(workflow_path.string(), workflow); !w.ok()) return Fail("workflow", w.error());
-  if (Status w = json::WriteFileAtomic(inputs_path.string(), internal::kDemoInputsJson); !w.ok()) {
+  if (Status w = base::WriteFileAtomic(workflow_path.string(), workflow); !w.ok()) return Fail("workflow", w.error());
+  if (Status w = base::WriteFileAtomic(inputs_path.string(), internal::kDemoInputsJson); !w.ok()) {
     return Fail("inputs", w.error());
   }
 

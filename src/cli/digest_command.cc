@@ -3,8 +3,8 @@
 
 #include "cli/commands.h"
 #include "cli/output.h"
-#include "json/file.h"
-#include "json/sha256.h"
+#include "base/file.h"
+#include "json/canonical.h"
 
 namespace udon::cli {
 namespace {
@@ -15,7 +15,7 @@ struct DigestOptions {
 };
 
 int RunDigest(const DigestOptions& options) {
-  Result<std::string> text = json::ReadFile(options.file);
+  Result<std::string> text = base::ReadFile(options.file);
   if (!text.ok()) return ReportError(text.error(), options.json);
   // Only the digest is needed: the canonical bytes stream into the hash.
   Result<std::string> digest_result = json::CanonicalSha256Text(*text);

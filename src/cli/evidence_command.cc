@@ -10,7 +10,7 @@
 #include "evidence/drift_report.h"
 #include "evidence/summary.h"
 #include "gate/state_store.h"
-#include "json/file.h"
+#include "base/file.h"
 #include "state_pg/open.h"
 
 namespace udon::cli {
@@ -60,7 +60,7 @@ int RunSummarize(const SummarizeOptions& o) {
     if (o.output.empty()) {
       if (!o.json) std::fwrite(page.data(), 1, page.size(), stdout);
     } else {
-      Status html = json::WriteFileAtomic(o.output, page);
+      Status html = base::WriteFileAtomic(o.output, page);
       if (!html.ok()) return ReportError(html.error(), o.json, kExitInternal, o.output);
       written = {o.output};
       if (!o.json) std::printf("wrote %s\n", o.output.c_str());
@@ -70,9 +70,9 @@ int RunSummarize(const SummarizeOptions& o) {
   }
   if (!o.output.empty()) {
     const std::string chart = ChartPathFor(o.output);
-    Status svg = json::WriteFileAtomic(chart, evidence::SummarySvg(summary));
+    Status svg = base::WriteFileAtomic(chart, evidence::SummarySvg(summary));
     if (!svg.ok()) return ReportError(svg.error(), o.json, kExitInternal, chart);
-    Status md = json::WriteFileAtomic(o.output, evidence::SummaryMarkdown(summary, BaseName(chart)));
+    Status md = base::WriteFileAtomic(o.output, evidence::SummaryMarkdown(summary, BaseName(chart)));
     if (!md.ok()) return ReportError(md.error(), o.json, kExitInternal, o.output);
     written = {o.output, chart};
   }
@@ -141,7 +141,7 @@ int RunDrift(const DriftOptions& o) {
   if (!report.ok()) return ReportError(report.error(), o.json, kExitInvalidInput);
   json::Value written = json::Value::array();
   for (const std::string& output : o.outputs) {
-    Status status = json::WriteFileAtomic(output, Render(*report, FormatFor(output, o.format)));
+    Status status = base::WriteFileAtomic(output, Render(*report, FormatFor(output, o.format)));
     if (!status.ok()) return ReportError(status.error(), o.json, kExitInternal, output);
     written.push_back(output);
     if (!o.json) std::printf("wrote %s\n", output.c_str());

@@ -7,7 +7,7 @@
 #include "cli/runtime.h"
 #include "gate/gate.h"
 #include "gate/state.h"
-#include "json/file.h"
+#include "base/file.h"
 
 namespace udon::cli {
 namespace {

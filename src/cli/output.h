@@ -12,7 +12,7 @@
 
 #include "cli/exit_codes.h"
 #include "json/json.h"
-#include "json/result.h"
+#include "base/result.h"
 #include "mcp/client/client.h"
 
 namespace udon::cli {

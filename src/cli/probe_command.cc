@@ -11,7 +11,7 @@
 #include "evidence/probe.h"
 #include "gate/gate.h"
 #include "gate/state.h"
-#include "json/file.h"
+#include "base/file.h"
 
 namespace udon::cli {
 namespace {

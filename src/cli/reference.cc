@@ -6,7 +6,7 @@
 
 #include "cli/exit_codes.h"
 #include "cli/output.h"
-#include "json/file.h"
+#include "base/file.h"
 
 namespace udon::cli {
 namespace {
@@ -300,7 +300,7 @@ Status WriteInto(const fs::path& dir, const std::string& file, const std::string
   std::error_code error;
   fs::create_directories(dir, error);
   if (error) return MakeError("io.write_failed", "cannot create the reference folder " + dir.string());
-  return json::WriteFileAtomic((dir / file).string(), text);
+  return base::WriteFileAtomic((dir / file).string(), text);
 }
 
 }  // namespace

@@ -11,7 +11,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "json/result.h"
+#include "base/result.h"
 
 namespace udon::cli {
 

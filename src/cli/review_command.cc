@@ -6,7 +6,7 @@
 #include "cli/output.h"
 #include "cli/runtime.h"
 #include "gate/gate.h"
-#include "json/file.h"
+#include "base/file.h"
 #include "json/yaml.h"
 #include "manifest/manifest.h"
 #include "manifest/review.h"
@@ -78,7 +78,7 @@ Result<json::Value> ReviewFromFlags(const ReviewOptions& o) {
 }
 
 Result<json::Value> ReviewFromFile(const std::string& path) {
-  UDON_ASSIGN_OR_RETURN(std::string text, json::ReadFile(path, 1u << 20));
+  UDON_ASSIGN_OR_RETURN(std::string text, base::ReadFile(path, 1u << 20));
   auto value = json::ParseJsonOrYaml(text);
   if (!value.ok()) return value.error().WithCode("review.incomplete");
   json::Value review = std::move(value).value();
@@ -126,7 +126,7 @@ int RunReview(const ReviewOptions& o) {
   if (!review.ok()) return ReportError(review.error(), json, ExitCodeFor(review.error()));
   const json::Value& reviewed_tool = *manifest::SelectTool(m, o.server, o.tool)->tool;
   const std::string target = o.output.empty() ? o.file : o.output;
-  Status written = json::WriteFileAtomic(target, m.ToPrettyJson());
+  Status written = base::WriteFileAtomic(target, m.ToPrettyJson());
   if (!written.ok()) return ReportError(written.error(), json, kExitInternal, target);
 
   const std::vector<std::string> unclassified = manifest::UnclassifiedTopLevelArguments(*review, reviewed_tool);

@@ -6,7 +6,7 @@
 #include "cli/output.h"
 #include "gate/state.h"
 #include "gate/state_store.h"
-#include "json/file.h"
+#include "base/file.h"
 #include "mcp/client/sandbox_layout.h"
 #include "mcp/protocol/protocol.h"
 #include "state_pg/open.h"
@@ -86,7 +86,7 @@ Result<json::Value> ReadToolArguments(const std::string& args, const std::string
   if (args.empty() && args_file.empty()) return json::Value::object();
   std::string text = args;
   if (!args_file.empty()) {
-    UDON_ASSIGN_OR_RETURN(text, json::ReadFile(args_file, 16u << 20));
+    UDON_ASSIGN_OR_RETURN(text, base::ReadFile(args_file, 16u << 20));
   }
   auto value = json::Parse(text);
   if (!value.ok()) return value.error().WithCode("usage.invalid");

@@ -11,7 +11,7 @@
 
 #include "gate/evidence.h"
 #include "gate/gate.h"
-#include "json/result.h"
+#include "base/result.h"
 #include "manifest/binding.h"
 #include "manifest/policy.h"
 #include "mcp/client/config.h"

@@ -9,7 +9,7 @@
 
 #include "cli/commands.h"
 #include "cli/output.h"
-#include "json/file.h"
+#include "base/file.h"
 #include "json/yaml.h"
 #include "schema/schema.h"
 
@@ -24,7 +24,7 @@ struct SchemaCheckOptions {
 };
 
 Result<json::Value> Load(const std::string& path) {
-  UDON_ASSIGN_OR_RETURN(std::string text, json::ReadFile(path));
+  UDON_ASSIGN_OR_RETURN(std::string text, base::ReadFile(path));
   return json::ParseJsonOrYaml(text);
 }
 
@@ -75,7 +75,7 @@ int RunSchemaCheck(const SchemaCheckOptions& options) {
   std::vector<std::string> texts;
   texts.reserve(options.instances.size());
   for (const std::string& path : options.instances) {
-    Result<std::string> text = json::ReadFile(path);
+    Result<std::string> text = base::ReadFile(path);
     if (!text.ok()) return ReportError(text.error(), options.json, kExitInvalidInput, path);
     texts.push_back(std::move(text).value());
   }

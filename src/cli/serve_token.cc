@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <system_error>
 
-#include "json/file.h"
-#include "json/random.h"
+#include "base/file.h"
+#include "base/random.h"
 
 namespace udon::cli {
 namespace {
@@ -44,7 +44,7 @@ Status EnsureDirectory(const std::string& dir, const std::string& token_path) {
 }  // namespace
 
 Result<std::string> ReadTokenFile(const std::string& path) {
-  UDON_ASSIGN_OR_RETURN(std::string text, json::ReadFile(path, kMaxTokenFileBytes));
+  UDON_ASSIGN_OR_RETURN(std::string text, base::ReadFile(path, kMaxTokenFileBytes));
   const auto begin = text.find_first_not_of(" \t\r\n");
   const auto end = text.find_last_not_of(" \t\r\n");
   std::string token = begin == std::string::npos ? std::string() : text.substr(begin, end - begin + 1);
@@ -68,9 +68,9 @@ Result<MintedToken> MintServeToken(const std::string& state_dir) {
       return minted;
     }
   }
-  UDON_ASSIGN_OR_RETURN(minted.token, json::RandomHex(kMintedTokenBytes));
+  UDON_ASSIGN_OR_RETURN(minted.token, base::RandomHex(kMintedTokenBytes));
   UDON_RETURN_IF_ERROR(EnsureDirectory(minted.path.substr(0, minted.path.rfind('/')), minted.path));
-  if (!json::WriteSecretFileAtomic(minted.path, minted.token + "\n").ok()) return WriteFailed(minted.path);
+  if (!base::WriteSecretFileAtomic(minted.path, minted.token + "\n").ok()) return WriteFailed(minted.path);
   return minted;
 }
 

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "json/result.h"
+#include "base/result.h"
 
 namespace udon::cli {
 

@@ -19,8 +19,8 @@
 #include <utility>
 #include <vector>
 
-#include "json/random.h"
-#include "json/sha256.h"
+#include "base/random.h"
+#include "base/sha256.h"
 
 namespace udon::demo {
 namespace {
@@ -576,11 +576,11 @@ ToolOutcome TamperedState() {
 class StateSeal {
  public:
   StateSeal() {
-    auto secret = json::RandomHex(32);
+    auto secret = base::RandomHex(32);
     if (!secret.ok()) std::abort();  // a guessable secret would make every seal forgeable
     secret_ = std::move(secret).value();
   }
-  std::string Seal(const std::string& step) const { return step + "." + json::Sha256Hex(secret_ + step); }
+  std::string Seal(const std::string& step) const { return step + "." + base::Sha256Hex(secret_ + step); }
   // The step a sealed state carries; nullopt if it was not sealed here or was changed.
   std::optional<std::string> Open(const std::string& state) const {
     const auto dot = state.rfind('.');

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "json/result.h"
+#include "base/result.h"
 #include "mcp/server/server.h"
 
 namespace udon::demo {

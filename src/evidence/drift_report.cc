@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "json/display.h"
-#include "json/file.h"
+#include "base/file.h"
 #include "manifest/diff.h"
 #include "manifest/drift_kind.h"
 
@@ -293,7 +293,7 @@ std::string LabelForFile(const std::string& path) {
 
 Result<std::vector<SeriesFile>> ReadSeriesIndex(const std::string& directory) {
   const std::string dir = EndsWith(directory, "/") ? directory : directory + "/";
-  UDON_ASSIGN_OR_RETURN(const std::string text, json::ReadFile(dir + "index.json", kMaxIndexBytes));
+  UDON_ASSIGN_OR_RETURN(const std::string text, base::ReadFile(dir + "index.json", kMaxIndexBytes));
   UDON_ASSIGN_OR_RETURN(const json::Value index, json::Parse(text));
   if (!index.is_object() || !index.contains("series") || !index["series"].is_array()) {
     return IndexError("the index has no \"series\" array", "/series");

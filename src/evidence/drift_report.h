@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "json/json.h"
-#include "json/result.h"
+#include "base/result.h"
 #include "manifest/manifest.h"
 
 namespace udon::evidence {

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "evidence/percentile.h"
-#include "json/random.h"
+#include "base/random.h"
 #include "manifest/binding.h"
 #include "manifest/review.h"
 
@@ -46,7 +46,7 @@ ReviewFacts ReadReview(const manifest::Binding& binding, const manifest::Policy&
 // 64 random bits as 16 hex digits: a name, not a secret, so a failed random source falls
 // back to the process id and the time.
 std::string RandomRunId() {
-  if (auto hex = json::RandomHex(8); hex.ok()) return *hex;
+  if (auto hex = base::RandomHex(8); hex.ok()) return *hex;
   char buffer[17];
   std::snprintf(buffer, sizeof buffer, "%08x%08x", static_cast<unsigned>(::getpid()),
                 static_cast<unsigned>(std::chrono::steady_clock::now().time_since_epoch().count()));

@@ -10,7 +10,7 @@
 #include "gate/evidence.h"
 #include "gate/gate.h"
 #include "json/json.h"
-#include "json/result.h"
+#include "base/result.h"
 
 namespace udon::evidence {
 

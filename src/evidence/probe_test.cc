@@ -5,8 +5,9 @@
 #include <gtest/gtest.h>
 
 #include "gate/internal/scripted_gate.h"
-#include "json/file.h"
-#include "json/sha256.h"
+#include "base/file.h"
+#include "base/sha256.h"
+#include "json/canonical.h"
 
 namespace udon::evidence {
 namespace {
@@ -30,7 +31,7 @@ class ProbeTest : public gate::internal::ScriptedGateTest {
 
   std::vector<json::Value> EvidenceLines() {
     std::vector<json::Value> lines;
-    auto text = json::ReadFile(Path("evidence.jsonl"));
+    auto text = base::ReadFile(Path("evidence.jsonl"));
     if (!text.ok()) return lines;
     EXPECT_EQ(text->find(kCanaryArgument), std::string::npos);
     EXPECT_EQ(text->find(kCanaryResult), std::string::npos);
@@ -60,7 +61,7 @@ TEST_F(ProbeTest, DeterministicToolHasOneDigestAndAgreesWithTheReview) {
   EXPECT_EQ(report["results"]["distinct"], 1);
   const json::Value expected = {{"renderedUris", {std::string("https://r.example/") + kCanaryResult}}};
   EXPECT_EQ(report["results"]["digests"][0]["count"], 6);
-  EXPECT_TRUE(json::IsSha256Hex(report["results"]["digests"][0]["hmacSha256"].get<std::string>()));
+  EXPECT_TRUE(base::IsSha256Hex(report["results"]["digests"][0]["hmacSha256"].get<std::string>()));
   EXPECT_NE(report["results"]["digests"][0]["hmacSha256"], *json::CanonicalSha256(expected)) << "keyed";
   EXPECT_EQ(report["results"]["differAcrossRepetitions"], false);
   // Sequential calls on a reused connection: one fresh, five reused, same digest.
@@ -70,7 +71,7 @@ TEST_F(ProbeTest, DeterministicToolHasOneDigestAndAgreesWithTheReview) {
   EXPECT_EQ(connections["compared"], true);
   EXPECT_EQ(connections["differ"], false);
   EXPECT_EQ(report["results"]["acrossConcurrency"]["compared"], false);  // nothing overlapped
-  EXPECT_TRUE(json::IsSha256Hex(report["argumentsHmacSha256"].get<std::string>()));
+  EXPECT_TRUE(base::IsSha256Hex(report["argumentsHmacSha256"].get<std::string>()));
   EXPECT_TRUE(report["digestKeyId"].is_string());
   EXPECT_TRUE(report["findings"].empty());
   EXPECT_EQ(server_.connects.load(), 1);

@@ -9,7 +9,7 @@
 #include "evidence/internal/report_format.h"
 #include "evidence/percentile.h"
 #include "json/access.h"
-#include "json/file.h"
+#include "base/file.h"
 #include "manifest/instant.h"
 
 namespace udon::evidence {
@@ -370,7 +370,7 @@ void AddEvidenceText(std::string_view text, EvidenceSet& set) {
 }
 
 Status AddEvidenceFile(const std::string& path, EvidenceSet& set) {
-  UDON_ASSIGN_OR_RETURN(std::string text, json::ReadFile(path, kMaxEvidenceBytes));
+  UDON_ASSIGN_OR_RETURN(std::string text, base::ReadFile(path, kMaxEvidenceBytes));
   ++set.files;
   AddEvidenceText(text, set);
   return OkStatus();

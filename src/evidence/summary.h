@@ -12,7 +12,7 @@
 
 #include "gate/evidence_record.h"
 #include "json/json.h"
-#include "json/result.h"
+#include "base/result.h"
 
 namespace udon::evidence {
 

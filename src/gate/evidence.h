@@ -7,7 +7,7 @@
 #include <string>
 
 #include "json/json.h"
-#include "json/result.h"
+#include "base/result.h"
 
 namespace udon::gate {
 

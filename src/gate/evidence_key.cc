@@ -11,8 +11,8 @@
 
 #include "gate/state.h"
 #include "json/canonical.h"
-#include "json/random.h"
-#include "json/sha256.h"
+#include "base/random.h"
+#include "base/sha256.h"
 
 namespace udon::gate {
 namespace {
@@ -54,7 +54,7 @@ Result<std::string> ReadKey(const std::string& path) {
 // place, so a concurrent reader never sees a partial key.
 Status CreateKey(const std::string& dir, const std::string& path) {
   unsigned char bytes[kKeyBytes];
-  if (!json::RandomBytes(bytes, sizeof bytes).ok()) return Unavailable("no randomness for the evidence key");
+  if (!base::RandomBytes(bytes, sizeof bytes).ok()) return Unavailable("no randomness for the evidence key");
   const std::string temporary = dir + "/.evidence.key." + std::to_string(::getpid());
   const int fd = open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) return Unavailable("the evidence key cannot be created");
@@ -75,7 +75,7 @@ Status CreateKey(const std::string& dir, const std::string& path) {
 }  // namespace
 
 EvidenceKey::EvidenceKey(std::string key) : key_(std::move(key)) {
-  id_ = "k1:" + json::Sha256Hex(std::string(kIdLabel) + key_).substr(0, 16);
+  id_ = "k1:" + base::Sha256Hex(std::string(kIdLabel) + key_).substr(0, 16);
 }
 
 Result<EvidenceKey> EvidenceKey::LoadOrCreate(const std::string& state_dir) {
@@ -94,7 +94,7 @@ Result<EvidenceKey> EvidenceKey::LoadOrCreate(const std::string& state_dir) {
 std::string EvidenceKey::Digest(const json::Value& value) const {
   auto canonical = json::Canonicalize(value);
   if (!canonical.ok()) return {};
-  const std::array<std::uint8_t, 32> mac = json::HmacSha256(key_, *canonical);
+  const std::array<std::uint8_t, 32> mac = base::HmacSha256(key_, *canonical);
   return HexName(std::string_view(reinterpret_cast<const char*>(mac.data()), mac.size()));
 }
 

@@ -32,7 +32,7 @@
 #include "gate/evidence_record.h"
 #include "gate/state_store.h"
 #include "json/json.h"
-#include "json/result.h"
+#include "base/result.h"
 #include "manifest/binding.h"
 #include "manifest/instant.h"
 #include "manifest/manifest.h"

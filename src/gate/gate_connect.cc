@@ -10,7 +10,7 @@
 #include "gate/internal/run.h"
 #include "gate/state_store.h"
 #include "json/canonical.h"
-#include "json/sha256.h"
+
 
 namespace udon::gate {
 

@@ -10,7 +10,7 @@
 #include "gate/internal/run.h"
 #include "gate/state_store.h"
 #include "json/canonical.h"
-#include "json/sha256.h"
+#include "base/sha256.h"
 
 namespace udon::gate {
 
@@ -78,7 +78,7 @@ Status Gate::SelectLiveTool(Run& run, const mcp::ToolPages& pages) {
   // Bytes the listing already accepted cannot fail here; if they did, nothing is forwarded.
   if (!canonical.ok()) return Refuse("catalog.tool_drift", "the live Tool object cannot be canonicalized");
   run.live_tool_canonical = std::move(canonical).value();
-  run.live_tool_sha256 = json::Sha256Hex(run.live_tool_canonical);
+  run.live_tool_sha256 = base::Sha256Hex(run.live_tool_canonical);
   run.live_tool_bytes = std::string(bytes);
   return OkStatus();
 }

@@ -7,7 +7,7 @@
 #include "gate/internal/run.h"
 #include "gate/state_store.h"
 #include "json/canonical.h"
-#include "json/sha256.h"
+#include "base/sha256.h"
 #include "mcp/protocol/param_headers.h"
 
 namespace udon::gate {
@@ -59,7 +59,7 @@ Result<std::shared_ptr<const Gate::CompiledTool>> Gate::CompiledSchemas(Run& run
 }
 
 Status Gate::StepDigest(Run& run) {
-  if (!json::IsSha256Hex(run.binding.manifest_sha256)) {
+  if (!base::IsSha256Hex(run.binding.manifest_sha256)) {
     return Refuse("usage.invalid", "the pinned manifestSha256 must be 64 lowercase hex digits");
   }
   // Every call reads the file and establishes the canonical digest of exactly those bytes

@@ -12,8 +12,8 @@
 
 #include "gate/state.h"
 #include "json/canonical.h"
-#include "json/file.h"
-#include "json/sha256.h"
+#include "base/file.h"
+#include "base/sha256.h"
 #include "manifest/instant.h"
 #include "manifest/internal/test_manifest.h"
 #include "manifest/manifest.h"
@@ -95,10 +95,10 @@ TEST_F(GateTest, HappyPathExposesOnlyValidatedStructuredContent) {
   EXPECT_EQ(steps, (std::vector<std::string>{"digest:ok", "static:ok", "connect:ok", "list:ok",
                                              "compare:ok", "arguments:ok", "recheck:ok", "dispatch:ok"}));
   EXPECT_EQ(result.evidence.ToJson()["code"], "ok");
-  EXPECT_TRUE(json::IsSha256Hex(result.evidence.ToJson()["argumentsHmacSha256"].get<std::string>()));
+  EXPECT_TRUE(base::IsSha256Hex(result.evidence.ToJson()["argumentsHmacSha256"].get<std::string>()));
   EXPECT_NE(result.evidence.ToJson()["argumentsHmacSha256"], *json::CanonicalSha256(Args())) << "keyed, not plain";
-  EXPECT_TRUE(json::IsSha256Hex(result.evidence.ToJson()["resultHmacSha256"].get<std::string>()));
-  EXPECT_TRUE(json::IsSha256Hex(result.evidence.ToJson()["liveToolSha256"].get<std::string>()));
+  EXPECT_TRUE(base::IsSha256Hex(result.evidence.ToJson()["resultHmacSha256"].get<std::string>()));
+  EXPECT_TRUE(base::IsSha256Hex(result.evidence.ToJson()["liveToolSha256"].get<std::string>()));
   ExpectValueFree(result);
 }
 
@@ -463,7 +463,7 @@ TEST_F(GateTest, EveryCallReadsTheManifestAgainAndReusesTheRunsParse) {
   int reads = 0;
   auto manifests = std::make_shared<manifest::ManifestCache>([&reads](const std::string& path) {
     ++reads;
-    return json::ReadFile(path);
+    return base::ReadFile(path);
   });
   auto checked = manifests->Get(binding_.manifest_path);  // as the run's static checks do
   ASSERT_TRUE(checked.ok());
@@ -777,9 +777,9 @@ TEST_F(GateTest, ArgumentAndResultDigestsAreKeyedPerStateDirectory) {
     std::ifstream in(key, std::ios::binary);
     return std::string(std::istreambuf_iterator<char>(in), {});
   }();
-  EXPECT_EQ(a.evidence.ToJson().dump().find(json::Sha256Hex(bytes)), std::string::npos);
+  EXPECT_EQ(a.evidence.ToJson().dump().find(base::Sha256Hex(bytes)), std::string::npos);
   // The digest is HMAC-SHA-256 under the key file's bytes of the arguments' RFC 8785 form.
-  const auto mac = json::HmacSha256(bytes, *json::Canonicalize(Args()));
+  const auto mac = base::HmacSha256(bytes, *json::Canonicalize(Args()));
   EXPECT_EQ(a.evidence.ToJson()["argumentsHmacSha256"],
             HexName(std::string_view(reinterpret_cast<const char*>(mac.data()), mac.size())));
 }

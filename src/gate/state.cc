@@ -11,7 +11,7 @@
 #include <optional>
 #include <thread>
 
-#include "json/file.h"
+#include "base/file.h"
 #include "json/json.h"
 #include "manifest/instant.h"
 
@@ -100,7 +100,7 @@ Result<bool> InvalidationStore::IsInvalidated(std::string_view manifest_sha256, 
   for (const auto& entry : entries) {
     const std::string name = entry.path().filename().string();
     if (name.size() != name_length || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) continue;
-    auto text = json::ReadFile(entry.path().string(), 1u << 16);
+    auto text = base::ReadFile(entry.path().string(), 1u << 16);
     if (!text.ok()) return Unreadable("an invalidation record cannot be read");
     auto record = json::Parse(*text);
     if (!record.ok() || !record->is_object()) return Unreadable("an invalidation record is malformed");
@@ -119,7 +119,7 @@ Status InvalidationStore::Record(std::string_view manifest_sha256, std::string_v
                               {"reason", reason},
                               {"at", at},
                               {"recordedAt", NowIso()}};
-  Status written = json::WriteFileAtomic(PathFor(manifest_sha256, server), record.dump() + "\n");
+  Status written = base::WriteFileAtomic(PathFor(manifest_sha256, server), record.dump() + "\n");
   if (!written.ok()) return MakeError("state.write_failed", "cannot record the invalidation durably");
   return OkStatus();
 }

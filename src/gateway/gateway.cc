@@ -6,8 +6,8 @@
 #include <utility>
 
 #include "json/display.h"
-#include "json/file.h"
-#include "json/sha256.h"
+#include "base/file.h"
+#include "base/sha256.h"
 #include "manifest/binding.h"
 #include "manifest/host_pointer.h"
 #include "manifest/manifest.h"
@@ -46,7 +46,7 @@ bool WithdrawsServer(const Error& error) {
 Result<std::string> ReadPin(const GatewayOptions& options) {
   std::string pin = options.pin;
   if (!options.pin_file.empty()) {
-    auto text = json::ReadFile(options.pin_file, kMaxPinFileBytes);
+    auto text = base::ReadFile(options.pin_file, kMaxPinFileBytes);
     if (!text.ok()) {
       Error error = MakeError("io.unreadable", "the pin file cannot be read");
       error.details["cause"] = text.error().code;
@@ -57,7 +57,7 @@ Result<std::string> ReadPin(const GatewayOptions& options) {
     const auto end = bytes.find_first_of(" \t\r\n", begin == std::string::npos ? bytes.size() : begin);
     pin = begin == std::string::npos ? std::string() : bytes.substr(begin, end - begin);
   }
-  if (!json::IsSha256Hex(pin)) {
+  if (!base::IsSha256Hex(pin)) {
     return MakeError("usage.invalid", "the pin must be a manifestSha256: 64 lowercase hex digits");
   }
   return pin;

@@ -21,7 +21,7 @@
 
 #include "gate/gate.h"
 #include "json/json.h"
-#include "json/result.h"
+#include "base/result.h"
 #include "manifest/binding.h"
 #include "mcp/server/server.h"
 

@@ -9,8 +9,8 @@
 #include <gtest/gtest.h>
 
 #include "gate/internal/scripted_gate.h"
-#include "json/file.h"
-#include "json/sha256.h"
+#include "base/file.h"
+#include "base/sha256.h"
 #include "mcp/protocol/jsonrpc.h"
 #include "mcp/protocol/protocol.h"
 
@@ -354,7 +354,7 @@ TEST_F(GatewayTest, StartUpReadsAndHashesTheManifestOnceWhateverItsNumberOfTools
   gate::GateEnvironment env = Env("state");
   env.manifests = std::make_shared<manifest::ManifestCache>([reads](const std::string& path) {
     ++*reads;
-    return json::ReadFile(path);
+    return base::ReadFile(path);
   });
   Gateway gateway(server_side_, env, {binding_.manifest_path, binding_.manifest_sha256, {}, {}});
   auto offer = gateway.Start();

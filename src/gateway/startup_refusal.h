@@ -6,7 +6,7 @@
 #include <chrono>
 #include <cstddef>
 
-#include "json/result.h"
+#include "base/result.h"
 
 namespace udon::gateway {
 

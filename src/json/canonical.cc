@@ -17,8 +17,8 @@
 #include <emmintrin.h>
 #endif
 
+#include "base/sha256.h"
 #include "json/internal/parser.h"
-#include "json/sha256.h"
 
 namespace udon::json {
 namespace {
@@ -500,7 +500,7 @@ class StringSink {
 // member), which are gathered here; long ones go to the hash without a copy.
 class HashSink {
  public:
-  explicit HashSink(Sha256Stream& hash) : hash_(hash) {}
+  explicit HashSink(base::Sha256Stream& hash) : hash_(hash) {}
   void push_back(char c) {
     if (used_ == kBlock) Flush();
     block_[used_++] = c;
@@ -523,7 +523,7 @@ class HashSink {
  private:
   static constexpr std::size_t kBlock = 16 * 1024;
   static constexpr std::size_t kDirect = 1024;
-  Sha256Stream& hash_;
+  base::Sha256Stream& hash_;
   std::array<char, kBlock> block_;
   std::size_t used_ = 0;
 };
@@ -959,10 +959,15 @@ Result<std::string> CanonicalizeText(std::string_view text, const ParseOptions& 
   return result;
 }
 
+Result<std::string> CanonicalSha256(const Value& value) {
+  UDON_ASSIGN_OR_RETURN(const std::string canonical, Canonicalize(value));
+  return base::Sha256Hex(canonical);
+}
+
 Result<std::string> CanonicalSha256Text(std::string_view text, const ParseOptions& options) {
   CanonicalTextWriter writer(text);
   UDON_RETURN_IF_ERROR(WriteCanonicalText(text, options, writer));
-  Sha256Stream hash;
+  base::Sha256Stream hash;
   HashSink sink(hash);
   writer.Emit(sink);
   sink.Flush();

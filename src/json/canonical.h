@@ -5,7 +5,7 @@
 #include <string_view>
 
 #include "json/json.h"
-#include "json/result.h"
+#include "base/result.h"
 
 namespace udon::json {
 
@@ -18,6 +18,14 @@ Result<std::string> Canonicalize(const Value& value);
 // Strict parse plus canonicalization straight from bytes, without building a Value: the
 // fast path for large documents. Same errors as Parse, then as Canonicalize.
 Result<std::string> CanonicalizeText(std::string_view text, const ParseOptions& options = {});
+
+// Lowercase hex SHA-256 of the RFC 8785 canonical form: the digest manifests pin.
+Result<std::string> CanonicalSha256(const Value& value);
+
+// CanonicalSha256 straight from bytes: the strict parse of CanonicalizeText, with the
+// canonical bytes streamed into the hash instead of returned. Same errors as
+// CanonicalizeText.
+Result<std::string> CanonicalSha256Text(std::string_view text, const ParseOptions& options = {});
 
 // ES6 Number.prototype.toString for a finite double (shortest round-trip digits, -0 as 0).
 std::string FormatEs6Number(double value);

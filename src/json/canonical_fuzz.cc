@@ -11,7 +11,7 @@
 #include "fuzz/check.h"
 #include "json/canonical.h"
 #include "json/json.h"
-#include "json/sha256.h"
+#include "base/sha256.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
@@ -19,7 +19,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   auto digest = udon::json::CanonicalSha256Text(text);
   UDON_FUZZ_CHECK(digest.ok() == fast.ok(), "the digest path accepts what the fast path does");
   if (fast.ok()) {
-    UDON_FUZZ_CHECK(*digest == udon::json::Sha256Hex(*fast),
+    UDON_FUZZ_CHECK(*digest == udon::base::Sha256Hex(*fast),
                     "the digest path hashes the fast path's bytes");
   } else {
     UDON_FUZZ_CHECK(digest.error().code == fast.error().code &&

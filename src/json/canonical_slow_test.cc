@@ -15,7 +15,7 @@
 
 #include "json/canonical.h"
 #include "json/internal/test_files.h"
-#include "json/sha256.h"
+#include "base/sha256.h"
 
 namespace udon::json {
 namespace {
@@ -49,12 +49,12 @@ class SequenceHasher {
 
   // The digest of the lines so far (the running context is left untouched).
   std::string HexDigest() const {
-    Sha256Stream copy = hash_;
+    base::Sha256Stream copy = hash_;
     return copy.FinishHex();
   }
 
  private:
-  Sha256Stream hash_;
+  base::Sha256Stream hash_;
   std::string line_;
   std::size_t count_ = 0;
 };
@@ -74,7 +74,7 @@ TEST(Es6NumberSequence, PublishedHashesOfFirstThousandAndMillionLines) {
   }
   std::array<std::uint8_t, 32> state{};
   while (hasher.count() < 1'000'000) {
-    state = Sha256(std::string_view(reinterpret_cast<const char*>(state.data()), state.size()));
+    state = base::Sha256(std::string_view(reinterpret_cast<const char*>(state.data()), state.size()));
     for (int word = 0; word < 4 && hasher.count() < 1'000'000; ++word) {
       std::uint64_t bits = 0;
       for (int byte = 7; byte >= 0; --byte) bits = (bits << 8) | state[word * 8 + byte];

@@ -13,7 +13,7 @@
 
 #include "json/internal/test_files.h"
 #include "json/json.h"
-#include "json/sha256.h"
+#include "base/sha256.h"
 
 namespace udon::json {
 namespace {
@@ -33,7 +33,7 @@ void ExpectCanonical(const std::string& input, const std::string& expected) {
   EXPECT_EQ(*fast, expected);
   Result<std::string> digest = CanonicalSha256Text(input);
   ASSERT_TRUE(digest.ok()) << digest.error().Describe();
-  EXPECT_EQ(*digest, Sha256Hex(expected));
+  EXPECT_EQ(*digest, base::Sha256Hex(expected));
   Result<Value> parsed = Parse(input);
   ASSERT_TRUE(parsed.ok()) << parsed.error().Describe();
   Result<std::string> slow = Canonicalize(*parsed);
@@ -490,7 +490,7 @@ TEST(TextPath, LargeDocumentsAgreeWithTheValuePath) {
     // The digest path sends the same rearranged bytes to the hash in pieces.
     Result<std::string> digest = CanonicalSha256Text(text);
     ASSERT_TRUE(digest.ok());
-    EXPECT_EQ(*digest, Sha256Hex(*slow));
+    EXPECT_EQ(*digest, base::Sha256Hex(*slow));
     EXPECT_GT(text.size(), 200'000u);  // objects far above the in-place size
   }
 }

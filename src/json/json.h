@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "json/result.h"
+#include "base/result.h"
 
 namespace udon::json {
 

@@ -3,9 +3,9 @@
 #include <filesystem>
 #include <utility>
 
-#include "json/file.h"
+#include "base/file.h"
 #include "json/pointer.h"
-#include "json/sha256.h"
+#include "base/sha256.h"
 
 namespace udon::manifest {
 namespace {
@@ -83,7 +83,7 @@ Result<Binding> ParseBinding(const json::Value& block, const std::string& direct
   binding.manifest_sha256 = block["manifestSha256"].get<std::string>();
   binding.server = block["server"].get<std::string>();
   binding.tool = block["tool"].get<std::string>();
-  if (!json::IsSha256Hex(binding.manifest_sha256)) {
+  if (!base::IsSha256Hex(binding.manifest_sha256)) {
     return Reported({Shape("manifestSha256 must be 64 lowercase hex digits", "/manifestSha256")}, problems);
   }
   auto path = ResolveManifestPath(block["manifest"].get<std::string>(), directory);
@@ -96,7 +96,7 @@ Result<Binding> ParseBinding(const json::Value& block, const std::string& direct
   return binding;
 }
 
-ManifestCache::ManifestCache() : ManifestCache([](const std::string& path) { return json::ReadFile(path); }) {}
+ManifestCache::ManifestCache() : ManifestCache([](const std::string& path) { return base::ReadFile(path); }) {}
 
 ManifestCache::ManifestCache(Reader reader) : read_(std::move(reader)) {}
 

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "json/json.h"
-#include "json/result.h"
+#include "base/result.h"
 #include "manifest/manifest.h"
 #include "manifest/policy.h"
 #include "manifest/review.h"
@@ -53,7 +53,7 @@ Result<Binding> ParseBinding(const json::Value& block, const std::string& direct
 // hashes them again only when they differ. Safe to share between threads.
 class ManifestCache {
  public:
-  // How bytes are read; a test seam (counting reads). Default: json::ReadFile.
+  // How bytes are read; a test seam (counting reads). Default: base::ReadFile.
   using Reader = std::function<Result<std::string>(const std::string& path)>;
 
   ManifestCache();

@@ -8,7 +8,7 @@
 
 #include "json/diff.h"
 #include "json/json.h"
-#include "json/result.h"
+#include "base/result.h"
 #include "manifest/manifest.h"
 
 namespace udon::manifest {

@@ -6,9 +6,9 @@
 #include <unordered_map>
 
 #include "json/canonical.h"
-#include "json/file.h"
+#include "base/file.h"
 #include "json/pointer.h"
-#include "json/sha256.h"
+
 #include "json/access.h"
 
 namespace udon::manifest {
@@ -177,7 +177,7 @@ Result<Manifest> Manifest::FromValue(json::Value document) {
 }
 
 Result<Manifest> Manifest::Load(const std::string& path) {
-  auto text = json::ReadFile(path);
+  auto text = base::ReadFile(path);
   if (!text.ok()) return text.error().WithCode("manifest.unreadable");
   return FromText(*text);
 }

@@ -12,7 +12,7 @@
 #include "fuzz/pointer_check.h"
 #include "json/canonical.h"
 #include "json/pointer.h"
-#include "json/sha256.h"
+#include "base/sha256.h"
 #include "manifest/instant.h"
 #include "manifest/manifest.h"
 #include "manifest/policy.h"
@@ -68,7 +68,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   auto canonical = udon::json::CanonicalizeText(text);
   UDON_FUZZ_CHECK(canonical.ok(), "an accepted manifest canonicalizes");
-  UDON_FUZZ_CHECK(manifest->sha256() == udon::json::Sha256Hex(*canonical),
+  UDON_FUZZ_CHECK(manifest->sha256() == udon::base::Sha256Hex(*canonical),
                   "the digest is the SHA-256 of the canonical form");
 
   auto pretty = Manifest::FromText(manifest->ToPrettyJson());

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "json/canonical.h"
-#include "json/sha256.h"
+
 #include "manifest/internal/test_manifest.h"
 
 namespace udon::manifest {

@@ -1,6 +1,6 @@
 #include "manifest/policy.h"
 
-#include "json/file.h"
+#include "base/file.h"
 #include "json/yaml.h"
 
 namespace udon::manifest {
@@ -84,7 +84,7 @@ Result<Policy> PolicyFromJson(const json::Value& document) {
 }
 
 Result<Policy> LoadPolicyFile(const std::string& path) {
-  UDON_ASSIGN_OR_RETURN(std::string text, json::ReadFile(path, 1u << 20));
+  UDON_ASSIGN_OR_RETURN(std::string text, base::ReadFile(path, 1u << 20));
   auto document = json::ParseJsonOrYaml(text);
   if (!document.ok()) return document.error().WithCode("policy.invalid");
   return PolicyFromJson(*document);

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "json/json.h"
-#include "json/result.h"
+#include "base/result.h"
 
 namespace udon::manifest {
 

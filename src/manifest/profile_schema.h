@@ -3,7 +3,7 @@
 #pragma once
 
 #include "json/json.h"
-#include "json/result.h"
+#include "base/result.h"
 
 namespace udon::manifest {
 

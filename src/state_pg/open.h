@@ -8,7 +8,7 @@
 
 #include "gate/evidence.h"
 #include "gate/state_store.h"
-#include "json/result.h"
+#include "base/result.h"
 
 namespace udon::state_pg {
 

@@ -12,7 +12,7 @@
 #include <system_error>
 #include <thread>
 
-#include "json/sha256.h"
+#include "base/sha256.h"
 #include "state_pg/internal/connect.h"
 #include "state_pg/tls.h"
 #include "state_pg/uri.h"
@@ -375,7 +375,7 @@ class MainSessionLock : public gate::StateLock {
 }  // namespace
 
 std::int64_t AdvisoryKey(std::string_view scope) {
-  const auto digest = json::Sha256(std::string("udon-mcp serialize\n") + std::string(scope));
+  const auto digest = base::Sha256(std::string("udon-mcp serialize\n") + std::string(scope));
   std::uint64_t key = 0;
   for (int i = 0; i < 8; ++i) key = (key << 8) | digest[static_cast<std::size_t>(i)];
   std::int64_t signed_key;

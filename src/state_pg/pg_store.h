@@ -34,7 +34,7 @@
 
 #include "gate/state_store.h"
 #include "json/json.h"
-#include "json/result.h"
+#include "base/result.h"
 #include "state_pg/tls.h"
 
 namespace udon::state_pg {

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "json/result.h"
+#include "base/result.h"
 
 namespace udon::state_pg {
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "json/json.h"
-#include "json/result.h"
+#include "base/result.h"
 #include "manifest/policy.h"
 #include "trust/resolver.h"
 #include "uws/document.h"

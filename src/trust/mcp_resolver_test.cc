@@ -3,7 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "json/file.h"
+#include "base/file.h"
 #include "trust/analyzer.h"
 #include "trust/internal/test_documents.h"
 #include "uws/check.h"
@@ -103,7 +103,7 @@ TEST(McpResolver, SharesTheRunsReadOfTheManifest) {
   int reads = 0;
   auto manifests = std::make_shared<manifest::ManifestCache>([&reads](const std::string& path) {
     ++reads;
-    return json::ReadFile(path);
+    return base::ReadFile(path);
   });
   auto document = ToDocument(GoldenDocument());
   ASSERT_TRUE(document.ok());

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "json/json.h"
-#include "json/result.h"
+#include "base/result.h"
 #include "uws/document.h"
 
 namespace udon::trust {

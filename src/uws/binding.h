@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "json/json.h"
-#include "json/result.h"
+#include "base/result.h"
 #include "manifest/binding.h"
 #include "manifest/policy.h"
 #include "uws/document.h"

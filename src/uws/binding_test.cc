@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "json/file.h"
+#include "base/file.h"
 #include "uws/check.h"
 #include "uws/internal/test_util.h"
 
@@ -240,7 +240,7 @@ TEST_F(UwsBinding, EveryBindingOfOneManifestSharesOneRead) {
   int reads = 0;
   manifest::ManifestCache manifests([&reads](const std::string& path) {
     ++reads;
-    return json::ReadFile(path);
+    return base::ReadFile(path);
   });
   json::Value operations = json::Value::array();
   for (const char* id : {"render_a", "render_b", "render_c"}) {

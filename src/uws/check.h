@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "json/result.h"
+#include "base/result.h"
 #include "manifest/policy.h"
 #include "uws/binding.h"
 #include "uws/document.h"

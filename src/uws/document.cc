@@ -8,7 +8,7 @@
 #include <regex>
 #include <set>
 
-#include "json/file.h"
+#include "base/file.h"
 #include "json/pointer.h"
 #include "json/yaml.h"
 #include "schema/schema.h"
@@ -593,7 +593,7 @@ Result<Document> ParseDocument(std::string_view text, std::string directory) {
 }
 
 Result<Document> LoadDocument(const std::string& path) {
-  UDON_ASSIGN_OR_RETURN(std::string text, json::ReadFile(path, kMaxDocumentBytes));
+  UDON_ASSIGN_OR_RETURN(std::string text, base::ReadFile(path, kMaxDocumentBytes));
   std::string directory = path == "-" ? std::filesystem::current_path().string()
                                       : std::filesystem::absolute(path).parent_path().string();
   return ParseDocument(text, std::move(directory));

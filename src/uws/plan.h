@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "json/json.h"
-#include "json/result.h"
+#include "base/result.h"
 #include "uws/binding.h"
 #include "uws/document.h"
 

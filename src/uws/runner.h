@@ -17,7 +17,7 @@
 #include <string_view>
 
 #include "json/json.h"
-#include "json/result.h"
+#include "base/result.h"
 #include "uws/binding.h"
 #include "uws/plan.h"
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "json/json.h"
-#include "json/random.h"
+#include "base/random.h"
 #include "manifest/instant.h"
 #include "workbench/internal/assets.h"
 
@@ -65,7 +65,7 @@ Response FromResult(const Result<json::Value>& result) {
 }  // namespace
 
 Result<std::string> RandomHex(std::size_t bytes) {
-  auto hex = json::RandomHex(bytes);
+  auto hex = base::RandomHex(bytes);
   if (!hex.ok()) return hex.error().WithCode("workbench.random_failed");
   return hex;
 }

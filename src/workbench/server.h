@@ -19,7 +19,7 @@
 #include <string>
 #include <string_view>
 
-#include "json/result.h"
+#include "base/result.h"
 #include "workbench/workbench.h"
 
 namespace udon::workbench {
@@ -30,7 +30,7 @@ inline constexpr const char* kContentSecurityPolicy =
 inline constexpr const char* kCsrfHeader = "X-Udon-Csrf";
 inline constexpr std::size_t kMaxRequestBytes = 1u << 20;
 
-// `bytes` random bytes from the operating system's CSPRNG (json/random.h) as lowercase hex.
+// `bytes` random bytes from the operating system's CSPRNG (base/random.h) as lowercase hex.
 // Errors: workbench.random_failed.
 Result<std::string> RandomHex(std::size_t bytes);
 

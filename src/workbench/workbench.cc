@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <vector>
 
-#include "json/file.h"
-#include "json/sha256.h"
+#include "base/file.h"
+#include "json/canonical.h"
 #include "manifest/carry_over.h"
 #include "manifest/diff.h"
 #include "manifest/review.h"
@@ -311,7 +311,7 @@ Result<json::Value> Workbench::SaveReview(const json::Value& request, manifest::
   std::lock_guard lock(write_mutex_);
   UDON_ASSIGN_OR_RETURN(manifest::Manifest m, LoadAt(request));
   UDON_RETURN_IF_ERROR(manifest::ApplyReview(m, server, tool, review_json, options_.policy, now));
-  UDON_RETURN_IF_ERROR(json::WriteFileAtomic(options_.manifest_path, m.ToPrettyJson()));
+  UDON_RETURN_IF_ERROR(base::WriteFileAtomic(options_.manifest_path, m.ToPrettyJson()));
   return json::Value{{"sha256", m.sha256()}, {"review", review_json}};
 }
 
@@ -327,7 +327,7 @@ Result<json::Value> Workbench::CarryOver(const json::Value& request) {
     UDON_ASSIGN_OR_RETURN(older, manifest::Manifest::Load(options_.against_path));
   }
   UDON_ASSIGN_OR_RETURN(manifest::CarryOverReport report, manifest::CarryOverReviews(older, newer));
-  UDON_RETURN_IF_ERROR(json::WriteFileAtomic(options_.manifest_path, newer.ToPrettyJson()));
+  UDON_RETURN_IF_ERROR(base::WriteFileAtomic(options_.manifest_path, newer.ToPrettyJson()));
   return json::Value{{"sha256", newer.sha256()}, {"report", manifest::CarryOverToJson(report)}};
 }
 

@@ -18,7 +18,7 @@
 
 #include "json/display.h"
 #include "json/json.h"
-#include "json/result.h"
+#include "base/result.h"
 #include "manifest/instant.h"
 #include "manifest/manifest.h"
 #include "manifest/policy.h"

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "json/sha256.h"
+#include "json/canonical.h"
 #include "manifest/internal/test_manifest.h"
 #include "manifest/review.h"
 #include "test_support.h"

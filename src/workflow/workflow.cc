@@ -3,7 +3,7 @@
 #include <memory>
 #include <utility>
 
-#include "json/file.h"
+#include "base/file.h"
 #include "json/yaml.h"
 #include "trust/mcp_resolver.h"
 #include "uws/check.h"
@@ -17,7 +17,7 @@ constexpr std::size_t kMaxInputsBytes = 16u << 20;
 
 Result<json::Value> ReadInputs(const std::string& path) {
   if (path.empty()) return json::Value::object();
-  UDON_ASSIGN_OR_RETURN(std::string text, json::ReadFile(path, kMaxInputsBytes));
+  UDON_ASSIGN_OR_RETURN(std::string text, base::ReadFile(path, kMaxInputsBytes));
   auto value = json::ParseJsonOrYaml(text);
   if (!value.ok()) return value.error().WithCode("usage.invalid");
   return value;

@@ -12,7 +12,7 @@
 
 #include "gate/gate.h"
 #include "json/json.h"
-#include "json/result.h"
+#include "base/result.h"
 #include "manifest/policy.h"
 #include "trust/analyzer.h"
 #include "uws/runner.h"

@@ -16,7 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "json/json.h"
-#include "json/sha256.h"
+#include "base/sha256.h"
 #include "json/canonical.h"
 #include "test_support.h"
 

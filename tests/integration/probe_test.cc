@@ -10,7 +10,7 @@
 
 #include "gate/evidence_key.h"
 #include "json/json.h"
-#include "json/sha256.h"
+#include "base/sha256.h"
 #include "test_support.h"
 
 namespace udon {

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "json/file.h"
+#include "base/file.h"
 #include "json/json.h"
 #include "test_support.h"
 #include "trust/internal/test_documents.h"

@@ -16,7 +16,7 @@
 
 #include "gate/gate.h"
 #include "json/json.h"
-#include "json/result.h"
+#include "base/result.h"
 #include "manifest/binding.h"
 #include "manifest/manifest.h"
 #include "manifest/review.h"

@@ -25,7 +25,7 @@
 #endif
 
 #include "json/json.h"
-#include "json/result.h"
+#include "base/result.h"
 
 namespace udon::json::internal {
 

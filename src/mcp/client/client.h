@@ -48,7 +48,7 @@
 #include <string_view>
 #include <vector>
 
-#include "json/result.h"
+#include "base/result.h"
 #include "mcp/client/config.h"
 #include "mcp/client/connection.h"
 #include "mcp/client/tool_pages.h"

@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "json/file.h"
+#include "base/file.h"
 #include "json/json.h"
 #include "mcp/client/least_privilege.h"
 
@@ -381,7 +381,7 @@ std::string ResolveConfigPath(const std::optional<std::string>& flag_path, const
 Result<RuntimeConfig> LoadRuntimeConfig(const std::optional<std::string>& flag_path,
                                         const EnvLookup& env) {
   const std::string path = ResolveConfigPath(flag_path, env);
-  auto text = json::ReadFile(path, kMaxConfigBytes);
+  auto text = base::ReadFile(path, kMaxConfigBytes);
   if (!text.ok()) return std::move(text).error().WithCode("config.unreadable");
   std::string base_dir = std::filesystem::path(path).parent_path().string();
   if (base_dir.empty()) base_dir = ".";

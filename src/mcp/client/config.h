@@ -37,7 +37,7 @@
 #include <utility>
 #include <vector>
 
-#include "json/result.h"
+#include "base/result.h"
 
 namespace udon::mcp {
 

@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "json/result.h"
+#include "base/result.h"
 #include "mcp/protocol/jsonrpc.h"
 #include "mcp/client/transport.h"
 

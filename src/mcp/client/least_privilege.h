@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "json/json.h"
-#include "json/result.h"
+#include "base/result.h"
 #include "mcp/client/config.h"
 #include "mcp/client/sandbox_layout.h"
 

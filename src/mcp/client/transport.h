@@ -23,7 +23,7 @@
 #include <utility>
 #include <vector>
 
-#include "json/result.h"
+#include "base/result.h"
 #include "mcp/protocol/jsonrpc.h"
 #include "mcp/protocol/protocol.h"  // RequestHeaders
 

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "json/result.h"
+#include "base/result.h"
 
 namespace udon::mcp {
 

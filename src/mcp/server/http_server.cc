@@ -5,7 +5,7 @@
 
 #include <utility>
 
-#include "json/sha256.h"
+#include "base/sha256.h"
 #include "mcp/server/internal/http_impl.h"
 
 namespace udon::mcp {
@@ -189,7 +189,7 @@ httplib::Server::HandlerResponse HttpServer::Impl::PreRoute(const httplib::Reque
 }
 
 void HttpServer::Impl::Install() {
-  if (!options.bearer_token.empty()) bearer_digest = json::Sha256(options.bearer_token);
+  if (!options.bearer_token.empty()) bearer_digest = base::Sha256(options.bearer_token);
   if (options.max_in_flight_per_client > 0) {
     in_flight = std::make_unique<InFlightLimit>(options.max_in_flight_per_client);
   }

@@ -22,7 +22,7 @@
 #include <string_view>
 #include <vector>
 
-#include "json/result.h"
+#include "base/result.h"
 #include "mcp/protocol/jsonrpc.h"
 #include "mcp/server/server.h"
 

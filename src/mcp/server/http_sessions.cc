@@ -2,7 +2,7 @@
 // eviction), the session's GET stream of unsolicited messages, and DELETE.
 #include <utility>
 
-#include "json/random.h"
+#include "base/random.h"
 #include "mcp/server/internal/http_impl.h"
 
 namespace udon::mcp {
@@ -73,7 +73,7 @@ std::shared_ptr<HttpSession> HttpServer::Impl::OpenSession(const httplib::Reques
     SetJsonRpcError(response, 400, kInvalidRequest, "initialize must not carry a session id");
     return nullptr;
   }
-  auto id = json::RandomHex(16);
+  auto id = base::RandomHex(16);
   if (!id.ok()) {
     SetJsonRpcError(response, 500, kInternalError, "no randomness for a session id");
     return nullptr;

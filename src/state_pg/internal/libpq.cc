@@ -1,10 +1,10 @@
 // libpq's functions as the PostgreSQL store uses them, forwarded to libpq loaded on the
-// first use (json/shared_library.h): a process whose store is a state directory never
+// first use (base/shared_library.h): a process whose store is a state directory never
 // loads it, nor the Kerberos, LDAP and SASL libraries it pulls in. The declarations are
 // libpq-fe.h's own, so a signature that differs does not compile.
 #include <libpq-fe.h>
 
-#include "json/shared_library.h"
+#include "base/shared_library.h"
 
 namespace {
 constexpr const char* kLibpq = "libpq.so.5";

@@ -5,7 +5,7 @@
 #include <map>
 #include <string>
 
-#include "json/file.h"
+#include "base/file.h"
 #include "json/json.h"
 #include "manifest/manifest.h"
 #include "uws/binding.h"
@@ -68,7 +68,7 @@ inline Result<uws::Document> ToDocument(const json::Value& value) {
 // (mail.tools.json; empty when it cannot be read, which fails every binding check) and
 // the document (triage.uws.json).
 inline std::map<std::string, std::string> GoldenFiles() {
-  auto manifest = json::ReadFile(TestdataDir() + "/mail.tools.json");
+  auto manifest = base::ReadFile(TestdataDir() + "/mail.tools.json");
   return {{"mail.tools.json", manifest.ok() ? *manifest : std::string()},
           {"triage.uws.json", GoldenDocument().dump(2)}};
 }

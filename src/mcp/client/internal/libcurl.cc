@@ -1,5 +1,5 @@
 // libcurl's functions as udon-mcp uses them, forwarded to libcurl loaded on the first use
-// (json/shared_library.h): a process that never speaks HTTP never loads it, nor the thirty
+// (base/shared_library.h): a process that never speaks HTTP never loads it, nor the thirty
 // libraries it pulls in. The declarations are curl.h's own, so a signature that differs
 // does not compile.
 #define CURL_DISABLE_TYPECHECK 1  // the forwarders define the variadic functions themselves
@@ -13,7 +13,7 @@
 #pragma clang diagnostic ignored "-Wvarargs"
 #endif
 
-#include "json/shared_library.h"
+#include "base/shared_library.h"
 
 namespace {
 constexpr const char* kLibcurl = "libcurl.so.4";

@@ -2,7 +2,7 @@
 
 #include <openssl/crypto.h>
 
-#include "json/sha256.h"
+#include "base/sha256.h"
 #include "mcp/server/http_server.h"
 #include "mcp/server/internal/http_common.h"
 
@@ -18,7 +18,7 @@ bool HasBearerToken(const std::string& authorization, const std::array<std::uint
   }
   value.remove_prefix(kScheme.size());
   while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
-  const std::array<std::uint8_t, 32> given = json::Sha256(value);
+  const std::array<std::uint8_t, 32> given = base::Sha256(value);
   return CRYPTO_memcmp(given.data(), expected.data(), given.size()) == 0;
 }
 

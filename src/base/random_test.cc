@@ -1,4 +1,4 @@
-#include "json/random.h"
+#include "base/random.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace udon::json {
+namespace udon::base {
 namespace {
 
 TEST(RandomTest, HexHasTwoDigitsPerByteAndNeverRepeats) {
@@ -30,4 +30,4 @@ TEST(RandomTest, LargeRequestsAreFilledWhole) {
 }
 
 }  // namespace
-}  // namespace udon::json
+}  // namespace udon::base

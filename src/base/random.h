@@ -7,9 +7,9 @@
 #include <cstdint>
 #include <string>
 
-#include "json/result.h"
+#include "base/result.h"
 
-namespace udon::json {
+namespace udon::base {
 
 // Fills `size` bytes at `out`. Errors: random.unavailable (the kernel's source failed).
 Status RandomBytes(std::uint8_t* out, std::size_t size);
@@ -17,4 +17,4 @@ Status RandomBytes(std::uint8_t* out, std::size_t size);
 // `bytes` random bytes as lowercase hex (2 * bytes characters). Errors: random.unavailable.
 Result<std::string> RandomHex(std::size_t bytes);
 
-}  // namespace udon::json
+}  // namespace udon::base

@@ -1,13 +1,13 @@
 // SHA-256's compression function (FIPS 180-4, 6.2.2) over whole 64-byte blocks: a portable
 // version and one with the x86 SHA extensions, chosen once at run time by the CPU's
-// features. json/sha256.h is the interface; this is exposed for tests and benchmarks,
+// features. base/sha256.h is the interface; this is exposed for tests and benchmarks,
 // which run both versions against each other and against known digests.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
-namespace udon::json::internal {
+namespace udon::base::internal {
 
 using Sha256BlocksFunction = void (*)(std::uint32_t state[8], const unsigned char* data,
                                       std::size_t blocks);
@@ -24,4 +24,4 @@ extern const Sha256BlocksFunction kSha256BlocksShaExtensions;
 // The version every digest uses: the SHA extensions where the CPU has them.
 Sha256BlocksFunction Sha256Blocks();
 
-}  // namespace udon::json::internal
+}  // namespace udon::base::internal

@@ -1,4 +1,4 @@
-#include "json/sha256.h"
+#include "base/sha256.h"
 
 #include <gtest/gtest.h>
 #include <openssl/evp.h>
@@ -10,11 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "json/canonical.h"
-#include "json/internal/sha256_blocks.h"
-#include "json/internal/test_files.h"
+#include "base/internal/sha256_blocks.h"
 
-namespace udon::json {
+namespace udon::base {
 namespace {
 
 TEST(Sha256, KnownDigests) {
@@ -23,49 +21,12 @@ TEST(Sha256, KnownDigests) {
   EXPECT_EQ(Sha256("abc")[0], 0xba);
 }
 
-TEST(Sha256, CanonicalDigestsOfUpstreamOutputs) {
-  const std::pair<const char*, const char*> cases[] = {
-      {"arrays", "099601b171cafed97c333f8878d68e7f8c8f795412adb34b2fdcf0e7c7beac42"},
-      {"french", "d99d0ebdcb0033cb858cfa830ae46bc0fb3309413b271f1da828c89901a27ed5"},
-      {"structures", "605f65004ec2db7692522a0852c22f1c989e036d547e88963d1a3143cf3195d5"},
-      {"unicode", "0d99aad92a125196ff887876643fd3206786a84ddce2cee52ba4ad256d2381d3"},
-      {"values", "2d5e01a318d0f0879ab568c4be289c8b1f64ef8921a53c6277d5e069978baacb"},
-      {"weird", "6af595a9aa80110b964b4de3f82a05fa6ae7423005019bacfa2620dddc4e94d1"},
-  };
-  for (const auto& [name, digest] : cases) {
-    SCOPED_TRACE(name);
-    Result<Value> parsed = Parse(testing::JcsData(std::string("input/") + name + ".json"));
-    ASSERT_TRUE(parsed.ok());
-    Result<std::string> hex = CanonicalSha256(*parsed);
-    ASSERT_TRUE(hex.ok());
-    EXPECT_EQ(*hex, digest);
-  }
-}
-
-TEST(Sha256, CanonicalDigestPropagatesRefusal) {
-  Result<std::string> hex = CanonicalSha256(Value(std::nan("")));
-  ASSERT_FALSE(hex.ok());
-  EXPECT_EQ(hex.error().code, "json.not_canonicalizable");
-}
-
 TEST(Sha256, StreamInPiecesEqualsOneShot) {
   EXPECT_EQ(Sha256Stream().FinishHex(), Sha256Hex(""));
   const std::string text(1000, 'q');
   Sha256Stream stream;
   for (std::size_t at = 0; at < text.size(); at += 7) stream.Update(std::string_view(text).substr(at, 7));
   EXPECT_EQ(stream.FinishHex(), Sha256Hex(text));
-}
-
-TEST(Sha256, CanonicalDigestOfTextEqualsDigestOfCanonicalBytes) {
-  const std::string text = R"({"b":[1,{"z":null,"y":"\u00e9"}],"a":1e21})";
-  Result<std::string> canonical = CanonicalizeText(text);
-  ASSERT_TRUE(canonical.ok());
-  Result<std::string> digest = CanonicalSha256Text(text);
-  ASSERT_TRUE(digest.ok());
-  EXPECT_EQ(*digest, Sha256Hex(*canonical));
-  Result<std::string> refused = CanonicalSha256Text(R"({"a":1,"a":2})");
-  ASSERT_FALSE(refused.ok());
-  EXPECT_EQ(refused.error().code, "json.duplicate_key");
 }
 
 std::string HexOf(const std::array<std::uint8_t, 32>& bytes) {
@@ -215,4 +176,4 @@ TEST(Sha256, IsSha256Hex) {
 }
 
 }  // namespace
-}  // namespace udon::json
+}  // namespace udon::base

@@ -5,7 +5,7 @@
 // state_pg/internal/libpq.cc) that look the real ones up here.
 #pragma once
 
-namespace udon::json {
+namespace udon::base {
 
 // The address of `symbol` in `library` (a soname such as "libpq.so.5"), loaded on the
 // first request (RTLD_LOCAL: its symbols never interpose on others). A library or symbol
@@ -13,12 +13,12 @@ namespace udon::json {
 // message naming it, as a library missing at start did. Thread-safe.
 void* RequiredSymbol(const char* library, const char* symbol);
 
-}  // namespace udon::json
+}  // namespace udon::base
 
 // The real `name` (a function declared by the library's header) of `library`, looked up
 // once per forwarder: UDON_LIBRARY_FUNCTION("libpq.so.5", PQfinish)(conn).
 #define UDON_LIBRARY_FUNCTION(library, name)                                                             \
   (*[] {                                                                                                 \
-    static const auto real = reinterpret_cast<decltype(&::name)>(::udon::json::RequiredSymbol(library, #name)); \
+    static const auto real = reinterpret_cast<decltype(&::name)>(::udon::base::RequiredSymbol(library, #name)); \
     return real;                                                                                         \
   }())

@@ -1,4 +1,4 @@
-#include "json/shared_library.h"
+#include "base/shared_library.h"
 
 #include <dlfcn.h>
 
@@ -8,7 +8,7 @@
 #include <mutex>
 #include <string>
 
-namespace udon::json {
+namespace udon::base {
 
 void* RequiredSymbol(const char* library, const char* symbol) {
   static std::mutex mutex;
@@ -34,4 +34,4 @@ void* RequiredSymbol(const char* library, const char* symbol) {
   return address;
 }
 
-}  // namespace udon::json
+}  // namespace udon::base

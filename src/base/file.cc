@@ -1,4 +1,4 @@
-#include "json/file.h"
+#include "base/file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -7,9 +7,9 @@
 #include <cerrno>
 #include <cstdio>
 
-#include "json/random.h"
+#include "base/random.h"
 
-namespace udon::json {
+namespace udon::base {
 namespace {
 
 Error Unreadable(const std::string& path) {
@@ -156,4 +156,4 @@ Status WriteSecretFileAtomic(const std::string& path, std::string_view bytes) {
   return WriteAtomic(path, bytes, true);
 }
 
-}  // namespace udon::json
+}  // namespace udon::base

@@ -2,7 +2,7 @@
 // (RFC 2104). The project's one SHA-256: every digest goes through here. Own code rather
 // than OpenSSL's EVP interface, whose first use in a process fetches the algorithm from the
 // default provider (about 3 M instructions, a fifth of a fresh `udon-mcp call`); the x86
-// SHA extensions are used where the CPU has them (json/internal/sha256_blocks.h).
+// SHA extensions are used where the CPU has them (base/internal/sha256_blocks.h).
 #pragma once
 
 #include <array>
@@ -10,11 +10,10 @@
 #include <string>
 #include <string_view>
 
-#include "json/internal/sha256_blocks.h"
-#include "json/json.h"
-#include "json/result.h"
+#include "base/internal/sha256_blocks.h"
+#include "base/result.h"
 
-namespace udon::json {
+namespace udon::base {
 
 std::array<std::uint8_t, 32> Sha256(std::string_view bytes);
 std::string Sha256Hex(std::string_view bytes);
@@ -45,15 +44,7 @@ class Sha256Stream {
   std::uint64_t length_ = 0;
 };
 
-// Lowercase hex SHA-256 of the RFC 8785 canonical form.
-Result<std::string> CanonicalSha256(const Value& value);
-
-// CanonicalSha256 straight from bytes: the strict parse of CanonicalizeText, with the
-// canonical bytes streamed into the hash instead of returned. Same errors as
-// CanonicalizeText. Defined in canonical.cc beside the writer it drives.
-Result<std::string> CanonicalSha256Text(std::string_view text, const ParseOptions& options = {});
-
 // True for exactly 64 lowercase hex digits.
 bool IsSha256Hex(std::string_view text);
 
-}  // namespace udon::json
+}  // namespace udon::base

@@ -4,9 +4,9 @@
 #include <string>
 #include <string_view>
 
-#include "json/result.h"
+#include "base/result.h"
 
-namespace udon::json {
+namespace udon::base {
 
 // The whole file, or stdin for "-". Errors: io.unreadable (the message names the path,
 // never the contents). max_bytes 0 means no limit (io.too_large above it).
@@ -19,4 +19,4 @@ Status WriteFileAtomic(const std::string& path, std::string_view bytes);
 // file it replaces allowed. Errors: io.write_failed.
 Status WriteSecretFileAtomic(const std::string& path, std::string_view bytes);
 
-}  // namespace udon::json
+}  // namespace udon::base

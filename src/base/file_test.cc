@@ -1,4 +1,4 @@
-#include "json/file.h"
+#include "base/file.h"
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>
@@ -8,14 +8,20 @@
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
-#include "json/internal/test_files.h"
 
-namespace udon::json {
+namespace udon::base {
 namespace {
 
 namespace fs = std::filesystem;
+
+std::string ReadBack(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
 
 class FileTest : public ::testing::Test {
  protected:
@@ -46,7 +52,7 @@ TEST_F(FileTest, ReplacesAndKeepsPermissions) {
   ASSERT_TRUE(WriteFileAtomic(Path("f"), "old").ok());
   ASSERT_EQ(::chmod(Path("f").c_str(), 0600), 0);
   ASSERT_TRUE(WriteFileAtomic(Path("f"), "new").ok());
-  EXPECT_EQ(testing::ReadBytes(Path("f")), "new");
+  EXPECT_EQ(ReadBack(Path("f")), "new");
   struct stat info {};
   ASSERT_EQ(::stat(Path("f").c_str(), &info), 0);
   EXPECT_EQ(info.st_mode & 0777, 0600u);
@@ -61,7 +67,7 @@ TEST_F(FileTest, ASecretIsWrittenOwnerOnlyEvenOverAReadableFile) {
   const Status written = WriteSecretFileAtomic(Path("token"), "secret");
   ::umask(umask_before);
   ASSERT_TRUE(written.ok());
-  EXPECT_EQ(testing::ReadBytes(Path("token")), "secret");
+  EXPECT_EQ(ReadBack(Path("token")), "secret");
   struct stat info {};
   ASSERT_EQ(::stat(Path("token").c_str(), &info), 0);
   EXPECT_EQ(info.st_mode & 0777, 0600u);
@@ -83,7 +89,7 @@ TEST_F(FileTest, FailureLeavesTheOldFileIntact) {
   std::signal(SIGXFSZ, saved_handler);
   ASSERT_FALSE(status.ok());
   EXPECT_EQ(status.error().code, "io.write_failed");
-  EXPECT_EQ(testing::ReadBytes(Path("keep")), "original");
+  EXPECT_EQ(ReadBack(Path("keep")), "original");
   EXPECT_EQ(EntryCount(), 1u);
 }
 
@@ -116,4 +122,4 @@ TEST_F(FileTest, SizeLimit) {
 }
 
 }  // namespace
-}  // namespace udon::json
+}  // namespace udon::base

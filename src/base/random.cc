@@ -1,11 +1,11 @@
-#include "json/random.h"
+#include "base/random.h"
 
 #include <sys/random.h>
 
 #include <cerrno>
 #include <vector>
 
-namespace udon::json {
+namespace udon::base {
 
 Status RandomBytes(std::uint8_t* out, std::size_t size) {
   while (size > 0) {
@@ -35,4 +35,4 @@ Result<std::string> RandomHex(std::size_t bytes) {
   return hex;
 }
 
-}  // namespace udon::json
+}  // namespace udon::base

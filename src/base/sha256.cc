@@ -1,11 +1,9 @@
-#include "json/sha256.h"
+#include "base/sha256.h"
 
 #include <algorithm>
 #include <cstring>
 
-#include "json/canonical.h"
-
-namespace udon::json {
+namespace udon::base {
 namespace {
 
 constexpr std::size_t kBlock = 64;
@@ -110,11 +108,6 @@ std::array<std::uint8_t, 32> HmacSha256(std::string_view key, std::string_view m
   return outer.Finish();
 }
 
-Result<std::string> CanonicalSha256(const Value& value) {
-  UDON_ASSIGN_OR_RETURN(const std::string canonical, Canonicalize(value));
-  return Sha256Hex(canonical);
-}
-
 bool IsSha256Hex(std::string_view text) {
   if (text.size() != 64) return false;
   for (char c : text) {
@@ -123,4 +116,4 @@ bool IsSha256Hex(std::string_view text) {
   return true;
 }
 
-}  // namespace udon::json
+}  // namespace udon::base

@@ -1,4 +1,4 @@
-#include "json/internal/sha256_blocks.h"
+#include "base/internal/sha256_blocks.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -6,7 +6,7 @@
 #define UDON_SHA256_X86 1
 #endif
 
-namespace udon::json::internal {
+namespace udon::base::internal {
 namespace {
 
 alignas(16) constexpr std::uint32_t kRound[64] = {
@@ -138,4 +138,4 @@ Sha256BlocksFunction Sha256Blocks() {
   return chosen;
 }
 
-}  // namespace udon::json::internal
+}  // namespace udon::base::internal

@@ -1,4 +1,4 @@
-#include "json/result.h"
+#include "base/result.h"
 
 namespace udon {
 
