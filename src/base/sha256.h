@@ -1,17 +1,17 @@
 // SHA-256 digests (FIPS 180-4), in the lowercase hex form manifests pin, and HMAC-SHA-256
-// (RFC 2104). The project's one SHA-256: every digest goes through here. Own code rather
-// than OpenSSL's EVP interface, whose first use in a process fetches the algorithm from the
-// default provider (about 3 M instructions, a fifth of a fresh `udon-mcp call`); the x86
-// SHA extensions are used where the CPU has them (base/internal/sha256_blocks.h).
+// (RFC 2104). The project's one SHA-256: every digest goes through here. The primitives are
+// Nettle's (the library under GnuTLS), not our own code: it picks the x86 SHA extensions at
+// run time where the CPU has them and costs almost nothing at process start, where OpenSSL
+// 3's EVP interface fetches the algorithm from its provider store at the first digest
+// (about 3 M instructions, a fifth of a fresh `udon-mcp call`; issues 31 and 41).
 #pragma once
+
+#include <nettle/sha2.h>
 
 #include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
-
-#include "base/internal/sha256_blocks.h"
-#include "base/result.h"
 
 namespace udon::base {
 
@@ -26,9 +26,6 @@ std::array<std::uint8_t, 32> HmacSha256(std::string_view key, std::string_view m
 class Sha256Stream {
  public:
   Sha256Stream();
-  // With one given compression function instead of the one for this CPU: tests run every
-  // implementation through the same padding.
-  explicit Sha256Stream(internal::Sha256BlocksFunction blocks);
 
   void Update(std::string_view bytes);
   // The digest of everything passed to Update; the stream is spent afterwards.
@@ -37,11 +34,7 @@ class Sha256Stream {
   std::string FinishHex();
 
  private:
-  internal::Sha256BlocksFunction blocks_;
-  std::array<std::uint32_t, 8> state_;
-  std::array<unsigned char, 64> buffer_{};
-  std::size_t buffered_ = 0;
-  std::uint64_t length_ = 0;
+  sha256_ctx context_;
 };
 
 // True for exactly 64 lowercase hex digits.
