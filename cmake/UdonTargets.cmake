@@ -159,25 +159,38 @@ function(udon_executable name)
   udon_compile_options(${name})
 endfunction()
 
-# udon_test(NAME SOURCES ... [COMPONENTS ...] [LIBS ...] [LABELS ...])
-# A GoogleTest binary; each TEST becomes a CTest test. Tests find shared test data through
-# the UDON_SHARED_DIR and build-tree locations through UDON_BINARY_DIR.
+# udon_test(NAME SOURCES ... [COMPONENTS ...] [LIBS ...] [LABELS ...] [TESTDATA FILTER])
+# A GoogleTest binary; each TEST becomes a CTest test. Tests find the project's sources and
+# build-tree locations through UDON_SOURCE_DIR and UDON_BINARY_DIR, and the external test
+# suites through tests/support/external_testdata.h. The tests that match the GoogleTest
+# FILTER read those suites: they need the CTest fixture `testdata` (scripts/testdata.sh),
+# so without the data they are not run and that fixture's one line says why.
 function(udon_test name)
-  cmake_parse_arguments(T "" "" "SOURCES;COMPONENTS;LIBS;LABELS" ${ARGN})
+  cmake_parse_arguments(T "" "TESTDATA" "SOURCES;COMPONENTS;LIBS;LABELS" ${ARGN})
   if(NOT UDON_BUILD_TESTS)
     return()
   endif()
   udon_executable(${name} SOURCES ${T_SOURCES} COMPONENTS ${T_COMPONENTS}
                   LIBS ${T_LIBS} GTest::gtest GTest::gtest_main GTest::gmock)
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests/support)
   target_compile_definitions(${name} PRIVATE
-    UDON_SHARED_DIR="${UDON_SHARED_DIR}"
     UDON_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
     UDON_BINARY_DIR="${PROJECT_BINARY_DIR}")
   if(NOT T_LABELS)
     set(T_LABELS unit)
   endif()
-  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${T_LABELS}"
-                       TIMEOUT 600)
+  if(NOT T_TESTDATA STREQUAL "*")
+    set(others "*")
+    if(T_TESTDATA)
+      set(others "-${T_TESTDATA}")
+    endif()
+    gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 TEST_FILTER "${others}"
+                         PROPERTIES LABELS "${T_LABELS}" TIMEOUT 600)
+  endif()
+  if(T_TESTDATA)
+    gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 TEST_FILTER "${T_TESTDATA}"
+                         PROPERTIES LABELS "${T_LABELS}" TIMEOUT 600 FIXTURES_REQUIRED testdata)
+  endif()
 endfunction()
 
 # udon_benchmark(NAME SOURCES ... [COMPONENTS ...]): Google Benchmark binaries, never tests.
@@ -215,9 +228,9 @@ function(udon_fuzzer name)
   if(Python3_Interpreter_FOUND)
     add_test(NAME ${name}_fuzz_seeds
              COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/fuzz/make_seeds.py
-                     --shared-dir ${UDON_SHARED_DIR} --out ${PROJECT_BINARY_DIR}/fuzz/seeds ${name})
+                     --testdata-dir ${PROJECT_BINARY_DIR}/testdata --out ${PROJECT_BINARY_DIR}/fuzz/seeds ${name})
     set_tests_properties(${name}_fuzz_seeds PROPERTIES LABELS unit
-                         FIXTURES_SETUP ${name}_fuzz_seeds)
+                         FIXTURES_SETUP ${name}_fuzz_seeds FIXTURES_REQUIRED testdata)
     set_tests_properties(${name}_fuzz_replay PROPERTIES FIXTURES_REQUIRED ${name}_fuzz_seeds)
   endif()
 endfunction()

@@ -2,19 +2,23 @@
 """Generates the seed corpus of each fuzz target from the project's test data.
 
 Seeds are written to OUT/<target>/, one file per seed named by its SHA-1, and never
-committed: they come from ../shared/testdata (RFC 8785 vectors, the JSON-Schema-Test-Suite,
-UWS fixtures), src/*/testdata, examples/ and schemas/. Hand-written seeds live in
+committed: they come from the project's own test data (tests/data/: RFC 8785 examples,
+UWS fixtures, the ES6 edge cases), the external suites that scripts/testdata.sh provides
+in the build tree (RFC 8785 vectors, the JSON-Schema-Test-Suite), the bundled
+meta-schemas, src/*/testdata, examples/ and schemas/. Hand-written seeds live in
 fuzz/seeds/<target>/ and are used beside these.
 
-Usage: make_seeds.py [--shared-dir DIR] [--out DIR] [target...]   (no target: all)
+Usage: make_seeds.py --testdata-dir DIR [--out DIR] [target...]   (no target: all)
 """
 
 import argparse
+import decimal
 import hashlib
 import json
 import pathlib
 import re
 import shutil
+import struct
 import sys
 
 SOURCE_DIR = pathlib.Path(__file__).resolve().parent.parent
@@ -46,20 +50,41 @@ class Corpus:
         self.count += 1
 
 
+def es6_text(value):
+    """The ECMAScript rendering of a finite double (Number::toString, RFC 8785 3.2.2.3),
+    built from Python's shortest round-trip digits."""
+    if value == 0:
+        return "0"
+    sign = "-" if value < 0 else ""
+    digits_tuple = decimal.Decimal(repr(abs(value))).as_tuple()
+    digits = "".join(map(str, digits_tuple.digits)).rstrip("0") or "0"
+    point = len(digits_tuple.digits) + digits_tuple.exponent  # digits before the point
+    k = len(digits)
+    if k <= point <= 21:
+        return sign + digits + "0" * (point - k)
+    if 0 < point <= 21:
+        return sign + digits[:point] + "." + digits[point:]
+    if -6 < point <= 0:
+        return sign + "0." + "0" * -point + digits
+    exponent = point - 1
+    mantissa = digits[0] + ("." + digits[1:] if k > 1 else "")
+    return f"{sign}{mantissa}e{'+' if exponent > 0 else '-'}{abs(exponent)}"
+
+
 class Sources:
-    def __init__(self, shared):
-        self.shared = shared
-        self.testdata = shared / "testdata"
+    def __init__(self, testdata):
+        self.testdata = testdata  # the external suites (scripts/testdata.sh --out)
+        self.own = SOURCE_DIR / "tests" / "data"
 
     def json_files(self):
         """Every JSON document of the test data, small ones only, in a stable order."""
         roots = [
             self.testdata / "jcs" / "input",
             self.testdata / "jcs" / "output",
-            self.testdata / "jcs" / "rfc8785",
+            self.own / "jcs" / "rfc8785",
             self.testdata / "json-schema-test-suite" / "tests",
-            self.testdata / "json-schema-metaschemas",
-            self.testdata / "uws",
+            SOURCE_DIR / "src" / "schema" / "metaschemas",
+            self.own / "uws",
             SOURCE_DIR / "examples",
             SOURCE_DIR / "schemas",
         ]
@@ -70,25 +95,24 @@ class Sources:
                     yield path
 
     def yaml_files(self):
-        for root in [SOURCE_DIR / "examples", self.testdata / "uws"]:
+        for root in [SOURCE_DIR / "examples", self.own / "uws"]:
             for pattern in ("*.yaml", "*.yml"):
                 yield from sorted(root.rglob(pattern))
 
     def es6_numbers(self, limit):
-        """Expected ES6 renderings from the RFC 8785 appendix and the es6numbers file."""
+        """Expected ES6 renderings: RFC 8785's Appendix B, then the edge cases that open
+        upstream's ES6 number sequence."""
         numbers = []
-        for name in ["rfc8785/appendix-b-numbers.txt", "es6numbers/es6testfile-first100k.txt"]:
-            path = self.testdata / "jcs" / name
-            if not path.exists():
-                continue
-            with path.open() as lines:
-                for line in lines:
-                    if len(numbers) >= limit:
-                        return numbers
-                    parts = line.strip().split(",")
-                    if len(parts) == 2 and parts[1]:
-                        numbers.append(parts[1])
-        return numbers
+        with (self.own / "jcs" / "rfc8785" / "appendix-b-numbers.txt").open() as lines:
+            for line in lines:
+                parts = line.strip().split(",")
+                if len(parts) == 2 and parts[1]:
+                    numbers.append(parts[1])
+        with (self.own / "jcs" / "es6-edge-cases.txt").open() as lines:
+            for line in lines:
+                bits = int(line.strip(), 16)
+                numbers.append(es6_text(struct.unpack("<d", bits.to_bytes(8, "little"))[0]))
+        return numbers[:limit]
 
     def schema_tests(self):
         """(flags, schema, instance) from the JSON-Schema-Test-Suite: bit 0 asserts
@@ -246,16 +270,19 @@ GENERATORS = {
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--shared-dir", type=pathlib.Path, default=SOURCE_DIR.parent / "shared")
+    parser.add_argument("--testdata-dir", type=pathlib.Path, required=True,
+                        help="the external suites, as scripts/testdata.sh --out writes them")
     parser.add_argument("--out", type=pathlib.Path, default=pathlib.Path("build-fuzz/fuzz/seeds"))
     parser.add_argument("targets", nargs="*")
     args = parser.parse_args()
     unknown = [t for t in args.targets if t not in GENERATORS]
     if unknown:
         sys.exit("unknown fuzz target: " + " ".join(unknown))
-    if not (args.shared_dir / "testdata").is_dir():
-        sys.exit(f"no test data under {args.shared_dir}")
-    sources = Sources(args.shared_dir)
+    missing = [name for name in ("jcs", "json-schema-test-suite")
+               if not (args.testdata_dir / name / ".verified").is_file()]
+    if missing:
+        sys.exit(f"make_seeds.py: {', '.join(missing)} not in {args.testdata_dir}: run scripts/testdata.sh --out {args.testdata_dir}")
+    sources = Sources(args.testdata_dir)
     for target in args.targets or sorted(GENERATORS):
         directory = args.out / target
         shutil.rmtree(directory, ignore_errors=True)

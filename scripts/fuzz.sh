@@ -55,7 +55,10 @@ if ((${#targets[@]} == 0)); then
   exit 2
 fi
 cmake --build "$build_dir" -j "$(nproc)" --target "${targets[@]/%/_fuzzer}"
-python3 fuzz/make_seeds.py --shared-dir "${UDON_SHARED_DIR:-../shared}" \
+# Seeds come from the same test data as the tests: the project's own and the external
+# suites, pinned and checked, in the build tree.
+scripts/testdata.sh --out "$build_dir/testdata"
+python3 fuzz/make_seeds.py --testdata-dir "$build_dir/testdata" \
   --out "$build_dir/fuzz/seeds" "${targets[@]}"
 
 # Keeps inputs small enough for thousands of runs a second; seeds are cut to this length.

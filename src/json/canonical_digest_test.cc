@@ -24,9 +24,10 @@ TEST(CanonicalSha256, CanonicalDigestsOfUpstreamOutputs) {
       {"values", "2d5e01a318d0f0879ab568c4be289c8b1f64ef8921a53c6277d5e069978baacb"},
       {"weird", "6af595a9aa80110b964b4de3f82a05fa6ae7423005019bacfa2620dddc4e94d1"},
   };
+  ASSERT_TRUE(udon::testing::HaveExternalSuite("jcs"));
   for (const auto& [name, digest] : cases) {
     SCOPED_TRACE(name);
-    Result<Value> parsed = Parse(testing::JcsData(std::string("input/") + name + ".json"));
+    Result<Value> parsed = Parse(testing::JcsVector(std::string("input/") + name + ".json"));
     ASSERT_TRUE(parsed.ok());
     Result<std::string> hex = CanonicalSha256(*parsed);
     ASSERT_TRUE(hex.ok());

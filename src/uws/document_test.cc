@@ -9,7 +9,8 @@
 namespace udon::uws {
 namespace {
 
-const std::string kFixtures = std::string(UDON_SHARED_DIR) + "/testdata/uws/testdata/";
+// The project's own UWS fixtures (tests/data/uws/README.md).
+const std::string kFixtures = std::string(UDON_SOURCE_DIR) + "/tests/data/uws/";
 
 bool HasRule(const std::vector<Error>& errors, const std::string& rule) {
   for (const auto& error : errors) {
@@ -24,7 +25,7 @@ std::vector<Error> ValidateText(const std::string& text) {
   return Validate(*document);
 }
 
-TEST(UwsDocument, SharedFixturesValidate) {
+TEST(UwsDocument, FixturesValidate) {
   for (const char* name : {"sample.uws.json", "big/big.json"}) {
     auto document = LoadDocument(kFixtures + name);
     ASSERT_TRUE(document.ok()) << name << ": " << document.error().Describe();
@@ -63,7 +64,7 @@ TEST_P(UwsInvalidFixture, FailsWithItsNamedError) {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    SharedFixtures, UwsInvalidFixture,
+    Fixtures, UwsInvalidFixture,
     ::testing::Values(InvalidCase{"bad_uws_version.json", "bad_uws_version"},
                     InvalidCase{"dependency_cycle.json", "dependency_cycle"},
                     InvalidCase{"duplicate_operation_id.json", "duplicate_operation"},

@@ -130,8 +130,8 @@ workflows:
   EXPECT_EQ(refused->plan.error().pointer, "/operations/1");
 }
 
-TEST(UwsPlan, SharedSampleIsRefused) {
-  auto document = LoadDocument(std::string(UDON_SHARED_DIR) + "/testdata/uws/testdata/sample.uws.json");
+TEST(UwsPlan, SampleIsRefused) {
+  auto document = LoadDocument(std::string(UDON_SOURCE_DIR) + "/tests/data/uws/sample.uws.json");
   ASSERT_TRUE(document.ok());
   auto plan = MakePlan(*document, testing::FakeBindings(*document), std::nullopt);
   ASSERT_FALSE(plan.ok());

@@ -6,13 +6,15 @@
 #include <iterator>
 #include <string>
 
+#include "external_testdata.h"
 #include "json/json.h"
 #include "test_support.h"
 
 namespace udon::testing {
 namespace {
 
-std::string Jcs(const std::string& relative) { return SharedDir() + "/testdata/jcs/" + relative; }
+// A file of the external RFC 8785 vectors (the tests that read them require the fixture).
+std::string Jcs(const std::string& relative) { return ExternalSuiteDir("jcs") + "/" + relative; }
 
 std::string ReadAll(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -20,6 +22,7 @@ std::string ReadAll(const std::string& path) {
 }
 
 TEST(CliCanonicalize, PrintsExactCanonicalBytes) {
+  ASSERT_TRUE(HaveExternalSuite("jcs"));
   for (const char* name : {"arrays", "french", "structures", "unicode", "values", "weird"}) {
     SCOPED_TRACE(name);
     ProcessResult result =
@@ -45,6 +48,7 @@ TEST(CliCanonicalize, ReadsStdinAndWrapsWithJson) {
 }
 
 TEST(CliDigest, PrintsLowercaseHexAndNewline) {
+  ASSERT_TRUE(HaveExternalSuite("jcs"));
   ProcessResult result = RunProcess({UdonMcpBinary(), "digest", Jcs("input/weird.json")});
   EXPECT_EQ(result.exit_code, 0) << result.err;
   EXPECT_EQ(result.out, "6af595a9aa80110b964b4de3f82a05fa6ae7423005019bacfa2620dddc4e94d1\n");

@@ -77,7 +77,6 @@ void KillGroup(pid_t pid) {
 
 }  // namespace
 
-std::string SharedDir() { return UDON_SHARED_DIR; }
 std::string SourceDir() { return UDON_SOURCE_DIR; }
 std::string BinaryDir() { return UDON_BINARY_DIR; }
 std::string UdonMcpBinary() { return BinaryDir() + "/src/cli/udon-mcp"; }

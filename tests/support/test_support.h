@@ -29,7 +29,6 @@ inline constexpr bool kUnderSanitizer = false;
 #endif
 
 // Locations baked in by CMake (udon_test compile definitions).
-std::string SharedDir();   // ../shared beside the checkout
 std::string SourceDir();   // the checkout
 std::string BinaryDir();   // the build tree
 std::string UdonMcpBinary();       // build/src/cli/udon-mcp
