@@ -262,6 +262,8 @@ TEST_F(ApplyTest, ASecondRunWhileAnApplyHoldsTheAdoptionIsRefused) {
   ASSERT_EQ(::pipe(proceed), 0);
   const pid_t child = ::fork();
   if (child == 0) {
+    // Only the parent writes `proceed`: if it stops early, the child reads end of file.
+    ::close(proceed[1]);
     FileSeams pause;
     pause.before_last_check = [&](const std::string&) {
       char byte = 'r';
@@ -269,6 +271,8 @@ TEST_F(ApplyTest, ASecondRunWhileAnApplyHoldsTheAdoptionIsRefused) {
     };
     ::_exit(Apply(dir_, kUdonMcp, pause).ok() ? 0 : 1);
   }
+  ::close(proceed[0]);
+  ::close(reached[1]);
   char byte = 0;
   ASSERT_EQ(::read(reached[0], &byte, 1), 1);
   EXPECT_EQ(Apply(dir_, kUdonMcp).error().code, "adopt.busy");
@@ -284,7 +288,8 @@ TEST_F(ApplyTest, ASecondRunWhileAnApplyHoldsTheAdoptionIsRefused) {
   EXPECT_FALSE(Adoption::Load(dir_)->files.at(host_).applied_sha256.empty());
   EXPECT_EQ(CaptureEntries({}, capture).error().code, "adopt.nothing_selected");  // the lock is free again
   EXPECT_EQ(Apply(dir_, kUdonMcp).error().code, "adopt.already_applied");
-  for (int fd : {reached[0], reached[1], proceed[0], proceed[1]}) ::close(fd);
+  ::close(reached[0]);
+  ::close(proceed[1]);
 }
 
 // Item 12: run as root over another user's file, --apply and --undo keep its owner and
