@@ -197,15 +197,19 @@ bool StillUnchanged(int dir_fd, const std::string& name, const FileSnapshot& exp
 }
 
 // The new bytes, durable, with the replaced file's owner, group and permission bits (the
-// owner first: a chown may clear set-id bits).
-bool FillTemporary(int fd, const FileSnapshot& expected, std::string_view bytes) {
+// owner first: a chown may clear set-id bits). An owner or group this process cannot give
+// is refused rather than changed.
+Status FillTemporary(int fd, const std::string& path, const FileSnapshot& expected, std::string_view bytes) {
   struct stat info {};
-  if (!WriteAll(fd, bytes) || ::fstat(fd, &info) != 0) return false;
+  if (!WriteAll(fd, bytes) || ::fstat(fd, &info) != 0) return WriteFailed(path);
   if ((info.st_uid != expected.owner || info.st_gid != expected.group) &&
       ::fchown(fd, expected.owner, expected.group) != 0) {
-    return false;
+    Error error = MakeError("io.write_failed", "cannot give the new file the owner and group of the file it replaces");
+    error.details["path"] = path;
+    return error;
   }
-  return ::fchmod(fd, expected.mode & 07777) == 0 && ::fsync(fd) == 0;
+  if (::fchmod(fd, expected.mode & 07777) != 0 || ::fsync(fd) != 0) return WriteFailed(path);
+  return OkStatus();
 }
 
 Error TargetChanged(const std::string& path) {
@@ -250,8 +254,8 @@ Status ReplaceFileIfUnchanged(const std::string& path, const FileSnapshot& expec
   if (fd < 0) {
     status = WriteFailed(path);
   } else {
-    const bool filled = FillTemporary(fd, expected, bytes);
-    if (::close(fd) != 0 || !filled) status = WriteFailed(path);
+    status = FillTemporary(fd, path, expected, bytes);
+    if (::close(fd) != 0 && status.ok()) status = WriteFailed(path);
   }
   if (status.ok() && options.before_last_check) options.before_last_check();
   if (status.ok() && !StillUnchanged(dir_fd, name, expected)) status = TargetChanged(path);

@@ -1,5 +1,6 @@
 #include "base/file.h"
 
+#include <grp.h>
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -183,6 +184,29 @@ TEST_F(FileTest, ReplaceIfUnchangedKeepsOwnerAndGroup) {
   ASSERT_EQ(::stat(Path("f").c_str(), &info), 0);
   EXPECT_EQ(info.st_uid, 65534u);
   EXPECT_EQ(info.st_gid, 65534u);
+}
+
+// A user who may not give the file's group (not a member of it) is refused rather than
+// silently changing it: a child process runs as user 65534 over its file of group 0.
+TEST_F(FileTest, ReplaceIfUnchangedRefusesRatherThanChangeTheGroup) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to run a child as another user";
+  ASSERT_TRUE(WriteFileAtomic(Path("f"), "theirs").ok());
+  ASSERT_EQ(::chown(Path("f").c_str(), 65534, 0), 0);
+  ASSERT_EQ(::chmod(dir_.c_str(), 0777), 0);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    if (::setgroups(0, nullptr) != 0 || ::setgid(65534) != 0 || ::setuid(65534) != 0) ::_exit(3);
+    Result<FileSnapshot> read = ReadFileSnapshot(Path("f"));
+    if (!read.ok()) ::_exit(4);
+    Status status = ReplaceFileIfUnchanged(Path("f"), *read, "changed");
+    ::_exit(status.ok() ? 0 : status.error().code == "io.write_failed" ? 1 : 2);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  EXPECT_EQ(ReadBack(Path("f")), "theirs");
+  EXPECT_EQ(EntryCount(), 1u);
 }
 
 TEST_F(FileTest, ReadFileSnapshotRefusesALink) {
