@@ -1,5 +1,7 @@
 #include "adopt/adoption.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <utility>
@@ -137,6 +139,19 @@ Result<Adoption> Adoption::Load(const std::string& dir) {
 
 Status Adoption::Save(const std::string& dir) const {
   return base::WriteFileAtomic((fs::path(dir) / "adopt.json").string(), ToJson().dump(2) + "\n");
+}
+
+Result<base::FileLock> LockAdoption(const std::string& dir) {
+  std::error_code ignored;
+  if (!fs::exists(dir, ignored)) {
+    fs::create_directories(fs::path(dir).parent_path(), ignored);
+    ::mkdir(dir.c_str(), 0700);
+  }
+  auto lock = base::FileLock::TryAcquire((fs::path(dir) / "adopt.lock").string());
+  if (!lock.ok() && lock.error().code == "io.locked") {
+    return MakeError("adopt.busy", "another adopt run is using the adoption directory; run again when it has ended");
+  }
+  return lock;
 }
 
 Result<json::Value> RuntimeEntry(const Entry& entry, const HostFile& file, bool sandbox) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "adopt/discovery.h"
+#include "base/file.h"
 #include "json/json.h"
 #include "base/result.h"
 #include "manifest/manifest.h"
@@ -58,6 +59,12 @@ struct Adoption {
   Status Save(const std::string& dir) const;
 };
 
+// The lock capture, --apply and --undo hold for their whole run (flock on D/adopt.lock;
+// D is created 0700 when missing), so that a second run refuses instead of erasing or
+// repeating the first one's record; load D/adopt.json after taking it. Errors: adopt.busy
+// (another run holds it), io.write_failed.
+Result<base::FileLock> LockAdoption(const std::string& dir);
+
 // The D/mcp.json entry of a host entry: its transport without secret values (see above);
 // `sandbox` adds "sandbox": true to a stdio entry that does not set it. Relative `cwd`
 // resolves against the project; a project file's entry without one starts in the project.
@@ -92,7 +99,7 @@ struct CaptureReport {
 // Captures every selected, ungated, enabled entry of `files` into D, then writes D/mcp.json
 // (merged with what is there) and D/adopt.json. A manifest that already holds reviews keeps
 // those of unchanged tools (capture --update). Nothing is written for an entry that fails;
-// the first failure stops and is returned. Errors: adopt.nothing_selected, the codes of
+// the first failure stops and is returned. Errors: adopt.busy, adopt.nothing_selected, the codes of
 // RuntimeEntry and capture::Capture, io.write_failed.
 Result<CaptureReport> CaptureEntries(const std::vector<DiscoveredFile>& files, const CaptureRequest& request);
 

@@ -129,6 +129,7 @@ Status WriteAll(const std::vector<Captured>& captured, Adoption& adoption, json:
 }  // namespace
 
 Result<CaptureReport> CaptureEntries(const std::vector<DiscoveredFile>& files, const CaptureRequest& request) {
+  UDON_ASSIGN_OR_RETURN(base::FileLock lock, LockAdoption(request.dir));
   UDON_ASSIGN_OR_RETURN(Adoption adoption, Adoption::Load(request.dir));
   UDON_ASSIGN_OR_RETURN(json::Value runtime, LoadRuntimeConfigJson(request.dir));
   CaptureReport report;

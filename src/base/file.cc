@@ -1,6 +1,8 @@
 #include "base/file.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -76,14 +78,17 @@ std::string DirectoryOf(const std::string& path) {
   return path.substr(0, slash);
 }
 
+constexpr std::size_t kTemporarySuffixBytes = 8;
+
 // Creates a fresh file beside path (O_EXCL, so never someone else's) with `mode`, returning
-// its fd. The name's suffix is random only to avoid collisions, not for secrecy.
-int CreateTemporary(const std::string& path, mode_t mode, std::string& temp_path) {
+// its fd; path is relative to dir_fd (AT_FDCWD: the working directory). The name's suffix
+// is random only to avoid collisions, not for secrecy.
+int CreateTemporary(int dir_fd, const std::string& path, mode_t mode, std::string& temp_path) {
   for (int attempt = 0; attempt < 100; ++attempt) {
-    auto suffix = RandomHex(8);
+    auto suffix = RandomHex(kTemporarySuffixBytes);
     if (!suffix.ok()) return -1;
     temp_path = path + ".tmp." + *suffix;
-    const int fd = ::open(temp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+    const int fd = ::openat(dir_fd, temp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
     if (fd >= 0 || errno != EEXIST) return fd;
   }
   return -1;
@@ -93,7 +98,7 @@ int CreateTemporary(const std::string& path, mode_t mode, std::string& temp_path
 // whatever a file it replaces allowed; else it keeps the permissions of the one replaced.
 Status WriteAtomic(const std::string& path, std::string_view bytes, bool secret) {
   std::string temp_path;
-  const int fd = CreateTemporary(path, secret ? 0600 : 0644, temp_path);
+  const int fd = CreateTemporary(AT_FDCWD, path, secret ? 0600 : 0644, temp_path);
   if (fd < 0) return WriteFailed(path);
   struct stat existing {};
   if (secret) {
@@ -154,6 +159,152 @@ Status WriteFileAtomic(const std::string& path, std::string_view bytes) {
 
 Status WriteSecretFileAtomic(const std::string& path, std::string_view bytes) {
   return WriteAtomic(path, bytes, true);
+}
+
+namespace {
+
+std::string NameOf(const std::string& path) {
+  const std::size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+bool IsFileOf(const struct stat& info, const FileSnapshot& snapshot) {
+  return S_ISREG(info.st_mode) && info.st_dev == snapshot.device && info.st_ino == snapshot.inode;
+}
+
+// The file named `name` in dir_fd, opened without following a link and without blocking
+// on a FIFO; its stat in `info`. -1 when it cannot be opened or is not a regular file.
+int OpenRegularNoFollow(int dir_fd, const std::string& name, struct stat& info) {
+  const int fd = ::openat(dir_fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return -1;
+  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// True when `name` in dir_fd is still the snapshot's file with the snapshot's bytes.
+bool StillUnchanged(int dir_fd, const std::string& name, const FileSnapshot& expected) {
+  struct stat info {};
+  const int fd = OpenRegularNoFollow(dir_fd, name, info);
+  if (fd < 0) return false;
+  std::string bytes;
+  const bool read = IsFileOf(info, expected) && static_cast<std::size_t>(info.st_size) == expected.bytes.size() &&
+                    ReadAll(fd, expected.bytes.size(), bytes, expected.bytes.size()) == ReadOutcome::kOk;
+  ::close(fd);
+  return read && bytes == expected.bytes;
+}
+
+// The new bytes, durable, with the replaced file's owner, group and permission bits (the
+// owner first: a chown may clear set-id bits). An owner or group this process cannot give
+// is refused rather than changed.
+Status FillTemporary(int fd, const std::string& path, const FileSnapshot& expected, std::string_view bytes) {
+  struct stat info {};
+  if (!WriteAll(fd, bytes) || ::fstat(fd, &info) != 0) return WriteFailed(path);
+  if ((info.st_uid != expected.owner || info.st_gid != expected.group) &&
+      ::fchown(fd, expected.owner, expected.group) != 0) {
+    Error error = MakeError("io.write_failed", "cannot give the new file the owner and group of the file it replaces");
+    error.details["path"] = path;
+    return error;
+  }
+  if (::fchmod(fd, expected.mode & 07777) != 0 || ::fsync(fd) != 0) return WriteFailed(path);
+  return OkStatus();
+}
+
+Error TargetChanged(const std::string& path) {
+  Error error = MakeError("io.target_changed", "the file changed since it was read; it was not replaced");
+  error.details["path"] = path;
+  return error;
+}
+
+bool IsTemporaryOf(const std::string& entry, const std::string& name) {
+  const std::string prefix = name + ".tmp.";
+  if (entry.size() != prefix.size() + 2 * kTemporarySuffixBytes || entry.compare(0, prefix.size(), prefix) != 0) {
+    return false;
+  }
+  for (std::size_t i = prefix.size(); i < entry.size(); ++i) {
+    const char c = entry[i];
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<FileSnapshot> ReadFileSnapshot(const std::string& path) {
+  struct stat info {};
+  const int fd = OpenRegularNoFollow(AT_FDCWD, path, info);
+  if (fd < 0) return Unreadable(path);
+  FileSnapshot snapshot{"", info.st_dev, info.st_ino, info.st_uid, info.st_gid, info.st_mode};
+  const ReadOutcome outcome = ReadAll(fd, 0, snapshot.bytes, static_cast<std::size_t>(info.st_size));
+  ::close(fd);
+  if (outcome != ReadOutcome::kOk) return Unreadable(path);
+  return snapshot;
+}
+
+Status ReplaceFileIfUnchanged(const std::string& path, const FileSnapshot& expected, std::string_view bytes,
+                              const ReplaceOptions& options) {
+  const int dir_fd = ::open(DirectoryOf(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd < 0) return WriteFailed(path);
+  const std::string name = NameOf(path);
+  std::string temp_name;
+  const int fd = CreateTemporary(dir_fd, name, 0600, temp_name);
+  Status status = OkStatus();
+  if (fd < 0) {
+    status = WriteFailed(path);
+  } else {
+    status = FillTemporary(fd, path, expected, bytes);
+    if (::close(fd) != 0 && status.ok()) status = WriteFailed(path);
+  }
+  if (status.ok() && options.before_last_check) options.before_last_check();
+  if (status.ok() && !StillUnchanged(dir_fd, name, expected)) status = TargetChanged(path);
+  if (status.ok() && ::renameat(dir_fd, temp_name.c_str(), dir_fd, name.c_str()) != 0) status = WriteFailed(path);
+  if (!status.ok() && fd >= 0) ::unlinkat(dir_fd, temp_name.c_str(), 0);
+  // The rename is durable only once the directory entry is.
+  if (status.ok() && ::fsync(dir_fd) != 0) status = WriteFailed(path);
+  ::close(dir_fd);
+  return status;
+}
+
+int RemoveStaleTemporaries(const std::string& path, uid_t owner) {
+  const int dir_fd = ::open(DirectoryOf(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd < 0) return 0;
+  DIR* listing = ::fdopendir(::dup(dir_fd));
+  const std::string name = NameOf(path);
+  int removed = 0;
+  while (listing != nullptr) {
+    const dirent* entry = ::readdir(listing);
+    if (entry == nullptr) break;
+    struct stat info {};
+    if (!IsTemporaryOf(entry->d_name, name) || ::fstatat(dir_fd, entry->d_name, &info, AT_SYMLINK_NOFOLLOW) != 0) {
+      continue;
+    }
+    const bool ours = S_ISREG(info.st_mode) && (info.st_uid == ::geteuid() || info.st_uid == owner);
+    if (ours && ::unlinkat(dir_fd, entry->d_name, 0) == 0) ++removed;
+  }
+  if (listing != nullptr) ::closedir(listing);
+  ::close(dir_fd);
+  return removed;
+}
+
+Result<FileLock> FileLock::TryAcquire(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return WriteFailed(path);
+  while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (errno == EINTR) continue;
+    const bool held = errno == EWOULDBLOCK;
+    ::close(fd);
+    if (!held) return WriteFailed(path);
+    Error error = MakeError("io.locked", "another process holds the lock");
+    error.details["path"] = path;
+    return error;
+  }
+  return FileLock(fd);
+}
+
+FileLock::~FileLock() {
+  if (fd_ >= 0) ::close(fd_);  // closing the last descriptor releases the flock
 }
 
 }  // namespace udon::base

@@ -1,8 +1,10 @@
 #include "base/file.h"
 
+#include <grp.h>
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -119,6 +121,137 @@ TEST_F(FileTest, SizeLimit) {
   Result<std::string> read = ReadFile(Path("big"), 99);
   ASSERT_FALSE(read.ok());
   EXPECT_EQ(read.error().code, "io.too_large");
+}
+
+TEST_F(FileTest, ReplaceIfUnchangedReplacesAndLeavesNoTemporary) {
+  ASSERT_TRUE(WriteFileAtomic(Path("f"), "old").ok());
+  ASSERT_EQ(::chmod(Path("f").c_str(), 0640), 0);
+  Result<FileSnapshot> read = ReadFileSnapshot(Path("f"));
+  ASSERT_TRUE(read.ok());
+  ASSERT_TRUE(ReplaceFileIfUnchanged(Path("f"), *read, "new").ok());
+  EXPECT_EQ(ReadBack(Path("f")), "new");
+  struct stat info {};
+  ASSERT_EQ(::stat(Path("f").c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 07777, 0640u);
+  EXPECT_EQ(EntryCount(), 1u);
+}
+
+// The attack: between the read and the rename, the file is replaced by a link to a file
+// the writer may write (same bytes, so a digest alone cannot tell). The link is not
+// written through, nor replaced.
+TEST_F(FileTest, ReplaceIfUnchangedRefusesALinkSwappedInBeforeTheRename) {
+  ASSERT_TRUE(WriteFileAtomic(Path("f"), "same").ok());
+  ASSERT_TRUE(WriteFileAtomic(Path("victim"), "same").ok());
+  Result<FileSnapshot> read = ReadFileSnapshot(Path("f"));
+  ASSERT_TRUE(read.ok());
+  ReplaceOptions options;
+  options.before_last_check = [&] {
+    fs::remove(Path("f"));
+    fs::create_symlink(Path("victim"), Path("f"));
+  };
+  Status status = ReplaceFileIfUnchanged(Path("f"), *read, "attacker's gain", options);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.error().code, "io.target_changed");
+  EXPECT_EQ(status.error().details["path"], Path("f"));
+  EXPECT_TRUE(fs::is_symlink(Path("f")));
+  EXPECT_EQ(ReadBack(Path("victim")), "same");
+  EXPECT_EQ(EntryCount(), 2u);  // f and victim: the temporary is gone
+}
+
+// Another program writes the file between the read and the rename: its write is kept.
+TEST_F(FileTest, ReplaceIfUnchangedKeepsAWriteMadeMeanwhile) {
+  ASSERT_TRUE(WriteFileAtomic(Path("f"), "read").ok());
+  Result<FileSnapshot> read = ReadFileSnapshot(Path("f"));
+  ASSERT_TRUE(read.ok());
+  ReplaceOptions options;
+  options.before_last_check = [&] { std::ofstream(Path("f"), std::ios::binary | std::ios::trunc) << "reed"; };
+  Status status = ReplaceFileIfUnchanged(Path("f"), *read, "ours", options);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.error().code, "io.target_changed");
+  EXPECT_EQ(ReadBack(Path("f")), "reed");
+  EXPECT_EQ(EntryCount(), 1u);
+}
+
+// Run as root over another user's file, the replacement stays that user's.
+TEST_F(FileTest, ReplaceIfUnchangedKeepsOwnerAndGroup) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to give a file to another user";
+  ASSERT_TRUE(WriteFileAtomic(Path("f"), "theirs").ok());
+  ASSERT_EQ(::chown(Path("f").c_str(), 65534, 65534), 0);
+  Result<FileSnapshot> read = ReadFileSnapshot(Path("f"));
+  ASSERT_TRUE(read.ok());
+  ASSERT_TRUE(ReplaceFileIfUnchanged(Path("f"), *read, "still theirs").ok());
+  struct stat info {};
+  ASSERT_EQ(::stat(Path("f").c_str(), &info), 0);
+  EXPECT_EQ(info.st_uid, 65534u);
+  EXPECT_EQ(info.st_gid, 65534u);
+}
+
+// A user who may not give the file's group (not a member of it) is refused rather than
+// silently changing it: a child process runs as user 65534 over its file of group 0.
+TEST_F(FileTest, ReplaceIfUnchangedRefusesRatherThanChangeTheGroup) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to run a child as another user";
+  ASSERT_TRUE(WriteFileAtomic(Path("f"), "theirs").ok());
+  ASSERT_EQ(::chown(Path("f").c_str(), 65534, 0), 0);
+  ASSERT_EQ(::chmod(dir_.c_str(), 0777), 0);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    if (::setgroups(0, nullptr) != 0 || ::setgid(65534) != 0 || ::setuid(65534) != 0) ::_exit(3);
+    Result<FileSnapshot> read = ReadFileSnapshot(Path("f"));
+    if (!read.ok()) ::_exit(4);
+    Status status = ReplaceFileIfUnchanged(Path("f"), *read, "changed");
+    ::_exit(status.ok() ? 0 : status.error().code == "io.write_failed" ? 1 : 2);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  EXPECT_EQ(ReadBack(Path("f")), "theirs");
+  EXPECT_EQ(EntryCount(), 1u);
+}
+
+TEST_F(FileTest, ReadFileSnapshotRefusesALink) {
+  ASSERT_TRUE(WriteFileAtomic(Path("target"), "x").ok());
+  fs::create_symlink(Path("target"), Path("link"));
+  Result<FileSnapshot> read = ReadFileSnapshot(Path("link"));
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.error().code, "io.unreadable");
+}
+
+// Only regular files named like our temporaries of that file go; a planted link of that
+// name is removed as a link at most, never followed.
+TEST_F(FileTest, RemoveStaleTemporariesRemovesOnlyOurs) {
+  const std::string hex(16, 'a');
+  ASSERT_TRUE(WriteFileAtomic(Path("f"), "file").ok());
+  ASSERT_TRUE(WriteFileAtomic(Path("f.tmp." + hex), "stale").ok());
+  ASSERT_TRUE(WriteFileAtomic(Path("f.tmp.short"), "kept").ok());
+  ASSERT_TRUE(WriteFileAtomic(Path("g.tmp." + hex), "kept").ok());
+  ASSERT_TRUE(WriteFileAtomic(Path("victim"), "kept").ok());
+  fs::create_symlink(Path("victim"), Path("f.tmp." + std::string(16, 'b')));
+  EXPECT_EQ(RemoveStaleTemporaries(Path("f"), ::geteuid()), 1);
+  EXPECT_FALSE(fs::exists(Path("f.tmp." + hex)));
+  EXPECT_TRUE(fs::is_symlink(Path("f.tmp." + std::string(16, 'b'))));
+  EXPECT_EQ(ReadBack(Path("victim")), "kept");
+  EXPECT_EQ(EntryCount(), 5u);
+}
+
+// A second process cannot take a lock the first holds, and can once it is released.
+TEST_F(FileTest, FileLockIsExclusiveAcrossProcesses) {
+  auto in_child = [&] {
+    const pid_t child = ::fork();
+    if (child == 0) {
+      Result<FileLock> lock = FileLock::TryAcquire(Path("lock"));
+      ::_exit(lock.ok() ? 0 : lock.error().code == "io.locked" ? 1 : 2);
+    }
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  };
+  {
+    Result<FileLock> held = FileLock::TryAcquire(Path("lock"));
+    ASSERT_TRUE(held.ok());
+    EXPECT_EQ(in_child(), 1);
+  }
+  EXPECT_EQ(in_child(), 0);
 }
 
 }  // namespace
