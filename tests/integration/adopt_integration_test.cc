@@ -306,7 +306,7 @@ TEST_F(AdoptRealHost, ThePrintedReviewBlockWorksWhenPastedAndAHostileKeyStaysIne
   Home();
   fs::create_directories(dir_.File("home/.cursor"));
   const std::string pasted = dir_.File("pasted");
-  const std::string hostile = "x\ntouch " + pasted + "; echo \x1b]0;owned\x07 `touch " + pasted + "` $HOME '";
+  const std::string hostile = "x'\ntouch " + pasted + "; echo \x1b]0;owned\x07 `touch " + pasted + "` $HOME #";
   dir_.Write("home/.cursor/mcp.json", Json{{"mcpServers", {{hostile, {{"command", DemoServerBinary()}}}}}}.dump(2));
   ProcessResult captured = Udon({"adopt", "--dir", Adopted(), "--host", "cursor"});
   ASSERT_EQ(captured.exit_code, 0) << captured.out << captured.err;
