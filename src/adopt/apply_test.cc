@@ -194,8 +194,8 @@ TEST_F(ApplyTest, CheckRefusesAGatewayEntryChangedSinceApply) {
   EXPECT_NE((*checks)[0].error->code, "adopt.entry_changed");
 
   for (const auto& [member, value] :
-       std::vector<std::pair<std::string, json::Value>>{{"args", {"serve", "--manifest", "/tmp/other.tools.json"}},
-                                                        {"env", {{"LD_PRELOAD", "/tmp/x.so"}}}}) {
+       std::vector<std::pair<std::string, json::Value>>{{"args", {"serve", "--manifest", "/srv/other.tools.json"}},
+                                                        {"env", {{"LD_PRELOAD", "/opt/evil/x.so"}}}}) {
     json::Value changed = document;
     changed["servers"]["memory"][member] = value;
     ASSERT_TRUE(base::WriteFileAtomic(host_, changed.dump()).ok());
