@@ -100,11 +100,25 @@ AdoptedEntry EntryFromJson(const json::Value& v) {
   return e;
 }
 
+// An entry whose host file has no record (a hand-edited adopt.json) has no digest to
+// check the file against: the record is not one adopt wrote.
+Status EveryEntryHasItsFile(const Adoption& adoption) {
+  for (const AdoptedEntry& entry : adoption.entries) {
+    if (adoption.files.count(entry.file) == 0) {
+      Error error = MakeError("adopt.record_invalid", "adopt.json names an entry whose host file it does not record");
+      error.details["server"] = entry.server;
+      return error;
+    }
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 json::Value Adoption::ToJson() const {
   json::Value out = {{"entries", json::Value::array()}, {"files", json::Value::object()}, {"policy", policy}};
   for (const AdoptedEntry& entry : entries) out["entries"].push_back(EntryToJson(entry));
+  if (!applied_entries.empty()) out["appliedEntries"] = applied_entries;
   for (const auto& [path, file] : files) {
     out["files"][path] = {{"host", file.host}, {"sha256", file.sha256}, {"backup", file.backup},
                           {"appliedSha256", file.applied_sha256}};
@@ -121,6 +135,10 @@ Result<Adoption> Adoption::FromJson(const json::Value& value) {
       adoption.files[path] = {file.at("host").get<std::string>(), file.at("sha256").get<std::string>(),
                               file.at("backup").get<std::string>(), file.at("appliedSha256").get<std::string>()};
     }
+    if (value.contains("appliedEntries")) {
+      adoption.applied_entries = value.at("appliedEntries").get<std::map<std::string, std::string>>();
+    }
+    UDON_RETURN_IF_ERROR(EveryEntryHasItsFile(adoption));
     return adoption;
   } catch (const json::Value::exception&) {
     return MakeError("adopt.record_invalid", "adopt.json in the adoption directory is not one adopt wrote");

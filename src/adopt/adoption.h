@@ -49,6 +49,9 @@ struct Adoption {
   std::vector<AdoptedEntry> entries;
   std::map<std::string, AdoptedFile> files;  // by path
   std::string policy;  // the local policy file the capture used (absolute), "" for none
+  // Set by --apply, by server: the digest of each entry it wrote (applied_entry.h), which
+  // --check requires of the entry the host file holds.
+  std::map<std::string, std::string> applied_entries;
 
   json::Value ToJson() const;
   // Errors: adopt.record_invalid.
@@ -84,11 +87,12 @@ struct CaptureRequest {
   std::string dir;
   std::vector<std::string> hosts;    // empty: every host
   std::vector<std::string> servers;  // empty: every entry
-  bool sandbox = false;
+  bool sandbox = false;  // every stdio entry
   int expires_in_days = 7;
   manifest::Policy policy;
   std::string policy_path;  // its file, recorded so that the gateway runs under it too
   std::function<void(const std::string& line)> on_progress;
+  bool unsandboxed_projects = false;  // --no-sandbox: project files' entries as they say too
 };
 
 struct CaptureReport {
@@ -96,7 +100,8 @@ struct CaptureReport {
   std::vector<std::pair<std::string, std::string>> skipped;  // "host/key", why
 };
 
-// Captures every selected, ungated, enabled entry of `files` into D, then writes D/mcp.json
+// Captures every selected, ungated, enabled entry of `files` into D (a project file's entry
+// only as project_trust.h allows, in the sandbox), then writes D/mcp.json
 // (merged with what is there) and D/adopt.json. A manifest that already holds reviews keeps
 // those of unchanged tools (capture --update). Nothing is written for an entry that fails;
 // the first failure stops and is returned. Errors: adopt.busy, adopt.nothing_selected, the codes of

@@ -8,6 +8,7 @@
 #include <optional>
 #include <utility>
 
+#include "adopt/applied_entry.h"
 #include "adopt/rewrite.h"
 #include "base/file.h"
 #include "base/sha256.h"
@@ -23,7 +24,7 @@ std::string InDir(const std::string& dir, const std::string& relative) {
 }
 
 Error FileChanged(const std::string& path, const char* since) {
-  Error error = MakeError("adopt.file_changed", std::string("the host file changed since ") + since +
+  Error error = MakeError("adopt.file_changed", "the host file " + path + " changed since " + since +
                                                     "; nothing was written (run adopt --dir again)");
   error.details["path"] = path;
   return error;
@@ -254,6 +255,9 @@ Result<ApplyReport> Apply(const std::string& dir, const std::string& udon_mcp, c
     }
   }
   UDON_ASSIGN_OR_RETURN(std::vector<PlannedFile> planned, PlanFiles(dir, adoption, udon_mcp));
+  for (const PlannedFile& file : planned) {
+    UDON_RETURN_IF_ERROR(RecordAppliedEntries(adoption, file.path, file.rewritten));
+  }
   for (std::size_t i = 0; i < adoption.entries.size(); ++i) {
     UDON_RETURN_IF_ERROR(
         base::WriteFileAtomic(InDir(dir, adoption.entries[i].pin), report.entries[i].manifest_sha256 + "\n"));

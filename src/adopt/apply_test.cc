@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "adopt/jsonc.h"
+#include "adopt/check.h"
 #include "adopt/discovery.h"
 #include "base/file.h"
 #include "test_support.h"
@@ -353,6 +354,67 @@ TEST_F(ApplyTest, AnApplyKilledBeforeItsRenameIsAppliedByTheNextApply) {
   EXPECT_TRUE(IsGated((*ParseJsonc(Host()))["servers"]["memory"]));
   ASSERT_TRUE(Undo(dir_).ok());
   EXPECT_EQ(Host(), original_);
+}
+
+// Issue 38 item 14: an adopt.json whose entries name a host file it does not record ends
+// in a stable code, not internal.error.
+TEST_F(ApplyTest, ARecordWithoutItsHostFilesIsRefusedWithAStableCode) {
+  json::Value record = *json::Parse(*base::ReadFile(dir_ + "/adopt.json"));
+  record["files"] = json::Value::object();
+  ASSERT_TRUE(base::WriteFileAtomic(dir_ + "/adopt.json", record.dump()).ok());
+  auto report = Apply(dir_, "/opt/udon/bin/udon-mcp");
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.error().code, "adopt.record_invalid");
+  EXPECT_EQ(report.error().details["server"], "blender_farm");
+  EXPECT_EQ(Undo(dir_).error().code, "adopt.record_invalid");
+  EXPECT_EQ(Host(), original_);
+  EXPECT_EQ(Backups(), 0);
+}
+
+// Issue 38 item 21: of several host files, the refusal names the one that changed, in its
+// message (what text output prints) as in its details.
+TEST_F(ApplyTest, AFileChangedRefusalNamesTheFileInItsMessage) {
+  ASSERT_TRUE(base::WriteFileAtomic(host_, original_ + "\n").ok());
+  auto report = Apply(dir_, "/opt/udon/bin/udon-mcp");
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.error().code, "adopt.file_changed");
+  EXPECT_NE(report.error().Describe().find(host_), std::string::npos) << report.error().Describe();
+  ASSERT_TRUE(base::WriteFileAtomic(host_, original_).ok());
+  ASSERT_TRUE(Apply(dir_, "/opt/udon/bin/udon-mcp").ok());
+  ASSERT_TRUE(base::WriteFileAtomic(host_, Host() + " ").ok());
+  auto restored = Undo(dir_);
+  ASSERT_FALSE(restored.ok());
+  EXPECT_NE(restored.error().Describe().find(host_), std::string::npos) << restored.error().Describe();
+  EXPECT_EQ(restored.error().details["path"], host_);
+}
+
+// Issue 38 item 10: an entry that still runs "udon-mcp serve" but is not what --apply wrote
+// (here: another manifest and an injected variable) is not gated for --check, and is not
+// started; one the host merely re-indented still is.
+TEST_F(ApplyTest, CheckRefusesAGatewayEntryChangedSinceApply) {
+  ASSERT_TRUE(Apply(dir_, "/opt/udon/bin/udon-mcp").ok());
+  const std::string applied = Host();
+  json::Value document = *ParseJsonc(applied);
+  ASSERT_TRUE(base::WriteFileAtomic(host_, document.dump(4)).ok());  // re-indented, comments gone
+  auto checks = CheckAdopted(dir_);
+  ASSERT_TRUE(checks.ok()) << checks.error().Describe();
+  EXPECT_TRUE((*checks)[0].gated);
+  ASSERT_TRUE((*checks)[0].error);
+  EXPECT_NE((*checks)[0].error->code, "adopt.entry_changed");
+
+  for (const auto& [member, value] :
+       std::vector<std::pair<std::string, json::Value>>{{"args", {"serve", "--manifest", "/srv/other.tools.json"}},
+                                                        {"env", {{"LD_PRELOAD", "/opt/evil/x.so"}}}}) {
+    json::Value changed = document;
+    changed["servers"]["memory"][member] = value;
+    ASSERT_TRUE(base::WriteFileAtomic(host_, changed.dump()).ok());
+    auto refused = CheckAdopted(dir_);
+    ASSERT_TRUE(refused.ok()) << refused.error().Describe();
+    EXPECT_FALSE((*refused)[0].gated) << member;
+    EXPECT_FALSE((*refused)[0].connected) << member;
+    ASSERT_TRUE((*refused)[0].error) << member;
+    EXPECT_EQ((*refused)[0].error->code, "adopt.entry_changed") << member;
+  }
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "adopt/adoption.h"
+#include "adopt/project_trust.h"
 #include "capture/capture.h"
 #include "base/file.h"
 #include "manifest/carry_over.h"
@@ -60,10 +61,19 @@ AdoptedEntry NameEntry(const DiscoveredFile& file, const Entry& entry, const Ado
   return adopted;
 }
 
+// A project file's stdio entry is the repository's code: it runs in the default sandbox,
+// whatever sandbox it asks for itself (a wider one), unless --no-sandbox.
+void SandboxProjectEntry(const HostFile& file, const CaptureRequest& request, json::Value& runtime) {
+  if (file.scope == "project" && !request.unsandboxed_projects && runtime.contains("command")) {
+    runtime["sandbox"] = true;
+  }
+}
+
 Result<Captured> CaptureOne(const DiscoveredFile& file, const Entry& entry, AdoptedEntry adopted,
                             const CaptureRequest& request) {
   Captured out{std::move(adopted), json::Value(), ""};
   UDON_ASSIGN_OR_RETURN(out.runtime, RuntimeEntry(entry, FileOfEntry(file.file, entry), request.sandbox));
+  SandboxProjectEntry(file.file, request, out.runtime);
   const json::Value one = {{"mcpServers", {{out.entry.server, out.runtime}}}};
   UDON_ASSIGN_OR_RETURN(mcp::RuntimeConfig config,
                         mcp::ParseRuntimeConfig(one.dump(), CaptureEnvironment(entry), request.dir));
@@ -98,7 +108,8 @@ Result<json::Value> LoadRuntimeConfigJson(const std::string& dir) {
 }
 
 // Skips what adopt leaves alone, saying why; true when the entry is to be captured.
-bool Wanted(const DiscoveredFile& file, const Entry& entry, const CaptureRequest& request, CaptureReport& report) {
+bool Wanted(const std::vector<DiscoveredFile>& files, const DiscoveredFile& file, const Entry& entry,
+            const CaptureRequest& request, CaptureReport& report) {
   auto selected = [](const std::vector<std::string>& wanted, const std::string& name) {
     return wanted.empty() || std::find(wanted.begin(), wanted.end(), name) != wanted.end();
   };
@@ -106,7 +117,12 @@ bool Wanted(const DiscoveredFile& file, const Entry& entry, const CaptureRequest
   const std::string name = file.file.host + "/" + entry.key;
   if (entry.gated) report.skipped.emplace_back(name, "already gated");
   else if (entry.disabled) report.skipped.emplace_back(name, "disabled");
-  return !entry.gated && !entry.disabled;
+  if (entry.gated || entry.disabled) return false;
+  if (auto why = ProjectEntrySkipped(files, file, entry, !request.servers.empty())) {
+    report.skipped.emplace_back(name, *why);
+    return false;
+  }
+  return true;
 }
 
 Status WriteAll(const std::vector<Captured>& captured, Adoption& adoption, json::Value& runtime,
@@ -137,7 +153,7 @@ Result<CaptureReport> CaptureEntries(const std::vector<DiscoveredFile>& files, c
   for (const DiscoveredFile& file : files) {
     if (file.error) continue;
     for (const Entry& entry : file.entries) {
-      if (!Wanted(file, entry, request, report)) continue;
+      if (!Wanted(files, file, entry, request, report)) continue;
       auto known = adoption.files.find(file.file.path);
       if (known != adoption.files.end() && !known->second.applied_sha256.empty()) {
         Error error = MakeError("adopt.already_applied",

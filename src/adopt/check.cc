@@ -5,6 +5,7 @@
 #include <sstream>
 #include <utility>
 
+#include "adopt/applied_entry.h"
 #include "adopt/apply.h"
 #include "adopt/discovery.h"
 #include "adopt/jsonc.h"
@@ -18,14 +19,7 @@ namespace {
 Result<json::Value> CurrentEntry(const AdoptedEntry& entry) {
   UDON_ASSIGN_OR_RETURN(std::string text, base::ReadFile(entry.file));
   UDON_ASSIGN_OR_RETURN(json::Value document, ParseJsonc(text));
-  json::Value* value = &document;
-  for (const std::string& name : entry.path) {
-    if (!value->is_object() || !value->contains(name)) {
-      return MakeError("adopt.entry_missing", "the entry is not in the host file any more");
-    }
-    value = &(*value)[name];
-  }
-  return *value;
+  return EntryAt(document, entry.path);
 }
 
 // A stdio server as hosts start one: the entry's env over the host's whole environment.
@@ -79,6 +73,20 @@ std::optional<Error> GatewayRefusal(const std::string& stderr_tail) {
   return refusal;
 }
 
+// A tool offered that the manifest does not review: what answers is not the gateway of that
+// manifest, whatever its binary is named.
+void FlagUnreviewedOffers(EntryCheck& check, const EntryReview& review) {
+  for (const std::string& tool : check.offered) {
+    if (std::find(review.reviewed.begin(), review.reviewed.end(), tool) == review.reviewed.end()) {
+      check.offered_unreviewed.push_back(tool);
+    }
+  }
+  if (check.offered_unreviewed.empty()) return;
+  check.error = MakeError("adopt.unreviewed_offered",
+                          "the entry offers tools its manifest does not review: it does not start the gateway");
+  check.error->details["server"] = check.server;
+}
+
 void Connect(EntryCheck& check, const AdoptedEntry& adopted, const json::Value& entry, const EntryReview& review) {
   mcp::ClientOptions options;
   options.request_timeout = std::chrono::seconds(30);
@@ -112,6 +120,7 @@ void Connect(EntryCheck& check, const AdoptedEntry& adopted, const json::Value& 
       check.withheld.push_back({tool, WhyNotOffered(tail, adopted.server, tool)});
     }
   }
+  FlagUnreviewedOffers(check, review);
 }
 
 }  // namespace
@@ -122,13 +131,16 @@ Result<std::vector<EntryCheck>> CheckAdopted(const std::string& dir) {
   std::vector<EntryCheck> checks;
   for (std::size_t i = 0; i < adoption.entries.size(); ++i) {
     const AdoptedEntry& adopted = adoption.entries[i];
-    EntryCheck check{adopted.host, adopted.key, adopted.server, adopted.file, false, false, std::nullopt, {}, {}};
+    EntryCheck check{adopted.host, adopted.key, adopted.server, adopted.file, false, false, std::nullopt, {}, {}, {}};
     auto entry = CurrentEntry(adopted);
     if (!entry.ok()) {
       check.error = entry.error();
-    } else if (!(check.gated = IsGated(*entry))) {
+    } else if (!IsGated(*entry)) {
       check.error = MakeError("adopt.not_applied", "the host entry does not start udon-mcp serve (adopt --apply)");
+    } else if (auto changed = ChangedSinceApply(adoption, adopted, *entry)) {
+      check.error = std::move(changed);
     } else {
+      check.gated = true;
       Connect(check, adopted, *entry, reviews[i]);
     }
     for (const std::string& tool : reviews[i].unreviewed) check.withheld.push_back({tool, "unreviewed"});

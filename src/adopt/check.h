@@ -22,15 +22,18 @@ struct EntryCheck {
   std::string key;     // in the host file
   std::string server;  // in D
   std::string file;
-  bool gated = false;      // the host entry starts udon-mcp serve
+  bool gated = false;      // the host entry is the one --apply wrote (applied_entry.h)
   bool connected = false;  // initialize and tools/list answered
   std::optional<Error> error;      // why not (the gateway's start-up refusal code, when it sent one)
   std::vector<std::string> offered;
   std::vector<Withheld> withheld;
+  std::vector<std::string> offered_unreviewed;  // offered, yet not reviewed in the manifest
 };
 
 // One check per adopted entry, in D/adopt.json's order. Errors: adopt.nothing_adopted, and
-// the manifest's load errors; an entry that does not connect is a result, not an error.
+// the manifest's load errors; an entry that does not connect is a result, not an error, and
+// so is one that is not the entry --apply wrote (adopt.entry_changed: not started) or that
+// offers a tool its manifest does not review (adopt.unreviewed_offered).
 Result<std::vector<EntryCheck>> CheckAdopted(const std::string& dir);
 
 }  // namespace udon::adopt

@@ -28,6 +28,25 @@ Result<std::size_t> StringEnd(std::string_view text, std::size_t at) {
   return Invalid("a string does not end");
 }
 
+// Where the // comment at text[at] ends (its line end, or the end of the text). The hosts'
+// readers disagree on what ends one: VS Code's also ends it at a lone CR (older versions at
+// VT, FF, U+2028 and U+2029 too), Gemini CLI's only at LF. A comment holding
+// any of those would hide from one reader what another runs: refused.
+Result<std::size_t> LineCommentEnd(std::string_view text, std::size_t at) {
+  std::size_t end = text.find_first_of("\n\r", at);
+  if (end != std::string_view::npos && text[end] == '\r' && (end + 1 == text.size() || text[end + 1] != '\n')) {
+    return Invalid("a // comment holds a lone carriage return, a line end the hosts read differently");
+  }
+  if (end == std::string_view::npos) end = text.size();
+  const std::string_view comment = text.substr(at, end - at);
+  if (comment.find_first_of("\v\f") != std::string_view::npos ||
+      comment.find("\xE2\x80\xA8") != std::string_view::npos ||
+      comment.find("\xE2\x80\xA9") != std::string_view::npos) {
+    return Invalid("a // comment holds a line separator (VT, FF, U+2028, U+2029) the hosts read differently");
+  }
+  return end;
+}
+
 // A comma followed (after blanks) by } or ] is a trailing comma: blank it.
 void BlankTrailingCommas(std::string& text) {
   bool in_string = false;
@@ -136,8 +155,7 @@ Result<std::string> BlankJsonc(std::string_view text) {
       UDON_ASSIGN_OR_RETURN(std::size_t end, StringEnd(out, i));
       i = end - 1;
     } else if (out[i] == '/' && i + 1 < out.size() && out[i + 1] == '/') {
-      std::size_t end = out.find('\n', i);
-      if (end == std::string::npos) end = out.size();
+      UDON_ASSIGN_OR_RETURN(std::size_t end, LineCommentEnd(out, i));
       Blank(out, i, end);
       i = end == 0 ? 0 : end - 1;
     } else if (out[i] == '/' && i + 1 < out.size() && out[i + 1] == '*') {

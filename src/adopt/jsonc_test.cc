@@ -43,5 +43,26 @@ TEST(Jsonc, FindMemberGivesTheValueBytesAndTheIndentOfItsLine) {
   EXPECT_EQ(FindMember(*blanked, {"servers", "t", "x"}).error().code, "adopt.entry_missing");
 }
 
+// Issue 38 item 7: VS Code's reader ends a // comment at a lone CR, other hosts' readers
+// do not; an entry hidden behind one would be run by one host and unseen by adopt. A line
+// break the readers disagree on inside a // comment makes the file invalid.
+TEST(Jsonc, ALineBreakTheHostsReadDifferentlyInACommentIsRefused) {
+  const std::string hidden = "{ \"servers\": { // note\r\"evil\": { \"command\": \"sh\" },\n \"ok\": {} } }";
+  auto lone_cr = ParseJsonc(hidden);
+  ASSERT_FALSE(lone_cr.ok()) << lone_cr->dump();
+  EXPECT_EQ(lone_cr.error().code, "adopt.file_invalid");
+  for (const std::string ambiguous : {"\v", "\f", "\xE2\x80\xA8", "\xE2\x80\xA9"}) {
+    const std::string text = "{ \"servers\": { // a" + ambiguous + "\"evil\": {},\n \"ok\": {} } }";
+    auto refused = ParseJsonc(text);
+    ASSERT_FALSE(refused.ok()) << text;
+    EXPECT_EQ(refused.error().code, "adopt.file_invalid") << text;
+  }
+  // CRLF ends a comment for every reader; in a string or a /* */ comment these end nothing.
+  auto crlf = ParseJsonc("{ // note\r\n\"servers\": { \"a\": { \"x\": \"\\r\xE2\x80\xA8\" } } }");
+  ASSERT_TRUE(crlf.ok()) << crlf.error().Describe();
+  EXPECT_TRUE((*crlf)["servers"].contains("a"));
+  EXPECT_TRUE(ParseJsonc("{ /* a\rb\x0b */ \"servers\": {} }").ok());
+}
+
 }  // namespace
 }  // namespace udon::adopt

@@ -21,6 +21,7 @@
 #include "cli/commands.h"
 #include "cli/output.h"
 #include "cli/runtime.h"
+#include "json/display.h"
 #include "manifest/manifest.h"
 
 namespace udon::cli {
@@ -37,13 +38,16 @@ struct AdoptCommandOptions {
   std::string dir;
   std::string review = "cli";
   bool sandbox = false;
+  bool no_sandbox = false;
   int expires_in_days = 7;
   CommonOptions common;
 };
 
+// Only the projects named with --project: a project file is the repository's, and the
+// current directory may be a clone no one looked at (issue 38).
 std::vector<std::string> ProjectDirs(const AdoptCommandOptions& o) {
   std::vector<std::string> dirs;
-  for (const std::string& project : o.projects.empty() ? std::vector<std::string>{"."} : o.projects) {
+  for (const std::string& project : o.projects) {
     dirs.push_back(std::filesystem::absolute(project).lexically_normal().string());
   }
   for (std::string& dir : dirs) {
@@ -92,6 +96,9 @@ int RunList(const AdoptCommandOptions& o) {
   return kExitOk;
 }
 
+// A word for a printed shell command, single-quoted so that no quote, `$`, backtick or line
+// break in it acts when the line is pasted; the line is then printed with the display
+// escaping of contract 7.9 (PrintPasteable), which names what a terminal would not show.
 std::string Quoted(const std::string& text) {
   std::string out = "'";
   for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
@@ -128,26 +135,37 @@ json::Value ReviewStateJson(const std::vector<adopt::EntryReview>& state) {
   return out;
 }
 
+// One line of the printed command block, escaped as every text output is (contract 7.9); the
+// note on what it hid goes to stderr, so that the block stays one to paste as it is.
+void PrintPasteable(const std::string& line, std::string_view subject) {
+  const json::DisplayText shown = json::ForDisplay(line);
+  std::printf("%s\n", shown.text.c_str());
+  if (!shown.hidden.empty()) {
+    std::fprintf(stderr, "udon-mcp: note: %s; --json prints the exact value\n",
+                 json::HiddenNotice(shown.hidden, subject).c_str());
+  }
+}
+
 // --review cli: the commands that review each captured tool, then the one that applies.
 void PrintReviewCommands(const AdoptCommandOptions& o, const std::vector<adopt::AdoptedEntry>& captured) {
   for (const adopt::AdoptedEntry& entry : captured) {
     auto loaded = manifest::Manifest::Load(InDir(o.dir, entry.manifest));
     if (!loaded.ok()) continue;
     const std::string base =
-        "udon-mcp review " + Quoted(InDir(o.dir, entry.manifest)) + " --server " + entry.server + " --tool ";
-    std::printf("# %s/%s: read each tool, then record your review (decide the side effects)\n", entry.host.c_str(),
-                entry.key.c_str());
+        "udon-mcp review " + Quoted(InDir(o.dir, entry.manifest)) + " --server " + Quoted(entry.server) + " --tool ";
+    PrintPasteable("# " + entry.host + "/" + entry.key + ": read each tool, then record your review (decide the side "
+                   "effects)",
+                   "a server key");
     for (const auto& [tool, count] : loaded->ToolNames(entry.server)) {
-      PrintForPeople(stdout, base + Quoted(tool) + " --show", "a tool name");
-      PrintForPeople(stdout,
-                     base + Quoted(tool) +
-                         " --reviewer \"$USER\" --headless --independent-calls --model-backed false"
-                         " --no-side-effects --concurrency safe",
+      PrintPasteable(base + Quoted(tool) + " --show", "a tool name");
+      PrintPasteable(base + Quoted(tool) +
+                         " --reviewer \"$USER\" --headless --independent-calls --reference-based-io"
+                         " --model-backed false --no-side-effects --concurrency safe",
                      "a tool name");
     }
   }
-  std::printf("# tools left unreviewed are not offered; then:\nudon-mcp adopt --dir %s --apply\n",
-              Quoted(o.dir).c_str());
+  std::printf("# tools left unreviewed are not offered; then:\n");
+  PrintPasteable("udon-mcp adopt --dir " + Quoted(o.dir) + " --apply", "the adoption directory");
 }
 
 // --review workbench: one workbench per captured manifest until Ctrl-C.
@@ -163,12 +181,14 @@ int OpenWorkbenches(const AdoptCommandOptions& o, const std::vector<adopt::Adopt
     auto server = workbench::WorkbenchServer::Create(*benches.back(), *address);
     if (!server.ok()) return ReportError(server.error(), o.common.json, kExitInternal);
     if (auto port = (*server)->Bind(); !port.ok()) return ReportError(port.error(), o.common.json, kExitInternal);
-    std::printf("%s/%s: open %s\n", entry.host.c_str(), entry.key.c_str(), (*server)->Url().c_str());
+    PrintForPeople(stdout, entry.host + "/" + entry.key + ": open " + (*server)->Url(), "a server key");
     servers.push_back(std::move(server).value());
     serving.push_back(servers.back().get());
   }
-  std::printf("review the tools to offer, then stop with Ctrl-C and run: udon-mcp adopt --dir %s --apply\n",
-              Quoted(o.dir).c_str());
+  PrintForPeople(stdout,
+                 "review the tools to offer, then stop with Ctrl-C and run: udon-mcp adopt --dir " + Quoted(o.dir) +
+                     " --apply",
+                 "the adoption directory");
   std::fflush(stdout);
   return ServeWorkbenchesUntilSignalled(serving);
 }
@@ -180,7 +200,8 @@ int RunCapture(const AdoptCommandOptions& o) {
   std::filesystem::create_directories(o.dir, ignored);
   const std::string policy_path =
       o.common.policy ? std::filesystem::absolute(*o.common.policy).lexically_normal().string() : "";
-  adopt::CaptureRequest request{o.dir, o.hosts, o.servers, o.sandbox, o.expires_in_days, *policy, policy_path, {}};
+  adopt::CaptureRequest request{o.dir,  o.hosts,     o.servers, o.sandbox,   o.expires_in_days,
+                                *policy, policy_path, {},        o.no_sandbox};
   if (ProgressWanted(o.common.json)) request.on_progress = [](const std::string& line) { PrintProgress("capture: " + line); };
   auto files = adopt::Discover(adopt::CandidateFiles(adopt::LocationsFromEnvironment(ProjectDirs(o))));
   auto report = adopt::CaptureEntries(files, request);
@@ -230,8 +251,9 @@ int RunApply(const AdoptCommandOptions& o) {
   for (const auto& [path, backup] : report->files) {
     PrintForPeople(stdout, "rewrote " + path + " (backup " + backup + ")", "a path");
   }
-  std::printf("restart the hosts; `udon-mcp adopt --dir %s --check` shows what each entry offers\n",
-              Quoted(o.dir).c_str());
+  PrintForPeople(stdout,
+                 "restart the hosts; `udon-mcp adopt --dir " + Quoted(o.dir) + " --check` shows what each entry offers",
+                 "the adoption directory");
   return kExitOk;
 }
 
@@ -251,7 +273,8 @@ json::Value CheckJson(const adopt::EntryCheck& check) {
   for (const auto& tool : check.withheld) withheld.push_back({{"tool", tool.tool}, {"why", tool.why}});
   json::Value out = {{"host", check.host},       {"key", check.key},         {"server", check.server},
                      {"file", check.file},       {"gated", check.gated},     {"connected", check.connected},
-                     {"offered", check.offered}, {"withheld", withheld}};
+                     {"offered", check.offered}, {"withheld", withheld},
+                     {"offeredUnreviewed", check.offered_unreviewed}};
   if (check.error) out["error"] = {{"code", check.error->code}, {"message", check.error->message}};
   return out;
 }
@@ -266,6 +289,10 @@ void PrintCheck(const adopt::EntryCheck& check) {
   }
   PrintForPeople(stdout, line, "a server key");
   for (const auto& tool : check.withheld) PrintForPeople(stdout, "  withheld " + tool.tool + ": " + tool.why, "a tool name");
+  if (check.connected && check.error) {
+    PrintForPeople(stdout, "  " + check.error->code + ": " + check.error->message, "a server key");
+  }
+  for (const auto& tool : check.offered_unreviewed) PrintForPeople(stdout, "  offered, not reviewed: " + tool, "a tool name");
 }
 
 int RunCheck(const AdoptCommandOptions& o) {
@@ -274,7 +301,7 @@ int RunCheck(const AdoptCommandOptions& o) {
   bool all = true;
   json::Value out = json::Value::array();
   for (const adopt::EntryCheck& check : *checks) {
-    all = all && check.connected;
+    all = all && check.connected && !check.error;
     if (o.common.json) out.push_back(CheckJson(check));
     else PrintCheck(check);
   }
@@ -284,6 +311,10 @@ int RunCheck(const AdoptCommandOptions& o) {
 
 int RunAdopt(const AdoptCommandOptions& o) {
   const int modes = int(o.list) + int(o.apply) + int(o.undo) + int(o.check);
+  if (o.sandbox && o.no_sandbox) {
+    return ReportError(MakeError("usage.invalid", "--sandbox and --no-sandbox exclude each other"), o.common.json,
+                       kExitInvalidInput);
+  }
   if (modes > 1) {
     return ReportError(MakeError("usage.invalid", "--list, --apply, --undo and --check exclude each other"),
                        o.common.json, kExitInvalidInput);
@@ -315,11 +346,15 @@ void RegisterAdoptCommand(CLI::App& app) {
   command->add_flag("--list", o->list, "List the hosts' MCP configuration files and their servers");
   command->add_option("--host", o->hosts, "Only this host (claude-desktop, claude-code, cursor, vscode, windsurf, gemini)");
   command->add_option("--server", o->servers, "Only the entry with this key (repeatable)");
-  command->add_option("--project", o->projects, "A project directory to look into (default: the current one)");
+  command->add_option("--project", o->projects,
+                      "A project directory to look into too (repeatable; none by default: a project's files are its "
+                      "author's, and run sandboxed)");
   command->add_option("--dir", o->dir, "The adoption directory: manifests, pins, mcp.json, backups' record");
   command->add_option("--review", o->review, "After capture: workbench (opens it) or cli (prints review commands)")
       ->check(CLI::IsMember({"workbench", "cli"}));
   command->add_flag("--sandbox", o->sandbox, "Run every captured stdio server in the sandbox (contract 7.10)");
+  command->add_flag("--no-sandbox", o->no_sandbox,
+                    "Run a project file's servers as the file says, not in the sandbox adopt puts them in");
   command->add_option("--expires-in", o->expires_in_days, "Days until the captured manifests expire (default 7)");
   command->add_flag("--apply", o->apply, "Rewrite the host files to start udon-mcp serve (backups beside them)");
   command->add_flag("--undo", o->undo, "Restore the host files from their backups, byte for byte");

@@ -269,5 +269,90 @@ TEST_F(AdoptRealHost, CheckSaysWhyTheGatewayWithholdsAReviewedTool) {
   EXPECT_EQ(dir_.Read("home/.cursor/mcp.json"), original);
 }
 
+// Issue 38 item 1, from the attacker's side: the current directory is a clone whose
+// .mcp.json runs a command. Without --project adopt reads no project file; with it, the
+// .mcp.json server the user never approved in Claude Code is not started, and another
+// host's project entry is captured in the sandbox, whatever sandbox it asks for itself.
+TEST_F(AdoptRealHost, AClonedProjectsServersRunOnlyWhenAskedAndThenSandboxed) {
+  Home();
+  const std::string marker = dir_.File("clone-ran");
+  dir_.Write("home/project/.mcp.json",
+             Json{{"mcpServers", {{"clone", {{"command", "/bin/sh"}, {"args", {"-c", "touch " + marker}}}}}}}.dump());
+  fs::create_directories(dir_.File("home/project/.cursor"));
+  dir_.Write("home/project/.cursor/mcp.json",
+             Json{{"mcpServers", {{"demo", {{"command", DemoServerBinary()}, {"sandbox", {{"network", true}}}}}}}}
+                 .dump());
+  ProcessResult listed = Udon({"adopt", "--list", "--json"});
+  EXPECT_EQ(listed.out.find(".mcp.json"), std::string::npos) << listed.out;
+  ProcessResult plain = Udon({"adopt", "--dir", Adopted(), "--json"});  // in the clone
+  EXPECT_EQ(plain.exit_code, 2) << plain.out << plain.err;
+  EXPECT_NE(plain.out.find("adopt.nothing_selected"), std::string::npos) << plain.out;
+  EXPECT_FALSE(fs::exists(marker));
+
+  ProcessResult project_list = Udon({"adopt", "--list", "--project", ".", "--json"});
+  EXPECT_NE(project_list.out.find("/.mcp.json"), std::string::npos) << project_list.out;
+  ProcessResult captured = Udon({"adopt", "--dir", Adopted(), "--project", ".", "--json"});
+  ASSERT_EQ(captured.exit_code, 0) << captured.out << captured.err;
+  EXPECT_NE(captured.out.find("not approved in Claude Code"), std::string::npos) << captured.out;
+  EXPECT_FALSE(fs::exists(marker));
+  const Json runtime = json::Parse(dir_.Read("adopted/mcp.json")).value();
+  EXPECT_EQ(runtime["mcpServers"]["cursor.demo"]["sandbox"], true) << runtime;
+}
+
+// Issue 38 items 5 and 13: the block `adopt` prints, pasted into a shell as it is, records
+// the reviews and applies; a key that holds a line break, a command and a terminal escape
+// starts no command and reaches the terminal escaped.
+TEST_F(AdoptRealHost, ThePrintedReviewBlockWorksWhenPastedAndAHostileKeyStaysInert) {
+  Home();
+  fs::create_directories(dir_.File("home/.cursor"));
+  const std::string pasted = dir_.File("pasted");
+  const std::string hostile = "x'\ntouch " + pasted + "; echo \x1b]0;owned\x07 `touch " + pasted + "` $HOME #";
+  dir_.Write("home/.cursor/mcp.json", Json{{"mcpServers", {{hostile, {{"command", DemoServerBinary()}}}}}}.dump(2));
+  ProcessResult captured = Udon({"adopt", "--dir", Adopted(), "--host", "cursor"});
+  ASSERT_EQ(captured.exit_code, 0) << captured.out << captured.err;
+  EXPECT_EQ(captured.out.find('\x1b'), std::string::npos) << captured.out;
+  EXPECT_EQ(captured.out.find('\x07'), std::string::npos) << captured.out;
+  const std::size_t block = captured.out.find("\n# ");
+  ASSERT_NE(block, std::string::npos) << captured.out;
+  RunOptions shell = HostOptions();
+  const char* path = std::getenv("PATH");
+  shell.env["PATH"] = fs::path(UdonMcpBinary()).parent_path().string() + ":" + (path ? path : "/usr/bin:/bin");
+  shell.env["USER"] = "adopt-test";
+  ProcessResult ran = RunProcess({"/bin/sh", "-c", captured.out.substr(block + 1)}, shell);
+  EXPECT_EQ(ran.exit_code, 0) << captured.out << ran.out << ran.err;  // the last line: --apply
+  EXPECT_EQ(ran.err.find("review.incomplete"), std::string::npos) << ran.err;
+  EXPECT_FALSE(fs::exists(pasted));
+  ProcessResult checked = Udon({"adopt", "--dir", Adopted(), "--check"});
+  EXPECT_EQ(checked.exit_code, 0) << checked.out << checked.err;
+  EXPECT_EQ(checked.out.find('\x1b'), std::string::npos) << checked.out;
+}
+
+// Issue 38 item 10: the host entry still starts "a binary named udon-mcp", byte for byte
+// what --apply wrote, but that binary is now something else: --check says so.
+TEST_F(AdoptRealHost, CheckFlagsAToolNoManifestReviewed) {
+  Home();
+  fs::create_directories(dir_.File("home/.cursor"));
+  fs::create_directories(dir_.File("bin"));
+  dir_.Write("home/.cursor/mcp.json", Json{{"mcpServers", {{"demo", {{"command", DemoServerBinary()}}}}}}.dump(2));
+  const std::string copy = dir_.File("bin/udon-mcp");
+  fs::copy_file(UdonMcpBinary(), copy);
+  fs::permissions(copy, fs::perms::owner_all);
+  ProcessResult captured = RunProcess({copy, "adopt", "--dir", Adopted(), "--host", "cursor"}, HostOptions());
+  ASSERT_EQ(captured.exit_code, 0) << captured.out << captured.err;
+  ReviewTwoTools("cursor", "demo");
+  ProcessResult applied = RunProcess({copy, "adopt", "--dir", Adopted(), "--apply"}, HostOptions());
+  ASSERT_EQ(applied.exit_code, 0) << applied.out << applied.err;
+  ASSERT_NE(dir_.Read("home/.cursor/mcp.json").find(copy), std::string::npos);
+  fs::remove(copy);
+  dir_.Write("bin/udon-mcp", "#!/bin/sh\nexec '" + DemoServerBinary() + "'\n");
+  fs::permissions(copy, fs::perms::owner_all);
+  ProcessResult checked = Udon({"adopt", "--dir", Adopted(), "--check", "--json"});
+  EXPECT_EQ(checked.exit_code, 3) << checked.out << checked.err;
+  const Json entry = json::Parse(checked.out).value()["entries"][0];
+  EXPECT_TRUE(entry["connected"].get<bool>()) << entry;
+  EXPECT_EQ(entry["error"]["code"], "adopt.unreviewed_offered") << entry;
+  EXPECT_NE(entry["offeredUnreviewed"].dump().find("render_turntable"), std::string::npos) << entry;
+}
+
 }  // namespace
 }  // namespace udon::testing
