@@ -256,7 +256,9 @@ Result<ApplyReport> Apply(const std::string& dir, const std::string& udon_mcp, c
   }
   UDON_ASSIGN_OR_RETURN(std::vector<PlannedFile> planned, PlanFiles(dir, adoption, udon_mcp));
   for (const PlannedFile& file : planned) {
-    UDON_RETURN_IF_ERROR(RecordAppliedEntries(adoption, file.path, file.rewritten));
+    for (const std::string& path : file.paths) {
+      UDON_RETURN_IF_ERROR(RecordAppliedEntries(adoption, path, file.rewritten));
+    }
   }
   for (std::size_t i = 0; i < adoption.entries.size(); ++i) {
     UDON_RETURN_IF_ERROR(
