@@ -60,7 +60,7 @@ set(CPACK_DEBIAN_PACKAGE_DESCRIPTION
 set(CPACK_PACKAGE_CONTACT "udon-mcp maintainers <udon-mcp@openudon.invalid>")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_STRIP_FILES ON)
-set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # udon-mcp_<version>_<arch>.deb
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # udon-mcp_<version>-<revision>_<arch>.deb
 set(CPACK_DEBIAN_PACKAGE_SECTION utils)
 # Runtime dependencies: the Debian packages of the shared libraries the binaries link,
 # computed by dpkg-shlibdeps, and the two udon-mcp loads on first use (libcurl for HTTP,
