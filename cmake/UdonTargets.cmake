@@ -234,3 +234,25 @@ function(udon_fuzzer name)
     set_tests_properties(${name}_fuzz_replay PROPERTIES FIXTURES_REQUIRED ${name}_fuzz_seeds)
   endif()
 endfunction()
+
+# udon_command_reference(PROGRAM [COMPLETION]): the target PROGRAM-reference has the built
+# PROGRAM render its man pages from its own command tree (`--write-reference`,
+# reference/reference.h) into reference/PROGRAM/ of the build tree, compressed with
+# `gzip -9n`; they install into man1, and with COMPLETION its bash completion too.
+function(udon_command_reference program)
+  cmake_parse_arguments(R "COMPLETION" "" "" ${ARGN})
+  set(dir ${PROJECT_BINARY_DIR}/reference/${program})
+  add_custom_command(OUTPUT ${dir}/stamp
+    COMMAND ${CMAKE_COMMAND} -E rm -rf ${dir}/man1 ${dir}/bash-completion
+    COMMAND ${program} --write-reference ${dir} ${UDON_VERSION_STRING}
+    COMMAND ${CMAKE_COMMAND} -DDIR=${dir}/man1 -P ${PROJECT_SOURCE_DIR}/cmake/UdonGzipPages.cmake
+    COMMAND ${CMAKE_COMMAND} -E touch ${dir}/stamp
+    DEPENDS ${program}
+    COMMENT "Rendering ${program}'s man pages"
+    VERBATIM)
+  add_custom_target(${program}-reference ALL DEPENDS ${dir}/stamp)
+  install(DIRECTORY ${dir}/man1 DESTINATION ${CMAKE_INSTALL_MANDIR})
+  if(R_COMPLETION)
+    install(FILES ${dir}/bash-completion/${program} DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions)
+  endif()
+endfunction()

@@ -7,7 +7,7 @@ packages=(
   cmake ninja-build g++ clang-14 libclang-rt-14-dev pkg-config ca-certificates python3 curl
   nlohmann-json3-dev libyaml-cpp-dev libcurl4-openssl-dev libssl-dev libcli11-dev
   libcpp-httplib-dev libpcre2-dev nettle-dev googletest libgtest-dev libgmock-dev libbenchmark-dev
-  bubblewrap postgresql-15 libpq-dev strace chromium dpkg-dev
+  bubblewrap postgresql-15 libpq-dev strace chromium dpkg-dev lintian
 )
 # npm is only needed for test peers and benchmark anchors; keep a Node that is already
 # there (machines often carry a newer one than Debian's), else take Debian's.

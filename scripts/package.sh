@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Builds the Debian package udon-mcp_<version>_<arch>.deb from a Release build, then checks
-# it: its dependencies are Debian's runtime library packages only, and the tree `dpkg -x`
-# unpacks passes tests/package/check_installed.py (--version, man pages, completion, demo,
-# serve). Contract section 7.22.
+# Builds the Debian package udon-mcp_<version>-<revision>_<arch>.deb from a Release build,
+# then checks it: its dependencies are Debian's runtime library packages only, lintian
+# reports no error and no warning, and the package passes tests/package/check_installed.py
+# (modes, --version, man pages, completion, demo, serve). Contract section 7.22.
 # Usage: scripts/package.sh [--build-dir DIR] [--no-build] [--out DIR]
 #   --build-dir DIR  the build tree (default: build/release, configured Release here; two
 #                    levels deep like bench/run.sh's build/bench, so ccache shares objects)
@@ -35,7 +35,8 @@ if ((build)); then
   cmake -S "$source_dir" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DUDON_BUILD_TESTS=OFF -DUDON_BUILD_BENCH=OFF -DCMAKE_INSTALL_PREFIX=/usr \
     -DCMAKE_SKIP_INSTALL_ALL_DEPENDENCY=ON >/dev/null
-  cmake --build "$build_dir" -j "$(nproc)" --target udon-mcp udon-mcp-demo-server udon-mcp-reference
+  cmake --build "$build_dir" -j "$(nproc)" --target udon-mcp udon-mcp-demo-server udon-mcp-reference \
+    udon-mcp-demo-server-reference
 fi
 
 # CPack installs the tree under /usr, strips it and asks dpkg-shlibdeps for Depends.
@@ -67,6 +68,16 @@ for package in $(echo "$depends" | tr ',' '\n' | sed 's/(.*)//; s/|.*//' | tr -d
     status=1
   fi
 done
+
+# lintian, Debian's package checker: no error and no warning (see below); its notes (I:)
+# are shown, not counted. Overrides, each with its reason, are in packaging/debian/.
+if ! command -v lintian >/dev/null; then
+  echo "package.sh: lintian is not installed (scripts/install-deps.sh installs it)" >&2
+  status=1
+elif ! lintian --fail-on error,warning --display-info --tag-display-limit 0 "$deb"; then
+  echo "package.sh: lintian reports errors or warnings" >&2
+  status=1
+fi
 
 # On failure the unpacked tree stays in the output folder for a look.
 python3 "$source_dir/tests/package/check_installed.py" --deb "$deb" --work "$out_dir" || status=1

@@ -1,7 +1,7 @@
 #include "cli/output.h"
 
-#include "cli/reference.h"
 #include "json/display.h"
+#include "reference/reference.h"
 
 #include <unistd.h>
 
@@ -200,8 +200,28 @@ void SetAction(CLI::App* command, const bool* json, std::function<int()> body) {
   });
 }
 
+namespace {
+
+// What udon-mcp's man pages say beyond its command tree: the contract's exit statuses
+// (exit_codes.h) and where the rest is written down.
+reference::PageNotes ReferenceNotes() {
+  return {{{kExitOk, "Success."},
+           {kExitInternal, "Internal error; also: diff found differences, a probe finding."},
+           {kExitInvalidInput, "Usage, configuration, unreadable or invalid input."},
+           {kExitRefused, "Refused before dispatch: the tool was not called."},
+           {kExitFailed, "Failed after dispatch."},
+           {kExitIndeterminate,
+            "Indeterminate: dispatched, then invalidated, timed out or disconnected; never retried."}},
+          "The files, commands, exit statuses and error codes: docs/contract.md in the documentation "
+          "installed with udon-mcp."};
+}
+
+}  // namespace
+
 int RunApp(CLI::App& app, int argc, char** argv) {
-  if (std::optional<int> written = MaybeWriteReference(app, argc, argv)) return *written;
+  if (std::optional<Status> written = reference::MaybeWriteReference(app, argc, argv, ReferenceNotes())) {
+    return written->ok() ? kExitOk : ReportError(written->error(), false);
+  }
   try {
     app.parse(argc, argv);
   } catch (const CommandExit& exit) {

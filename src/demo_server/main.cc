@@ -22,6 +22,7 @@
 #include "mcp/server/http_server.h"
 #include "mcp/server/server.h"
 #include "mcp/server/stdio_server.h"
+#include "reference/reference.h"
 
 namespace {
 
@@ -237,6 +238,15 @@ int main(int argc, char** argv) {
   AddCatalogOptions(app, options);
   AddFaultOptions(app, options);
   AddTestDoubleOptions(app, options);
+  // The build renders the man page from this command tree (reference/reference.h).
+  const udon::reference::PageNotes notes{
+      {}, "The tools, the faults and how tests use them: docs/demo-server.md in the documentation installed with "
+          "udon-mcp."};
+  if (std::optional<udon::Status> written = udon::reference::MaybeWriteReference(app, argc, argv, notes)) {
+    if (written->ok()) return 0;
+    std::cerr << "udon-mcp-demo-server: " << written->error().Describe() << "\n";
+    return 2;
+  }
   CLI11_PARSE(app, argc, argv);
 
   auto faults = ParseFaults(options);

@@ -3,16 +3,19 @@
 
 Installs into a throwaway root first: `--install-from BUILD` runs `cmake --install BUILD`
 with DESTDIR, `--deb FILE` unpacks the package with `dpkg -x`. Then, from that root only:
-`--version` names the version and commit; every command `--help` lists (nested ones too)
-has its man page, which names every option the command's --help names; the bash
-completion offers every command and option; the docs, examples and schemas are there; the
-binaries carry no build-tree RPATH; `udon-mcp demo` runs against the installed demo server;
+a package's entries have fixed modes (directories and binaries 0755, other files 0644)
+and belong to root; `--version` names the version and commit; every command `--help` lists
+(nested ones too) and the demo server have their man pages, which name every option their
+--help names; the bash completion offers every command and option; the docs, examples,
+schemas, copyright file and Debian changelog are there; the binaries carry no
+build-tree RPATH; `udon-mcp demo` runs against the installed demo server;
 `udon-mcp serve` (stdio) answers initialize and lists exactly the reviewed tools of the
 demo's manifest; and the installed README's "first server in five commands" runs as written.
 Exit 0 when everything holds; each failure is one line on stderr.
 """
 import argparse
 import gzip
+import io
 import json
 import os
 import re
@@ -20,6 +23,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 from pathlib import Path
 
@@ -112,7 +116,12 @@ def check_reference(prefix, binary):
         commands = sections.get("Subcommands", [])
         if commands and complete(completion, ["udon-mcp", *path, ""]) != sorted(commands):
             fail(f"completion of 'udon-mcp {' '.join(path)} ' is not its commands {commands}")
-    print(f"check_installed: man pages and completion checked for {len(paths)} command paths")
+    demo_page = man1 / "udon-mcp-demo-server.1.gz"
+    if not demo_page.is_file():
+        fail(f"no man page {demo_page.name}")
+    else:
+        check_page(demo_page, long_options(help_sections(binary.parent / "udon-mcp-demo-server", [])))
+    print(f"check_installed: man pages and completion checked for {len(paths)} command paths and the demo server")
 
 
 def check_page(page, options):
@@ -129,6 +138,8 @@ def check_page(page, options):
 
 def check_files(prefix):
     for relative in ["bin/udon-mcp", "bin/udon-mcp-demo-server", "share/doc/udon-mcp/README.md",
+                     "share/doc/udon-mcp/copyright",
+                     "share/doc/udon-mcp/changelog.Debian.gz",
                      "share/doc/udon-mcp/docs/contract.md", "share/doc/udon-mcp/docs/images/workbench-tool.png",
                      "share/doc/udon-mcp/examples/demo/reviews.yaml",
                      "share/udon-mcp/schemas/openudon.mcp-tool-manifest.0.1.schema.json"]:
@@ -138,6 +149,27 @@ def check_files(prefix):
         dynamic = run(["readelf", "-d", str(prefix / "bin" / binary)])
         if re.search(r"\((RPATH|RUNPATH)\)", dynamic.stdout):
             fail(f"{binary} carries an RPATH (the build tree)")
+
+
+def check_modes(deb):
+    """Every directory of the package 0755, the binaries 0755, every other file 0644, all
+    root's: whatever the packager's umask was (contract 7.22)."""
+    data = subprocess.run(["dpkg-deb", "--fsys-tarfile", deb], capture_output=True, timeout=600)
+    if data.returncode != 0:
+        fail(f"dpkg-deb --fsys-tarfile exits {data.returncode}")
+        return
+    entries = 0
+    with tarfile.open(fileobj=io.BytesIO(data.stdout)) as archive:
+        for entry in archive:
+            entries += 1
+            name = entry.name.removeprefix("./")
+            mode = entry.mode & 0o7777
+            wanted = 0o755 if entry.isdir() or name.startswith("usr/bin/") else 0o644
+            if mode != wanted and not entry.issym():
+                fail(f"{entry.name} has mode {mode:04o}, not {wanted:04o}")
+            if (entry.uid, entry.gid) != (0, 0):
+                fail(f"{entry.name} belongs to {entry.uid}:{entry.gid}, not root")
+    print(f"check_installed: the modes and owners of the package's {entries} entries checked")
 
 
 def check_version(binary):
@@ -257,6 +289,8 @@ def main():
     install(args, root)
     prefix = root / args.prefix.lstrip("/")
     binary = prefix / "bin/udon-mcp"
+    if args.deb:
+        check_modes(args.deb)
     check_files(prefix)
     check_version(binary)
     check_reference(prefix, binary)

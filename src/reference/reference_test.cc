@@ -1,4 +1,4 @@
-#include "cli/reference.h"
+#include "reference/reference.h"
 
 #include <gtest/gtest.h>
 #include <stdio.h>
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace udon::cli {
+namespace udon::reference {
 namespace {
 
 namespace fs = std::filesystem;
@@ -57,7 +57,8 @@ TEST(ManPages, OnePagePerVisibleCommandNestedOnesIncluded) {
 
 TEST(ManPages, OptionsValuesAndDescriptionsAreRoff) {
   Tree tree;
-  std::vector<ManPage> pages = RenderManPages(tree.app, "tool", "1.2.3");
+  const PageNotes notes{{{0, "Success."}, {2, "Usage."}}, "More: docs/tool.md."};
+  std::vector<ManPage> pages = RenderManPages(tree.app, "tool", "1.2.3", notes);
   const ManPage* make = Page(pages, "tool-make.1");
   ASSERT_NE(make, nullptr);
   EXPECT_NE(make->roff.find(".TH \"TOOL-MAKE\" \"1\" \"\" \"tool 1.2.3\""), std::string::npos);
@@ -77,10 +78,29 @@ TEST(ManPages, OptionsValuesAndDescriptionsAreRoff) {
             std::string::npos);
   const ManPage* top = Page(pages, "tool.1");
   ASSERT_NE(top, nullptr);
-  EXPECT_NE(top->roff.find(".SH EXIT STATUS\n.TP\n\\fB0\\fR\nSuccess."), std::string::npos);
+  EXPECT_NE(top->roff.find(".SH EXIT STATUS\n.TP\n\\fB0\\fR\nSuccess.\n.TP\n\\fB2\\fR\nUsage.\n"), std::string::npos);
+  EXPECT_NE(top->roff.find("\\fBtool\\-group\\fR(1)\n.PP\nMore: docs/tool.md.\n"), std::string::npos);
   EXPECT_NE(top->roff.find("\\fBmake\\fR\nMake a thing"), std::string::npos);
   EXPECT_NE(top->roff.find("\\fBtool\\-make\\fR(1)"), std::string::npos);
   EXPECT_NE(top->roff.find(".SH NAME\ntool \\- does things\n"), std::string::npos) << "no \"tool: \" prefix";
+}
+
+// The demo server's case: a program without commands, exit statuses or a page to point to.
+TEST(ManPages, ALoneProgramKeepsItsFooterAndWithoutNotesHasNoExitStatusOrSeeAlso) {
+  CLI::App app{"solo: serves things"};
+  std::string port;
+  app.add_option("--port", port, "Port");
+  app.footer("Faults:\n  a    first\n  bb   second\n");
+  const std::vector<ManPage> pages = RenderManPages(app, "solo", "1");
+  ASSERT_EQ(pages.size(), 1u);
+  EXPECT_EQ(pages[0].file, "solo.1");
+  EXPECT_NE(pages[0].roff.find("\\fB\\-\\-port\\fR \\fITEXT\\fR\nPort"), std::string::npos);
+  // The footer keeps the columns --help shows.
+  EXPECT_NE(pages[0].roff.find(".PP\n.nf\nFaults:\n  a    first\n  bb   second\n.fi\n"), std::string::npos);
+  EXPECT_EQ(pages[0].roff.find("EXIT STATUS"), std::string::npos);
+  EXPECT_EQ(pages[0].roff.find("SEE ALSO"), std::string::npos);
+  const std::vector<ManPage> noted = RenderManPages(app, "solo", "1", {{}, "More: docs/solo.md."});
+  EXPECT_NE(noted[0].roff.find(".SH SEE ALSO\nMore: docs/solo.md.\n"), std::string::npos);
 }
 
 TEST(ManPages, ControlCharactersAtLineStartsAndBackslashesAreText) {
@@ -143,4 +163,4 @@ TEST(WriteReference, WritesEveryPageAndTheCompletion) {
 }
 
 }  // namespace
-}  // namespace udon::cli
+}  // namespace udon::reference

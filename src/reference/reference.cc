@@ -1,14 +1,12 @@
-#include "cli/reference.h"
+#include "reference/reference.h"
 
 #include <algorithm>
 #include <filesystem>
 #include <system_error>
 
-#include "cli/exit_codes.h"
-#include "cli/output.h"
 #include "base/file.h"
 
-namespace udon::cli {
+namespace udon::reference {
 namespace {
 
 namespace fs = std::filesystem;
@@ -150,33 +148,26 @@ std::string CommandsSection(const CLI::App& command) {
   return out.empty() ? out : ".SH COMMANDS\n" + out;
 }
 
-// The contract's exit statuses (exit_codes.h), on the program's page.
-std::string ExitStatusSection() {
-  const std::pair<int, const char*> statuses[] = {
-      {kExitOk, "Success."},
-      {kExitInternal, "Internal error; also: diff found differences, a probe finding."},
-      {kExitInvalidInput, "Usage, configuration, unreadable or invalid input."},
-      {kExitRefused, "Refused before dispatch: the tool was not called."},
-      {kExitFailed, "Failed after dispatch."},
-      {kExitIndeterminate, "Indeterminate: dispatched, then invalidated, timed out or disconnected; never retried."},
-  };
-  std::string out = ".SH EXIT STATUS\n";
-  for (const auto& [status, meaning] : statuses) {
-    out += ".TP\n" + Bold(std::to_string(status)) + "\n" + Roff(meaning) + "\n";
+std::string ExitStatusSection(const std::vector<ExitStatus>& statuses) {
+  std::string out;
+  for (const ExitStatus& status : statuses) {
+    out += ".TP\n" + Bold(std::to_string(status.status)) + "\n" + Roff(status.meaning) + "\n";
   }
-  return out;
+  return out.empty() ? out : ".SH EXIT STATUS\n" + out;
 }
 
-std::string SeeAlso(const CLI::App& command, std::string_view program) {
+std::string SeeAlso(const CLI::App& command, std::string_view program, const std::string& further_reading) {
   std::vector<std::string> pages;
   if (command.get_parent() != nullptr) pages.push_back(Bold(program) + "(1)");
   for (const CLI::App* sub : VisibleCommands(command)) pages.push_back(Bold(PageStem(*sub, program)) + "(1)");
-  return ".SH SEE ALSO\n" + Join(pages, ",\n") + (pages.empty() ? "" : "\n.PP\n") +
-         "The files, commands, exit statuses and error codes: docs/contract.md in the documentation "
-         "installed with " + Roff(program) + ".\n";
+  std::vector<std::string> paragraphs;
+  if (!pages.empty()) paragraphs.push_back(Join(pages, ",\n") + "\n");
+  if (!further_reading.empty()) paragraphs.push_back(Roff(further_reading) + "\n");
+  return paragraphs.empty() ? "" : ".SH SEE ALSO\n" + Join(paragraphs, ".PP\n");
 }
 
-ManPage RenderPage(const CLI::App& command, std::string_view program, std::string_view version) {
+ManPage RenderPage(const CLI::App& command, std::string_view program, std::string_view version,
+                   const PageNotes& notes) {
   const std::string stem = PageStem(command, program);
   std::string title = stem;
   std::transform(title.begin(), title.end(), title.begin(), [](unsigned char c) { return std::toupper(c); });
@@ -188,17 +179,20 @@ ManPage RenderPage(const CLI::App& command, std::string_view program, std::strin
   roff += ".SH NAME\n" + Roff(stem) + " \\- " + Roff(FirstLine(description)) + "\n";
   roff += Synopsis(command, program);
   roff += ".SH DESCRIPTION\n" + Roff(description) + "\n";
-  if (!command.get_footer().empty()) roff += ".PP\n" + Roff(command.get_footer()) + "\n";
+  // A footer is laid out by its author for --help (the demo server's table of faults): kept as it is.
+  std::string footer = command.get_footer();
+  while (!footer.empty() && footer.back() == '\n') footer.pop_back();
+  if (!footer.empty()) roff += ".PP\n.nf\n" + Roff(footer) + "\n.fi\n";
   roff += Arguments(command) + OptionsSection(command) + CommandsSection(command);
-  if (command.get_parent() == nullptr) roff += ExitStatusSection();
-  roff += SeeAlso(command, program);
+  if (command.get_parent() == nullptr) roff += ExitStatusSection(notes.exit_statuses);
+  roff += SeeAlso(command, program, notes.further_reading);
   return {stem + ".1", roff};
 }
 
 void RenderPages(const CLI::App& command, std::string_view program, std::string_view version,
-                 std::vector<ManPage>& pages) {
-  pages.push_back(RenderPage(command, program, version));
-  for (const CLI::App* sub : VisibleCommands(command)) RenderPages(*sub, program, version, pages);
+                 const PageNotes& notes, std::vector<ManPage>& pages) {
+  pages.push_back(RenderPage(command, program, version, notes));
+  for (const CLI::App* sub : VisibleCommands(command)) RenderPages(*sub, program, version, notes, pages);
 }
 
 // The completion script's data for one command path.
@@ -305,9 +299,10 @@ Status WriteInto(const fs::path& dir, const std::string& file, const std::string
 
 }  // namespace
 
-std::vector<ManPage> RenderManPages(const CLI::App& app, std::string_view program, std::string_view version) {
+std::vector<ManPage> RenderManPages(const CLI::App& app, std::string_view program, std::string_view version,
+                                    const PageNotes& notes) {
   std::vector<ManPage> pages;
-  RenderPages(app, program, version, pages);
+  RenderPages(app, program, version, notes, pages);
   return pages;
 }
 
@@ -322,20 +317,16 @@ std::string RenderBashCompletion(const CLI::App& app, std::string_view program) 
 }
 
 Status WriteReference(const CLI::App& app, std::string_view program, std::string_view version,
-                      const std::string& dir) {
-  for (const ManPage& page : RenderManPages(app, program, version)) {
+                      const std::string& dir, const PageNotes& notes) {
+  for (const ManPage& page : RenderManPages(app, program, version, notes)) {
     UDON_RETURN_IF_ERROR(WriteInto(fs::path(dir) / "man1", page.file, page.roff));
   }
   return WriteInto(fs::path(dir) / "bash-completion", std::string(program), RenderBashCompletion(app, program));
 }
 
-std::optional<int> MaybeWriteReference(const CLI::App& app, int argc, char** argv) {
+std::optional<Status> MaybeWriteReference(const CLI::App& app, int argc, char** argv, const PageNotes& notes) {
   if (argc != 4 || argv[1] != kWriteReferenceFlag) return std::nullopt;
-  const std::string program = fs::path(argv[0]).filename().string();
-  if (Status written = WriteReference(app, program, argv[3], argv[2]); !written.ok()) {
-    return ReportError(written.error(), false);
-  }
-  return kExitOk;
+  return WriteReference(app, fs::path(argv[0]).filename().string(), argv[3], argv[2], notes);
 }
 
-}  // namespace udon::cli
+}  // namespace udon::reference
