@@ -58,7 +58,7 @@ TEST(Carried, UrlCredentialsAndQueriesAndAnyHeaderButOneReferenceMoveOut) {
 
 TEST(Carried, EveryEnvMemberTravelsUnderANameTheGatewayIgnores) {
   const json::Value entry = {{"command", "node"},
-                             {"env", {{"LD_PRELOAD", "/tmp/evil.so"}, {"HOME", "/elsewhere"}, {"API_KEY", "k"}}}};
+                             {"env", {{"LD_PRELOAD", "/x/evil.so"}, {"HOME", "/elsewhere"}, {"API_KEY", "k"}}}};
   const SplitEntry split = SplitCarried(entry);
   EXPECT_EQ(split.upstream["env"]["LD_PRELOAD"], "${env:UDON_UPSTREAM_ENV_LD_PRELOAD}");
   EXPECT_EQ(split.upstream["env"]["HOME"], "${env:UDON_UPSTREAM_ENV_HOME}");
