@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <utility>
 
+#include "adopt/carried.h"
 #include "base/file.h"
 
 namespace udon::adopt {
@@ -23,48 +24,32 @@ bool Reserved(const std::string& name) {
   return name.rfind("UDON_MCP_", 0) == 0 || name.rfind("PG", 0) == 0;
 }
 
-bool IsReference(const json::Value& value) {
-  return value.is_string() && value.get<std::string>().find("${") != std::string::npos;
-}
-
-Result<json::Value> HttpEntry(const Entry& entry) {
+json::Value HttpEntry(const Entry& entry) {
   const json::Value& value = entry.value;
+  const json::Value upstream = SplitCarried(value).upstream;
   json::Value out = {{"type", value.value("type", std::string("http")) == "sse" ? "sse" : "http"}};
   for (const char* member : {"url", "serverUrl", "httpUrl"}) {
-    if (value.contains(member)) out["url"] = value[member];
+    if (upstream.contains(member)) out["url"] = upstream[member];
   }
-  if (value.contains("headers") && value["headers"].is_object()) {
-    for (const auto& [name, header] : value["headers"].items()) {
-      if (!IsReference(header)) {
-        Error error = EntryError("adopt.secret_in_headers",
-                                 "a header value is written in the host file; put it in an environment variable "
-                                 "and write ${NAME} there, so that it need not be copied",
-                                 entry);
-        error.details["header"] = name;
-        return error;
-      }
-    }
-    out["headers"] = value["headers"];
-  }
+  if (upstream.contains("headers") && upstream["headers"].is_object()) out["headers"] = upstream["headers"];
   return out;
 }
 
 Result<json::Value> StdioEntry(const Entry& entry, const HostFile& file, bool sandbox) {
   const json::Value& value = entry.value;
+  const json::Value upstream = SplitCarried(value).upstream;
   json::Value out = {{"command", value["command"]}};
-  if (value.contains("args")) out["args"] = value["args"];
-  if (value.contains("env") && value["env"].is_object()) {
-    json::Value env = json::Value::object();
-    for (const auto& [name, ignored] : value["env"].items()) {
+  if (upstream.contains("args")) out["args"] = upstream["args"];
+  if (upstream.contains("env") && upstream["env"].is_object()) {
+    for (const auto& [name, ignored] : upstream["env"].items()) {
       if (Reserved(name)) {
         Error error = EntryError("adopt.reserved_variable",
                                  "the entry sets a variable udon-mcp keeps to itself (UDON_MCP_*, PG*)", entry);
         error.details["variable"] = name;
         return error;
       }
-      env[name] = "${env:" + name + "}";
     }
-    out["env"] = env;
+    out["env"] = upstream["env"];
   }
   std::string cwd = value.contains("cwd") && value["cwd"].is_string() ? value["cwd"].get<std::string>() : "";
   if (!file.project.empty() && (cwd.empty() || fs::path(cwd).is_relative())) {
@@ -156,7 +141,7 @@ Result<Adoption> Adoption::Load(const std::string& dir) {
 }
 
 Status Adoption::Save(const std::string& dir) const {
-  return base::WriteFileAtomic((fs::path(dir) / "adopt.json").string(), ToJson().dump(2) + "\n");
+  return base::WriteSecretFileAtomic((fs::path(dir) / "adopt.json").string(), ToJson().dump(2) + "\n");
 }
 
 Result<base::FileLock> LockAdoption(const std::string& dir) {
@@ -179,10 +164,16 @@ Result<json::Value> RuntimeEntry(const Entry& entry, const HostFile& file, bool 
 }
 
 mcp::EnvLookup CaptureEnvironment(const Entry& entry) {
-  json::Value env = entry.value.is_object() && entry.value.contains("env") ? entry.value["env"] : json::Value();
-  return [env](const std::string& name) -> std::optional<std::string> {
-    if (env.is_object() && env.contains(name) && env[name].is_string()) {
-      auto expanded = mcp::ExpandEnv(env[name].get<std::string>(), mcp::ProcessEnv());
+  std::map<std::string, std::string> carried;
+  if (entry.value.is_object()) {
+    for (CarriedVariable& variable : SplitCarried(entry.value).carried) {
+      carried[variable.name] = std::move(variable.value);
+    }
+  }
+  return [carried = std::move(carried)](const std::string& name) -> std::optional<std::string> {
+    if (auto found = carried.find(name); found != carried.end()) {
+      // Expanded as the host expands its entry's values, from its own environment.
+      auto expanded = mcp::ExpandEnv(found->second, mcp::ProcessEnv());
       if (expanded.ok()) return *expanded;
       return std::nullopt;
     }

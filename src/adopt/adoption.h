@@ -4,10 +4,11 @@
 // upstream servers from (D/mcp.json) and the record of it all (D/adopt.json: each host
 // file's SHA-256 as adopt read it, its backup and its SHA-256 once rewritten).
 //
-// Secrets stay in the host files. D/mcp.json names an entry's `env` members as
-// `${env:NAME}` only: the rewritten host entry keeps its `env`, so the host hands the values
-// to `udon-mcp serve`, which expands them for the upstream server. HTTP `headers` are kept
-// only when every value is a reference (`${...}`); a literal header value is refused.
+// Secrets stay in the host files. D/mcp.json names an entry's `env` members, and the
+// secrets written in its `args`, `url` and `headers`, as `${env:NAME}` only: the rewritten
+// host entry carries the values in its own `env` under names the gateway ignores
+// (carried.h), so the host hands them to `udon-mcp serve`, which expands them for the
+// upstream server. A header stays in D/mcp.json only when its whole value is one reference.
 #pragma once
 
 #include <functional>
@@ -71,12 +72,13 @@ Result<base::FileLock> LockAdoption(const std::string& dir);
 // The D/mcp.json entry of a host entry: its transport without secret values (see above);
 // `sandbox` adds "sandbox": true to a stdio entry that does not set it. Relative `cwd`
 // resolves against the project; a project file's entry without one starts in the project.
-// Errors: adopt.secret_in_headers, adopt.reserved_variable (an env name udon-mcp keeps to
-// itself: UDON_MCP_*, PG*), adopt.unsupported (neither stdio nor HTTP).
+// Errors: adopt.reserved_variable (an env name udon-mcp keeps to itself: UDON_MCP_*, PG*),
+// adopt.unsupported (neither stdio nor HTTP).
 Result<json::Value> RuntimeEntry(const Entry& entry, const HostFile& file, bool sandbox);
 
-// The environment a capture of the entry sees: the entry's own `env` values (expanded as its
-// host would, from this process's environment), then this process's.
+// The environment a capture of the entry sees: the values the rewritten entry will carry
+// (carried.h; expanded as its host would, from this process's environment), then this
+// process's.
 mcp::EnvLookup CaptureEnvironment(const Entry& entry);
 
 // A name for the entry inside D that is a valid manifest server key ([A-Za-z0-9_.-], at
@@ -98,13 +100,21 @@ struct CaptureRequest {
 struct CaptureReport {
   std::vector<AdoptedEntry> captured;
   std::vector<std::pair<std::string, std::string>> skipped;  // "host/key", why
+  std::vector<std::pair<std::string, Error>> refused;  // "host/key" not adopted (left as it is), why
 };
 
+// The pin file of an adopted entry (manifest/pin_file.h): the manifest's digest, and the
+// entry `serve` starts the upstream from, as D/mcp.json holds it, bound beside it.
+// Errors: adopt.record_invalid (D/mcp.json lacks the entry), io.unreadable,
+// json.not_canonicalizable.
+Result<std::string> PinText(const std::string& dir, const std::string& server, const std::string& manifest_sha256);
+
 // Captures every selected, ungated, enabled entry of `files` into D (a project file's entry
-// only as project_trust.h allows, in the sandbox), then writes D/mcp.json
-// (merged with what is there) and D/adopt.json. A manifest that already holds reviews keeps
-// those of unchanged tools (capture --update). Nothing is written for an entry that fails;
-// the first failure stops and is returned. Errors: adopt.busy, adopt.nothing_selected, the codes of
+// only as project_trust.h allows, in the sandbox), then writes D/mcp.json (merged with what
+// is there) and D/adopt.json, every file 0600. A manifest that already holds reviews keeps
+// those of unchanged tools (capture --update). An entry that fails is left as it is and
+// reported in `refused`; the others are captured. Errors: the first refusal when no entry
+// was captured, adopt.busy, adopt.nothing_selected, adopt.already_applied, the codes of
 // RuntimeEntry and capture::Capture, io.write_failed.
 Result<CaptureReport> CaptureEntries(const std::vector<DiscoveredFile>& files, const CaptureRequest& request);
 

@@ -23,7 +23,7 @@ TEST(Adoption, EnvValuesStayInTheHostFileAndTheRuntimeEntryNamesThem) {
       MakeEntry({{"command", "node"}, {"args", {"server.js"}}, {"env", {{"API_KEY", "sk-secret-value"}}}}),
       kUserFile, false);
   ASSERT_TRUE(entry.ok()) << entry.error().Describe();
-  EXPECT_EQ((*entry)["env"]["API_KEY"], "${env:API_KEY}");
+  EXPECT_EQ((*entry)["env"]["API_KEY"], "${env:UDON_UPSTREAM_ENV_API_KEY}");
   EXPECT_EQ(entry->dump().find("sk-secret-value"), std::string::npos);
   EXPECT_FALSE(entry->contains("cwd"));
   EXPECT_FALSE(entry->contains("sandbox"));
@@ -39,27 +39,41 @@ TEST(Adoption, AProjectEntryStartsInItsProjectAndTheSandboxFlagApplies) {
   EXPECT_EQ((*own)["cwd"], "/srv/project");
 }
 
-TEST(Adoption, ReservedVariablesAndLiteralHeadersAreRefused) {
+TEST(Adoption, ReservedVariablesAreRefused) {
   auto reserved = RuntimeEntry(MakeEntry({{"command", "x"}, {"env", {{"PGPASSWORD", "pw"}}}}), kUserFile, false);
   ASSERT_FALSE(reserved.ok());
   EXPECT_EQ(reserved.error().code, "adopt.reserved_variable");
   EXPECT_EQ(reserved.error().details["variable"], "PGPASSWORD");
-  auto literal = RuntimeEntry(
-      MakeEntry({{"url", "https://x.example/mcp"}, {"headers", {{"Authorization", "Bearer abc123"}}}}), kUserFile, false);
-  ASSERT_FALSE(literal.ok());
-  EXPECT_EQ(literal.error().code, "adopt.secret_in_headers");
-  EXPECT_EQ(literal.error().Describe().find("abc123"), std::string::npos);
-  auto reference = RuntimeEntry(
-      MakeEntry({{"serverUrl", "https://x.example/mcp"}, {"headers", {{"Authorization", "Bearer ${TOKEN}"}}}}),
+}
+
+// Issue 38, items 2 and 20: a literal header (claude mcp add --header), a header that only
+// contains a reference, URL credentials and secrets in args are adopted, and D/mcp.json
+// holds a reference in their place, never the value.
+TEST(Adoption, SecretsOutsideEnvAreReferencedNeverCopied) {
+  auto http = RuntimeEntry(MakeEntry({{"url", "https://me:url-pw@x.example/mcp?key=q-secret"},
+                                      {"headers", {{"Authorization", "Bearer abc123"}, {"X-Ref", "${TOKEN}"},
+                                                   {"X-Part", "sk-part${TOKEN}"}}}}),
+                           kUserFile, false);
+  ASSERT_TRUE(http.ok()) << http.error().Describe();
+  for (const char* secret : {"abc123", "url-pw", "q-secret", "sk-part"}) {
+    EXPECT_EQ(http->dump().find(secret), std::string::npos) << secret;
+  }
+  EXPECT_EQ((*http)["url"], "${env:UDON_UPSTREAM_URL}");
+  EXPECT_EQ((*http)["headers"]["X-Ref"], "${TOKEN}");
+  auto stdio = RuntimeEntry(
+      MakeEntry({{"command", "npx"}, {"args", {"server-postgres", "postgresql://admin:db-pw@db/app", "--api-key=sk-arg"}}}),
       kUserFile, false);
-  ASSERT_TRUE(reference.ok());
-  EXPECT_EQ((*reference)["url"], "https://x.example/mcp");
-  EXPECT_EQ((*reference)["headers"]["Authorization"], "Bearer ${TOKEN}");
+  ASSERT_TRUE(stdio.ok()) << stdio.error().Describe();
+  EXPECT_EQ(stdio->dump().find("db-pw"), std::string::npos);
+  EXPECT_EQ(stdio->dump().find("sk-arg"), std::string::npos);
+  EXPECT_EQ((*stdio)["args"][0], "server-postgres");
 }
 
 TEST(Adoption, TheCaptureSeesTheEntrysEnvValues) {
-  auto lookup = CaptureEnvironment(MakeEntry({{"command", "x"}, {"env", {{"API_KEY", "v1"}}}}));
-  EXPECT_EQ(lookup("API_KEY"), "v1");
+  auto lookup = CaptureEnvironment(
+      MakeEntry({{"command", "x"}, {"args", {"--token=t1"}}, {"env", {{"API_KEY", "v1"}}}}));
+  EXPECT_EQ(lookup("UDON_UPSTREAM_ENV_API_KEY"), "v1");
+  EXPECT_EQ(lookup("UDON_UPSTREAM_ARG_0"), "--token=t1");
   EXPECT_EQ(lookup("UDON_ADOPT_TEST_SURELY_UNSET"), std::nullopt);
 }
 

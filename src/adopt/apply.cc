@@ -260,9 +260,13 @@ Result<ApplyReport> Apply(const std::string& dir, const std::string& udon_mcp, c
       UDON_RETURN_IF_ERROR(RecordAppliedEntries(adoption, path, file.rewritten));
     }
   }
+  std::vector<std::string> pins;  // each binds its manifest and its D/mcp.json entry
   for (std::size_t i = 0; i < adoption.entries.size(); ++i) {
-    UDON_RETURN_IF_ERROR(
-        base::WriteFileAtomic(InDir(dir, adoption.entries[i].pin), report.entries[i].manifest_sha256 + "\n"));
+    UDON_ASSIGN_OR_RETURN(std::string pin, PinText(dir, adoption.entries[i].server, report.entries[i].manifest_sha256));
+    pins.push_back(std::move(pin));
+  }
+  for (std::size_t i = 0; i < adoption.entries.size(); ++i) {
+    UDON_RETURN_IF_ERROR(base::WriteSecretFileAtomic(InDir(dir, adoption.entries[i].pin), pins[i]));
   }
   for (const PlannedFile& file : planned) UDON_RETURN_IF_ERROR(ApplyFile(dir, adoption, file, seams, report));
   return report;

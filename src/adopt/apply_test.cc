@@ -15,6 +15,7 @@
 #include "base/file.h"
 #include "test_support.h"
 #include "base/sha256.h"
+#include "json/canonical.h"
 #include "manifest/internal/test_manifest.h"
 
 namespace udon::adopt {
@@ -40,6 +41,12 @@ class ApplyTest : public ::testing::Test {
                                 "vscode/memory.tools.json", "vscode/memory.pin", (root_ / "project").string(), true});
     adoption.files[host_] = {"vscode", base::Sha256Hex(original_), "", ""};
     ASSERT_TRUE(adoption.Save(dir_).ok());
+    ASSERT_TRUE(base::WriteFileAtomic(dir_ + "/mcp.json", Runtime().dump(2)).ok());
+  }
+
+  // D/mcp.json as adopt --dir D writes it: the entry the gateway starts the upstream from.
+  static json::Value Runtime() {
+    return {{"mcpServers", {{"blender_farm", {{"command", "node"}, {"args", {"memory.js"}}}}}}};
   }
 
   void WriteManifest(const json::Value& document) {
@@ -71,7 +78,9 @@ TEST_F(ApplyTest, ApplyRewritesBacksUpAndPinsThenUndoRestoresByteForByte) {
   const json::Value entry = (*ParseJsonc(Host()))["servers"]["memory"];
   EXPECT_TRUE(IsGated(entry));
   EXPECT_EQ(entry["args"][4], dir_ + "/vscode/memory.pin");
-  EXPECT_EQ(*base::ReadFile(dir_ + "/vscode/memory.pin"), report->entries[0].manifest_sha256 + "\n");
+  const std::string entry_sha256 = *json::CanonicalSha256(Runtime()["mcpServers"]["blender_farm"]);
+  EXPECT_EQ(*base::ReadFile(dir_ + "/vscode/memory.pin"),
+            report->entries[0].manifest_sha256 + "\nentry blender_farm " + entry_sha256 + "\n");
   ASSERT_EQ(report->files.size(), 1u);
   EXPECT_EQ(*base::ReadFile(report->files[0].second), original_);
   struct stat info {};
@@ -87,6 +96,15 @@ TEST_F(ApplyTest, ApplyRewritesBacksUpAndPinsThenUndoRestoresByteForByte) {
   EXPECT_EQ(Undo(dir_).error().code, "adopt.not_applied");
   // Applied again after the undo: the record's digest is the original's again.
   EXPECT_TRUE(Apply(dir_, "/opt/udon/bin/udon-mcp").ok());
+}
+
+// Issue 38, item 2: the pin, like everything adopt writes under D, is its owner's only.
+TEST_F(ApplyTest, ThePinIsOwnerOnly) {
+  ::umask(022);
+  ASSERT_TRUE(Apply(dir_, "/opt/udon/bin/udon-mcp").ok());
+  struct stat info {};
+  ASSERT_EQ(::stat((dir_ + "/vscode/memory.pin").c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 0777, 0600u);
 }
 
 TEST_F(ApplyTest, TheGatewayRunsUnderTheCapturesPolicy) {

@@ -4,10 +4,13 @@
 #include <utility>
 
 #include "adopt/adoption.h"
+#include "adopt/adoption_dir.h"
 #include "adopt/project_trust.h"
 #include "capture/capture.h"
 #include "base/file.h"
+#include "json/canonical.h"
 #include "manifest/carry_over.h"
+#include "manifest/pin_file.h"
 
 namespace udon::adopt {
 namespace {
@@ -129,20 +132,31 @@ Status WriteAll(const std::vector<Captured>& captured, Adoption& adoption, json:
                 const std::vector<DiscoveredFile>& files, const std::string& dir) {
   for (const Captured& one : captured) {
     const fs::path path = fs::path(dir) / one.entry.manifest;
-    std::error_code error;
-    fs::create_directories(path.parent_path(), error);
-    UDON_RETURN_IF_ERROR(base::WriteFileAtomic(path.string(), one.manifest_text));
+    UDON_RETURN_IF_ERROR(MakeOwnerOnlyDir(path.parent_path().string()));
+    UDON_RETURN_IF_ERROR(base::WriteSecretFileAtomic(path.string(), one.manifest_text));
     runtime["mcpServers"][one.entry.server] = one.runtime;
     if (!Recorded(adoption, one.entry.file, one.entry.path)) adoption.entries.push_back(one.entry);
     for (const DiscoveredFile& file : files) {
       if (file.file.path == one.entry.file) adoption.files[file.file.path] = {file.file.host, file.sha256, "", ""};
     }
   }
-  UDON_RETURN_IF_ERROR(base::WriteFileAtomic((fs::path(dir) / "mcp.json").string(), runtime.dump(2) + "\n"));
+  UDON_RETURN_IF_ERROR(base::WriteSecretFileAtomic((fs::path(dir) / "mcp.json").string(), runtime.dump(2) + "\n"));
   return adoption.Save(dir);
 }
 
 }  // namespace
+
+Result<std::string> PinText(const std::string& dir, const std::string& server, const std::string& manifest_sha256) {
+  UDON_ASSIGN_OR_RETURN(json::Value runtime, LoadRuntimeConfigJson(dir));
+  const json::Value& servers = runtime["mcpServers"];
+  if (!servers.is_object() || !servers.contains(server)) {
+    Error error = MakeError("adopt.record_invalid", "mcp.json in the adoption directory lacks an adopted entry");
+    error.details["server"] = server;
+    return error;
+  }
+  UDON_ASSIGN_OR_RETURN(std::string entry_sha256, json::CanonicalSha256(servers[server]));
+  return manifest::PinFileText({manifest_sha256, {{server, entry_sha256}}});
+}
 
 Result<CaptureReport> CaptureEntries(const std::vector<DiscoveredFile>& files, const CaptureRequest& request) {
   UDON_ASSIGN_OR_RETURN(base::FileLock lock, LockAdoption(request.dir));
@@ -161,10 +175,13 @@ Result<CaptureReport> CaptureEntries(const std::vector<DiscoveredFile>& files, c
         error.details["host"] = file.file.host;
         return error;
       }
-      UDON_ASSIGN_OR_RETURN(Captured one, CaptureOne(file, entry, NameEntry(file, entry, adoption, captured), request));
-      captured.push_back(std::move(one));
+      auto one = CaptureOne(file, entry, NameEntry(file, entry, adoption, captured), request);
+      // An entry that cannot be adopted stays as it is and does not stop the others.
+      if (!one.ok()) report.refused.emplace_back(file.file.host + "/" + entry.key, std::move(one).error());
+      else captured.push_back(std::move(one).value());
     }
   }
+  if (captured.empty() && !report.refused.empty()) return report.refused.front().second;
   if (captured.empty()) {
     return MakeError("adopt.nothing_selected", "no ungated, enabled entry matches --host and --server");
   }

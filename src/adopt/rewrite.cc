@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "adopt/carried.h"
 #include "adopt/jsonc.h"
 #include "json/json.h"
 
@@ -15,6 +16,32 @@ const std::set<std::string>& Replaced() {
   static const std::set<std::string> names = {"type", "command", "args", "env",       "cwd",     "url",
                                               "serverUrl", "httpUrl", "headers", "inheritEnv", "sandbox"};
   return names;
+}
+
+// The rewritten entry's `env` (carried.h): each value the gateway hands the upstream under
+// its carried name; an `env` member's value keeps its bytes, a moved value is written as a
+// JSON string. Empty when nothing is carried.
+Result<std::string> CarriedEnv(std::string_view text, std::string_view blanked, const ValueSpan& span,
+                               const std::vector<std::pair<std::string, ValueSpan>>& members) {
+  UDON_ASSIGN_OR_RETURN(json::Value entry, ParseJsonc(blanked.substr(span.begin, span.end - span.begin)));
+  const SplitEntry split = SplitCarried(entry);
+  if (split.carried.empty()) return std::string();
+  std::vector<std::pair<std::string, ValueSpan>> env_members;
+  for (const auto& [name, member] : members) {
+    if (name != "env") continue;
+    UDON_ASSIGN_OR_RETURN(env_members, ObjectMembers(blanked, member));
+  }
+  std::string out;
+  for (const CarriedVariable& variable : split.carried) {
+    std::string value = json::Value(variable.value).dump();
+    for (const auto& [name, member] : env_members) {
+      if (!variable.env_member.empty() && name == variable.env_member) {
+        value = std::string(text.substr(member.begin, member.end - member.begin));
+      }
+    }
+    out += (out.empty() ? "" : ", ") + json::Value(variable.name).dump() + ": " + value;
+  }
+  return "\"env\": { " + out + " }";
 }
 
 struct Replacement {
@@ -35,9 +62,8 @@ Result<Replacement> EntryReplacement(std::string_view text, std::string_view bla
   std::string args;
   for (const std::string& arg : GatewayArgs(edit.gateway)) args += (args.empty() ? "" : ", ") + json::Value(arg).dump();
   items.push_back("\"args\": [" + args + "]");
-  for (const auto& [name, member] : members) {
-    if (name == "env") items.push_back("\"env\": " + raw(member));
-  }
+  UDON_ASSIGN_OR_RETURN(std::string env, CarriedEnv(text, blanked, span, members));
+  if (!env.empty()) items.push_back(std::move(env));
   for (const auto& [name, member] : members) {
     if (Replaced().count(name) == 0) items.push_back(json::Value(name).dump() + ": " + raw(member));
   }

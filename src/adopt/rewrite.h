@@ -1,7 +1,9 @@
 // The rewrite of a host entry so that it starts `udon-mcp serve` (adopt --apply): only the
 // bytes of the entry's value change; the key (so the host's permissions keep naming it),
-// its `env` member (secrets stay where they were, byte for byte), the host's own members
-// (timeout, autoApprove, trust, ...) and everything else in the file stay as they were.
+// the host's own members (timeout, autoApprove, trust, ...) and everything else in the file
+// stay as they were. Its `env` becomes what the entry carries for the upstream (carried.h):
+// each `env` value's bytes under its carried name, and the secrets moved out of args, url
+// and headers, so the host file stays their only holder.
 #pragma once
 
 #include <string>

@@ -45,12 +45,13 @@ TEST(Rewrite, AVsCodeEntryInJsonWithCommentsBecomesTheGatewayAndNothingElseMoves
   EXPECT_EQ((*document)["servers"]["remote"]["type"], "http");  // the other entry as it was
 }
 
-TEST(Rewrite, EnvStaysByteForByteAndTheHostsOwnMembersStay) {
+TEST(Rewrite, EnvValuesStayByteForByteUnderCarriedNamesAndTheHostsOwnMembersStay) {
   const std::string before = Fixture("gemini_settings.json");
   auto after = RewriteEntries(before, {{{"mcpServers", "demo"}, Gateway(), false}});
   ASSERT_TRUE(after.ok()) << after.error().Describe();
   ExpectOnlyTheEntryChanged(before, *after, {"mcpServers", "demo"});
-  EXPECT_NE(after->find("      \"env\": { \"API_KEY\": \"$DEMO_KEY\" },\n"), std::string::npos) << *after;
+  EXPECT_NE(after->find("      \"env\": { \"UDON_UPSTREAM_ENV_API_KEY\": \"$DEMO_KEY\" },\n"), std::string::npos)
+      << *after;
   auto entry = (*ParseJsonc(*after))["mcpServers"]["demo"];
   EXPECT_FALSE(entry.contains("cwd"));   // the upstream's, now in D/mcp.json
   EXPECT_FALSE(entry.contains("type"));  // Gemini's entry had none
@@ -66,12 +67,46 @@ TEST(Rewrite, OneLineEntriesStayOnOneLineAndSeveralEntriesOfOneFileAreRewritten)
   auto after = RewriteEntries(before, {{{"projects", "/home/me/work", "mcpServers", "demo"}, Gateway(), false},
                                        {{"mcpServers", "memory"}, second, false}});
   ASSERT_TRUE(after.ok()) << after.error().Describe();
-  EXPECT_NE(after->find("\"env\": { \"DEMO_TOKEN\": \"fixture-secret\" } },\n"), std::string::npos) << *after;
+  EXPECT_NE(after->find("\"env\": { \"UDON_UPSTREAM_ENV_DEMO_TOKEN\": \"fixture-secret\" } },\n"),
+            std::string::npos)
+      << *after;
   auto document = *ParseJsonc(*after);
   EXPECT_TRUE(IsGated(document["projects"]["/home/me/work"]["mcpServers"]["demo"]));
   EXPECT_TRUE(IsGated(document["mcpServers"]["memory"]));
   EXPECT_EQ(document["projects"]["/home/me/work"]["allowedTools"], json::Value({"mcp__demo__echo"}));
   EXPECT_EQ(std::count(before.begin(), before.end(), '\n'), std::count(after->begin(), after->end(), '\n'));
+}
+
+// Issue 38, item 11: the host sets the entry's env in the process it starts, the gateway
+// after --apply; LD_PRELOAD and HOME written for the upstream must not reach it by name.
+TEST(Rewrite, TheEntrysEnvNeverReachesTheGatewayUnderItsOwnNames) {
+  const std::string before = R"({"mcpServers": {"demo": {"command": "node", "env": {"LD_PRELOAD": "/x/evil.so",
+      "HOME": "/elsewhere"}}}})";
+  auto after = RewriteEntries(before, {{{"mcpServers", "demo"}, Gateway(), false}});
+  ASSERT_TRUE(after.ok()) << after.error().Describe();
+  const json::Value env = (*ParseJsonc(*after))["mcpServers"]["demo"]["env"];
+  EXPECT_EQ(env, json::Value({{"UDON_UPSTREAM_ENV_LD_PRELOAD", "/x/evil.so"}, {"UDON_UPSTREAM_ENV_HOME", "/elsewhere"}}));
+}
+
+// Issue 38, items 2 and 20: a literal header and a password in args move into the rewritten
+// entry's env; the host file stays their only holder, each value written once.
+TEST(Rewrite, SecretsOutsideEnvMoveIntoTheEntrysEnv) {
+  const std::string before = R"({"mcpServers": {
+    "pg": {"command": "npx", "args": ["server-postgres", "postgresql://admin:db-pw-1@db/app"]},
+    "remote": {"type": "http", "url": "https://mcp.example/mcp", "headers": {"Authorization": "Bearer hdr-secret-2"}}
+  }})";
+  GatewayCommand remote = Gateway();
+  remote.server = "claude-code.remote";
+  auto after = RewriteEntries(before, {{{"mcpServers", "pg"}, Gateway(), false}, {{"mcpServers", "remote"}, remote, false}});
+  ASSERT_TRUE(after.ok()) << after.error().Describe();
+  const json::Value document = *ParseJsonc(*after);
+  EXPECT_EQ(document["mcpServers"]["pg"]["env"],
+            json::Value({{"UDON_UPSTREAM_ARG_1", "postgresql://admin:db-pw-1@db/app"}}));
+  EXPECT_EQ(document["mcpServers"]["remote"]["env"], json::Value({{"UDON_UPSTREAM_HEADER_0", "Bearer hdr-secret-2"}}));
+  EXPECT_FALSE(document["mcpServers"]["remote"].contains("headers"));
+  for (const std::string secret : {"db-pw-1", "hdr-secret-2"}) {
+    EXPECT_EQ(after->find(secret), after->rfind(secret)) << secret;
+  }
 }
 
 TEST(Rewrite, TheCapturesPolicyGoesToTheGateway) {

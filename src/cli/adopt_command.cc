@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "adopt/adoption.h"
+#include "adopt/adoption_dir.h"
 #include "adopt/apply.h"
 #include "adopt/check.h"
 #include "adopt/discovery.h"
@@ -193,11 +194,18 @@ int OpenWorkbenches(const AdoptCommandOptions& o, const std::vector<adopt::Adopt
   return ServeWorkbenchesUntilSignalled(serving);
 }
 
+// Entries that cannot be adopted: each with its code (the others were captured).
+json::Value RefusedJson(const std::vector<std::pair<std::string, Error>>& refused) {
+  json::Value out = json::Value::array();
+  for (const auto& [name, why] : refused) {
+    out.push_back({{"entry", name}, {"code", why.code}, {"message", why.message}, {"details", why.details}});
+  }
+  return out;
+}
+
 int RunCapture(const AdoptCommandOptions& o) {
   auto policy = LoadPolicy(o.common);
   if (!policy.ok()) return ReportError(policy.error(), o.common.json, kExitInvalidInput);
-  std::error_code ignored;
-  std::filesystem::create_directories(o.dir, ignored);
   const std::string policy_path =
       o.common.policy ? std::filesystem::absolute(*o.common.policy).lexically_normal().string() : "";
   adopt::CaptureRequest request{o.dir,  o.hosts,     o.servers, o.sandbox,   o.expires_in_days,
@@ -218,7 +226,8 @@ int RunCapture(const AdoptCommandOptions& o) {
     }
     json::Value skipped = json::Value::array();
     for (const auto& [name, why] : report->skipped) skipped.push_back({{"entry", name}, {"why", why}});
-    PrintJsonResult({{"captured", captured}, {"skipped", skipped}, {"config", InDir(o.dir, "mcp.json")}});
+    PrintJsonResult({{"captured", captured}, {"skipped", skipped}, {"refused", RefusedJson(report->refused)},
+                     {"config", InDir(o.dir, "mcp.json")}});
     return kExitOk;
   }
   for (const auto& entry : report->captured) {
@@ -226,6 +235,9 @@ int RunCapture(const AdoptCommandOptions& o) {
                    "a server key");
   }
   for (const auto& [name, why] : report->skipped) PrintForPeople(stdout, "skipped " + name + ": " + why, "a server key");
+  for (const auto& [name, why] : report->refused) {
+    PrintForPeople(stdout, "not adopted " + name + " (left as it is): " + why.code + ": " + why.message, "a server key");
+  }
   if (o.review == "workbench") return OpenWorkbenches(o, report->captured, *policy);
   PrintReviewCommands(o, report->captured);
   return kExitOk;
@@ -328,6 +340,8 @@ int RunAdopt(const AdoptCommandOptions& o) {
   }
   if (o.list) return RunList(o);
   if (!o.dir.empty()) {
+    const Status secured = adopt::SecureAdoptionDir(o.dir, !o.apply && !o.undo && !o.check);
+    if (!secured.ok()) return ReportError(secured.error(), o.common.json, ExitCodeFor(secured.error()));
     if (o.apply) return RunApply(o);
     if (o.undo) return RunUndo(o);
     if (o.check) return RunCheck(o);

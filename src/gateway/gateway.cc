@@ -11,6 +11,7 @@
 #include "manifest/binding.h"
 #include "manifest/host_pointer.h"
 #include "manifest/manifest.h"
+#include "manifest/pin_file.h"
 
 namespace udon::gateway {
 namespace {
@@ -43,8 +44,8 @@ bool WithdrawsServer(const Error& error) {
          error.details.value("reason", json::Value()) == "subscription_lost";
 }
 
-Result<std::string> ReadPin(const GatewayOptions& options) {
-  std::string pin = options.pin;
+Result<manifest::PinFile> ReadPin(const GatewayOptions& options) {
+  manifest::PinFile pin{options.pin, {}};
   if (!options.pin_file.empty()) {
     auto text = base::ReadFile(options.pin_file, kMaxPinFileBytes);
     if (!text.ok()) {
@@ -52,15 +53,35 @@ Result<std::string> ReadPin(const GatewayOptions& options) {
       error.details["cause"] = text.error().code;
       return error;
     }
-    const std::string& bytes = *text;
-    const auto begin = bytes.find_first_not_of(" \t\r\n");
-    const auto end = bytes.find_first_of(" \t\r\n", begin == std::string::npos ? bytes.size() : begin);
-    pin = begin == std::string::npos ? std::string() : bytes.substr(begin, end - begin);
+    pin = manifest::ParsePinFile(*text);
   }
-  if (!base::IsSha256Hex(pin)) {
+  if (!base::IsSha256Hex(pin.manifest_sha256)) {
     return MakeError("usage.invalid", "the pin must be a manifestSha256: 64 lowercase hex digits");
   }
   return pin;
+}
+
+// A pin that binds upstream entries (adopt --apply writes one) holds for every served
+// server: the entry the gate would start it from is the one that was reviewed with the
+// manifest. An entry the configuration cannot use starts nothing and fails on its own.
+Status CheckBoundEntries(const manifest::PinFile& pin, const std::vector<std::string>& servers,
+                         const mcp::RuntimeConfig* config) {
+  if (pin.entries.empty()) return OkStatus();
+  for (const std::string& key : servers) {
+    const auto bound = pin.entries.find(key);
+    const mcp::ServerConfig* live = nullptr;
+    if (config != nullptr) {
+      if (auto found = config->servers.find(key); found != config->servers.end()) live = &found->second;
+    }
+    if (bound == pin.entries.end() || (live != nullptr && live->entry_sha256 != bound->second)) {
+      Error error = MakeError("config.entry_changed",
+                              "the server's configuration entry is not the one pinned with the manifest; "
+                              "nothing was started (adopt --undo, then adopt and --apply again)");
+      error.details["server"] = key;
+      return error;
+    }
+  }
+  return OkStatus();
 }
 
 // The upstream result as this gateway's own: the members an era gives every result
@@ -174,6 +195,7 @@ struct Gateway::Shared {
 Gateway::Gateway(mcp::Server& server, gate::GateEnvironment env, GatewayOptions options)
     : server_(server), options_(std::move(options)), shared_(std::make_shared<Shared>()) {
   shared_->server = &server_;
+  config_ = env.config;
   env.command = "serve";
   env.reuse_connections = true;
   env.max_idle_per_server = kIdleConnectionsPerServer;
@@ -216,7 +238,8 @@ std::map<std::string, std::string> Gateway::withdrawn() const {
 }
 
 Result<Offer> Gateway::Build() {
-  UDON_ASSIGN_OR_RETURN(std::string pin, ReadPin(options_));
+  UDON_ASSIGN_OR_RETURN(manifest::PinFile pin_file, ReadPin(options_));
+  const std::string pin = pin_file.manifest_sha256;
   // Read and hashed once here; every tool's static check below takes this read.
   UDON_ASSIGN_OR_RETURN(std::shared_ptr<const manifest::Manifest> manifest,
                         manifests_->Reread(options_.manifest_path));
@@ -230,6 +253,7 @@ Result<Offer> Gateway::Build() {
       return error;
     }
   }
+  UDON_RETURN_IF_ERROR(CheckBoundEntries(pin_file, servers, config_));
   const bool qualified = servers.size() > 1;
   Offer offer;
   offer.manifest_sha256 = manifest->sha256();

@@ -30,7 +30,7 @@ namespace udon::gateway {
 struct GatewayOptions {
   std::string manifest_path;
   std::string pin;       // manifestSha256; ignored when pin_file is set
-  std::string pin_file;  // holds the pin (first word); re-read by Reload
+  std::string pin_file;  // holds the pin (manifest/pin_file.h); re-read by Reload
   std::vector<std::string> servers;  // empty: every server of the manifest
 };
 
@@ -74,7 +74,8 @@ class Gateway {
   // Steps 1 and 2 for every reviewed tool, then offers what passed; nothing is offered on an
   // error. Errors: usage.invalid (a bad pin, a server the manifest lacks), io.unreadable
   // (the pin file), manifest.unreadable, manifest.invalid, manifest.digest_mismatch,
-  // serve.name_collision.
+  // serve.name_collision, config.entry_changed (the pin file binds upstream entries and a
+  // served server's is not the one bound, or is not bound).
   Result<Offer> Start();
   // Re-reads the pin file and the manifest and starts over (SIGHUP). On an error nothing is
   // offered until a later Reload succeeds (fail closed), and clients hear of it either way.
@@ -95,6 +96,7 @@ class Gateway {
   std::shared_ptr<Shared> shared_;  // what the gate's invalidation hook may still reach
   std::shared_ptr<manifest::ManifestCache> manifests_;  // the gate's: start-up reads once
   std::unique_ptr<gate::Gate> gate_;
+  const mcp::RuntimeConfig* config_ = nullptr;  // the gate's: a pin's bound entries are checked against it
 };
 
 }  // namespace udon::gateway

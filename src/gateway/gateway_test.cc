@@ -301,6 +301,30 @@ TEST_F(GatewayTest, AReloadReadsThePinFileAndFailsClosedOnABadPin) {
   EXPECT_GE(standalone_->Count("notifications/tools/list_changed"), 2);
 }
 
+// Issue 38, item 9: whoever can change the upstream's configuration entry (D/mcp.json
+// after adopt) chooses the command the gateway starts; a pin file that binds the entry
+// keeps the gateway from starting anything else.
+TEST_F(GatewayTest, APinThatBindsTheUpstreamEntryRefusesAnotherEntry) {
+  const std::string reviewed(64, 'c');
+  config_.servers["blender_farm"].entry_sha256 = reviewed;
+  const std::string pin_file = Path("pin");
+  std::ofstream(pin_file) << binding_.manifest_sha256 << "\nentry blender_farm " << reviewed << "\n";
+  GatewayOptions options;
+  options.pin_file = pin_file;
+  auto gateway = Make(options);
+  ASSERT_TRUE(gateway->Start().ok());
+  EXPECT_EQ(ListedNames().size(), 1u);
+  config_.servers["blender_farm"].entry_sha256 = std::string(64, 'd');  // the entry was rewritten
+  auto changed = gateway->Reload();
+  ASSERT_FALSE(changed.ok());
+  EXPECT_EQ(changed.error().code, "config.entry_changed");
+  EXPECT_EQ(changed.error().details["server"], "blender_farm");
+  EXPECT_TRUE(ListedNames().empty());
+  config_.servers["blender_farm"].entry_sha256 = reviewed;
+  std::ofstream(pin_file) << binding_.manifest_sha256 << "\nentry another_server " << reviewed << "\n";
+  EXPECT_EQ(gateway->Reload().error().code, "config.entry_changed");  // bound, but not this server
+}
+
 TEST_F(GatewayTest, AStaticRefusalWithholdsTheToolAndSaysWhy) {
   json::Value doc = Reviewed(false, {});
   doc["servers"]["blender_farm"]["reviews"]["render_turntable"]["assertions"]["headless"] = false;

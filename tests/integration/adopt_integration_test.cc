@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -17,6 +18,7 @@
 #include <httplib.h>
 
 #include "conformance_runner.h"
+#include "demo_http.h"
 #include "json/json.h"
 #include "test_support.h"
 
@@ -116,6 +118,15 @@ class AdoptRealHost : public ::testing::Test {
     std::size_t at = listing.find(key + ":");
     if (at == std::string::npos) return "";
     return listing.substr(at, listing.find('\n', at) - at);
+  }
+
+  // Issue 38, item 2: D is 0700, and so is every directory in it; every file is 0600.
+  void ExpectTheAdoptionOwnerOnly() const {
+    EXPECT_EQ(fs::status(Adopted()).permissions(), fs::perms::owner_all);
+    for (const auto& item : fs::recursive_directory_iterator(Adopted())) {
+      const fs::perms wanted = item.is_directory() ? fs::perms::owner_all : fs::perms::owner_read | fs::perms::owner_write;
+      EXPECT_EQ(item.status().permissions(), wanted) << item.path();
+    }
   }
 
   TempDir dir_;
@@ -352,6 +363,115 @@ TEST_F(AdoptRealHost, CheckFlagsAToolNoManifestReviewed) {
   EXPECT_TRUE(entry["connected"].get<bool>()) << entry;
   EXPECT_EQ(entry["error"]["code"], "adopt.unreviewed_offered") << entry;
   EXPECT_NE(entry["offeredUnreviewed"].dump().find("render_turntable"), std::string::npos) << entry;
+
+// Issue 38, items 20 and 2, as `claude mcp add --header` leaves a remote server: its literal
+// header is adopted without leaving the host file (the rewritten entry carries it in its
+// env, D/mcp.json references it), an entry that cannot be adopted (it sets PGPASSWORD) is
+// reported with its code and left as it was, and everything adopt writes is owner-only.
+TEST_F(AdoptRealHost, ALiteralHeaderStaysInTheHostFileAndAnEntryThatCannotBeAdoptedStopsNoOther) {
+  const std::string claude = PeerModuleDir("@anthropic-ai/claude-code") + "/bin/claude.exe";
+  UDON_REQUIRE_INSTALLED(claude, "Claude Code (@anthropic-ai/claude-code)");
+  Home();
+  HttpDemoServer remote;
+  ASSERT_NE(remote.port(), 0) << remote.process().Output();
+  const std::vector<std::vector<std::string>> adds = {
+      {"demo", "--", DemoServerBinary()},
+      {"--transport", "http", "remote", remote.url(), "--header", std::string("Authorization: Bearer ") + kSecret},
+      {"broken", "-e", "PGPASSWORD=not-for-upstreams", "--", DemoServerBinary()}};
+  for (const auto& add : adds) {
+    std::vector<std::string> argv = {claude, "mcp", "add", "--scope", "user"};
+    argv.insert(argv.end(), add.begin(), add.end());
+    ProcessResult added = RunProcess(argv, HostOptions());
+    ASSERT_EQ(added.exit_code, 0) << added.out << added.err;
+  }
+  // Claude Code completes its own file (userID, ...) on its first listing: before adopt reads it.
+  ProcessResult before = RunProcess({claude, "mcp", "list"}, HostOptions());
+  EXPECT_NE(LineOf(before.out, "remote").find("Connected"), std::string::npos) << before.out << before.err;
+  const std::string original = dir_.Read("home/.claude.json");
+  ProcessResult captured = Udon({"adopt", "--dir", Adopted(), "--host", "claude-code", "--json"});
+  ASSERT_EQ(captured.exit_code, 0) << captured.out << captured.err;
+  const Json report = json::Parse(captured.out).value();
+  EXPECT_EQ(report["captured"].size(), 2u) << captured.out;
+  ASSERT_EQ(report["refused"].size(), 1u) << captured.out;
+  EXPECT_EQ(report["refused"][0]["entry"], "claude-code/broken");
+  EXPECT_EQ(report["refused"][0]["code"], "adopt.reserved_variable");
+  ExpectNoSecretInTheAdoption();
+  ExpectTheAdoptionOwnerOnly();
+
+  keys_ = {"demo", "remote"};
+  for (const std::string& key : keys_) ReviewTwoTools("claude-code", key);
+  ProcessResult applied = Udon({"adopt", "--dir", Adopted(), "--apply"});
+  ASSERT_EQ(applied.exit_code, 0) << applied.out << applied.err;
+  ExpectNoSecretInTheAdoption();
+  ExpectTheAdoptionOwnerOnly();
+  const std::string rewritten = dir_.Read("home/.claude.json");
+  EXPECT_NE(rewritten.find(kSecret), std::string::npos);
+  EXPECT_EQ(rewritten.find(kSecret), rewritten.rfind(kSecret)) << "the host file holds the secret once";
+  ProcessResult after = RunProcess({claude, "mcp", "list"}, HostOptions());
+  std::printf("claude mcp list (after --apply):\n%s", after.out.c_str());
+  for (const std::string& key : keys_) {
+    EXPECT_NE(LineOf(after.out, key).find("udon-mcp serve"), std::string::npos) << after.out << after.err;
+    EXPECT_NE(LineOf(after.out, key).find("Connected"), std::string::npos) << after.out << after.err;
+  }
+  EXPECT_EQ(LineOf(after.out, "broken").find("udon-mcp serve"), std::string::npos) << after.out;
+  ExpectCheckOffersTheReviewedTools();
+  EXPECT_EQ(dir_.Read("home/.claude.json"), rewritten);
+  ProcessResult undone = Udon({"adopt", "--dir", Adopted(), "--undo"});
+  ASSERT_EQ(undone.exit_code, 0) << undone.out << undone.err;
+  EXPECT_EQ(dir_.Read("home/.claude.json"), original);
+}
+
+// Issue 38, items 11 and 9, with a real LD_PRELOAD library that notes every process it is
+// loaded into: the entry's env reaches the upstream the gateway starts, never the gateway
+// itself; and an upstream entry changed in D after --apply (whoever can write D/mcp.json
+// chooses what the gateway starts) is refused by the gateway with config.entry_changed.
+TEST_F(AdoptRealHost, TheEntrysLdPreloadReachesTheUpstreamNeverTheGatewayAndItsEntryIsPinned) {
+  Home();
+  const std::string marker = dir_.File("preloaded");
+  fs::create_directories(dir_.File("home/.cursor"));
+  dir_.Write("home/.cursor/mcp.json",
+             Json{{"mcpServers",
+                   {{"demo",
+                     {{"command", DemoServerBinary()},
+                      {"env",
+                       {{"LD_PRELOAD", UDON_PRELOAD_MARKER_LIBRARY},
+                        {"UDON_TEST_PRELOAD_MARKER", marker},
+                        {"ASAN_OPTIONS", "verify_asan_link_order=0"}}}}}}}}
+                 .dump(2));
+  const std::string upstream = fs::canonical(DemoServerBinary()).string();
+  // The processes the library was loaded into since the marker was last removed.
+  auto preloaded = [&] {
+    std::vector<std::string> processes;
+    if (!fs::exists(marker)) return processes;
+    std::istringstream lines(dir_.Read("preloaded"));
+    for (std::string line; std::getline(lines, line);) processes.push_back(line);
+    fs::remove(marker);
+    return processes;
+  };
+  ProcessResult captured = Udon({"adopt", "--dir", Adopted(), "--host", "cursor"});
+  ASSERT_EQ(captured.exit_code, 0) << captured.out << captured.err;
+  // The capture starts the upstream from D/mcp.json's entry: its LD_PRELOAD is the entry's.
+  const std::vector<std::string> at_capture = preloaded();
+  EXPECT_FALSE(at_capture.empty());
+  for (const std::string& process : at_capture) EXPECT_EQ(process, upstream);
+  ReviewTwoTools("cursor", "demo");
+  ProcessResult applied = Udon({"adopt", "--dir", Adopted(), "--apply"});
+  ASSERT_EQ(applied.exit_code, 0) << applied.out << applied.err;
+  ExpectCheckOffersTheReviewedTools();  // the gateway started as the host starts it
+  for (const std::string& process : preloaded()) EXPECT_EQ(process, upstream) << "LD_PRELOAD reached " << process;
+
+  Json runtime = json::Parse(dir_.Read("adopted/mcp.json")).value();
+  runtime["mcpServers"]["cursor.demo"]["args"] = Json::array({"--fault", "none"});
+  dir_.Write("adopted/mcp.json", runtime.dump(2));
+  ProcessResult tampered = Udon({"adopt", "--dir", Adopted(), "--check"});
+  EXPECT_EQ(tampered.exit_code, 3) << tampered.out << tampered.err;
+  EXPECT_NE(tampered.out.find("cursor/demo: not connected: config.entry_changed"), std::string::npos)
+      << tampered.out << tampered.err;
+
+  fs::permissions(Adopted(), fs::perms::all);  // others may now write D
+  ProcessResult unsafe = Udon({"adopt", "--dir", Adopted(), "--check", "--json"});
+  EXPECT_EQ(unsafe.exit_code, 2) << unsafe.out << unsafe.err;
+  EXPECT_NE(unsafe.out.find("adopt.dir_unsafe"), std::string::npos) << unsafe.out << unsafe.err;
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "base/file.h"
+#include "json/canonical.h"
 #include "json/json.h"
 #include "mcp/client/least_privilege.h"
 
@@ -367,6 +368,7 @@ Result<RuntimeConfig> ParseRuntimeConfig(std::string_view text, const EnvLookup&
                                 "' has inheritEnv: true: it receives udon-mcp's whole environment "
                                 "(except UDON_MCP_* and PG*), unsafe for third-party code");
     }
+    if (auto digest = json::CanonicalSha256(entry); digest.ok()) server->entry_sha256 = *digest;
     config.servers.emplace(key, std::move(server).value());
   }
   return config;

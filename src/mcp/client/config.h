@@ -68,6 +68,9 @@ struct ServerConfig {
   std::vector<std::pair<std::string, std::string>> headers;
   std::string pointer;  // of the entry in its file ("/mcpServers/<key>")
   std::optional<long long> timeout_ms;  // "timeout": the call timeout clients configure
+  // RFC 8785 SHA-256 of the entry as the file writes it (before expansion): what a pin
+  // file binds (manifest/pin_file.h); "" when it cannot be canonicalized.
+  std::string entry_sha256;
 
   // "stdio server 'k': command node, 2 args, env TOKEN" / "http server 'k': 127.0.0.1:8080,
   // headers Authorization" — names and shapes, never values.
