@@ -363,6 +363,7 @@ TEST_F(AdoptRealHost, CheckFlagsAToolNoManifestReviewed) {
   EXPECT_TRUE(entry["connected"].get<bool>()) << entry;
   EXPECT_EQ(entry["error"]["code"], "adopt.unreviewed_offered") << entry;
   EXPECT_NE(entry["offeredUnreviewed"].dump().find("render_turntable"), std::string::npos) << entry;
+}
 
 // Issue 38, items 20 and 2, as `claude mcp add --header` leaves a remote server: its literal
 // header is adopted without leaving the host file (the rewritten entry carries it in its
