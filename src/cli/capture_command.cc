@@ -84,7 +84,7 @@ int RunCapture(CaptureCommandOptions options) {
   }
   auto config = LoadConfig(options.common);
   if (!config.ok()) return ReportError(config.error(), json, kExitInvalidInput);
-  auto evidence = OpenEvidence(options.common);
+  auto evidence = OpenEvidence(options.common, *policy);
   if (!evidence.ok()) return ReportError(evidence.error(), json, kExitInternal);
 
   capture::CaptureOptions request;

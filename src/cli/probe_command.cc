@@ -48,7 +48,7 @@ int RunProbe(const ProbeCommandOptions& o) {
   if (Status state = OpenState(o.common, env); !state.ok()) {
     return ReportError(state.error(), json, kExitInvalidInput);
   }
-  auto writer = OpenEvidence(o.common);
+  auto writer = OpenEvidence(o.common, env.policy);
   if (!writer.ok()) return ReportError(writer.error(), json, kExitInternal);
   env.call_timeout = TimeoutOption(o.common);
 

@@ -32,7 +32,7 @@ Result<gate::GateEnvironment> MakeGateEnvironment(const RunOptions& options, con
   gate::GateEnvironment env;
   env.config = &*config;
   UDON_ASSIGN_OR_RETURN(env.state_dir, gate::ResolveStateDir(options.common.state_dir));
-  UDON_ASSIGN_OR_RETURN(evidence, OpenEvidence(options.common));
+  UDON_ASSIGN_OR_RETURN(evidence, OpenEvidence(options.common, policy));
   env.evidence = evidence.get();
   // The policy's `state` member names the store when neither --state nor UDON_MCP_STATE does.
   env.policy = policy;

@@ -118,20 +118,32 @@ std::string StateLocation(const CommonOptions& options, const manifest::Policy& 
   return policy.state;
 }
 
+namespace {
+
+// A database that never answers (connect_timeout=0, a name server that hangs) ends each
+// connection attempt within the call's timeout: --timeout, else callTimeoutSeconds.
+std::chrono::milliseconds DatabaseConnectBound(const CommonOptions& options, const manifest::Policy& policy) {
+  const std::chrono::milliseconds bound = TimeoutOption(options);
+  return bound.count() > 0 ? bound : std::chrono::seconds(policy.call_timeout_seconds);
+}
+
+}  // namespace
+
 Status OpenState(const CommonOptions& options, gate::GateEnvironment& env) {
   const std::string location = StateLocation(options, env.policy);
   if (location.empty()) return OkStatus();
   HidePath(location);
-  UDON_ASSIGN_OR_RETURN(env.state, state_pg::OpenStateStore(location));
+  UDON_ASSIGN_OR_RETURN(env.state, state_pg::OpenStateStore(location, DatabaseConnectBound(options, env.policy)));
   // The command consults the store first after reading its manifest: a database store
   // connects meanwhile.
   env.state->Warm();
   return OkStatus();
 }
 
-Result<std::unique_ptr<gate::EvidenceWriter>> OpenEvidence(const CommonOptions& options) {
+Result<std::unique_ptr<gate::EvidenceWriter>> OpenEvidence(const CommonOptions& options,
+                                                           const manifest::Policy& policy) {
   if (!options.evidence) return std::unique_ptr<gate::EvidenceWriter>();
-  return state_pg::OpenEvidenceWriter(*options.evidence);
+  return state_pg::OpenEvidenceWriter(*options.evidence, DatabaseConnectBound(options, policy));
 }
 
 Result<std::unique_ptr<PreparedGate>> PrepareGate(const CommonOptions& o, const char* command, bool diagnostics) {
@@ -142,7 +154,7 @@ Result<std::unique_ptr<PreparedGate>> PrepareGate(const CommonOptions& o, const 
   if (config.ok()) prepared->config = std::move(config).value();
   UDON_ASSIGN_OR_RETURN(prepared->env.state_dir, gate::ResolveStateDir(o.state_dir));
   UDON_RETURN_IF_ERROR(OpenState(o, prepared->env));
-  UDON_ASSIGN_OR_RETURN(prepared->evidence, OpenEvidence(o));
+  UDON_ASSIGN_OR_RETURN(prepared->evidence, OpenEvidence(o, prepared->env.policy));
   prepared->env.config = &prepared->config;
   prepared->env.evidence = prepared->evidence.get();
   prepared->env.command = command;

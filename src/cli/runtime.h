@@ -84,7 +84,9 @@ Result<std::unique_ptr<PreparedGate>> PrepareGate(const CommonOptions& options, 
                                                   bool diagnostics);
 
 // The evidence writer when --evidence was given (a file, or a postgres:// URI: the
-// database's evidence table), else nullptr.
-Result<std::unique_ptr<gate::EvidenceWriter>> OpenEvidence(const CommonOptions& options);
+// database's evidence table, reached within the call's timeout as the state store is),
+// else nullptr.
+Result<std::unique_ptr<gate::EvidenceWriter>> OpenEvidence(const CommonOptions& options,
+                                                           const manifest::Policy& policy);
 
 }  // namespace udon::cli

@@ -2,6 +2,7 @@
 // (postgres:// or postgresql://, the shared store).
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,13 +15,19 @@ namespace udon::state_pg {
 
 // The store --state, $UDON_MCP_STATE or policy "state" names: a state directory path, or
 // a PostgreSQL database (connected lazily, on the gate's first use). Errors: usage.invalid
-// (empty, or a URI libpq cannot parse).
-Result<std::shared_ptr<gate::StateStore>> OpenStateStore(const std::string& url_or_path);
+// (empty, a URI libpq cannot parse, or libpq's key=value form, which is not a path).
+// A database's connection attempts end by `connect_bound` too (0: none; the call's
+// timeout), also with connect_timeout=0 (pg_store.h).
+Result<std::shared_ptr<gate::StateStore>> OpenStateStore(
+    const std::string& url_or_path, std::chrono::milliseconds connect_bound = std::chrono::milliseconds(0));
 
 // --evidence FILE, or --evidence postgres://…: the same value-free lines in the
 // udon_mcp_evidence table. Errors: evidence.write_failed (file), usage.invalid (a URI
-// libpq cannot parse); a database is reached lazily, at the first record.
-Result<std::unique_ptr<gate::EvidenceWriter>> OpenEvidenceWriter(const std::string& file_or_url);
+// libpq cannot parse, or libpq's key=value form); a database is reached lazily, at the
+// first record.
+// A database is reached within `connect_bound` as OpenStateStore's.
+Result<std::unique_ptr<gate::EvidenceWriter>> OpenEvidenceWriter(
+    const std::string& file_or_url, std::chrono::milliseconds connect_bound = std::chrono::milliseconds(0));
 
 // Every evidence line of the database, in the order written. Errors: state.unavailable.
 Result<std::vector<std::string>> ReadEvidenceLines(const std::string& url);

@@ -383,7 +383,8 @@ std::int64_t AdvisoryKey(std::string_view scope) {
   return signed_key;
 }
 
-PostgresStateStore::PostgresStateStore(std::string uri) : uri_(std::move(uri)), runner_id_(RunnerId()) {
+PostgresStateStore::PostgresStateStore(std::string uri, std::chrono::milliseconds connect_bound)
+    : uri_(std::move(uri)), runner_id_(RunnerId()), connect_bound_(connect_bound) {
   auto parsed = ParseConninfo(uri_);
   parseable_ = parsed.ok();
   if (parseable_) tls_ = DecideStoreTls(*parsed, Getenv);
@@ -455,8 +456,7 @@ Result<std::unique_ptr<Connection>> PostgresStateStore::Open(int cancel_fd) {
   }
   keys.push_back(nullptr);
   values.push_back(nullptr);
-  PGconn* conn = cancel_fd >= 0 ? internal::ConnectUnlessCancelled(keys.data(), values.data(), cancel_fd)
-                                 : PQconnectdbParams(keys.data(), values.data(), 1);
+  PGconn* conn = internal::ConnectUnlessCancelled(keys.data(), values.data(), cancel_fd, connect_bound_);
   auto connection = std::make_unique<Connection>(conn, round_trips_);
   if (!connection->ok()) return Unreachable();
   connection->Silence();

@@ -60,8 +60,10 @@ class PostgresStateStore : public gate::StateStore {
   // Connects lazily: nothing is contacted until the first operation (or Warm), so an unreachable
   // database is a refusal of the gate (state.unavailable, exit 3), not a usage error. A
   // host that is not local is reached with sslmode=verify-full unless the URI says
-  // otherwise (state_pg/tls.h).
-  explicit PostgresStateStore(std::string uri);
+  // otherwise (state_pg/tls.h). Every connection attempt, its host names' lookups included,
+  // ends by the URI's connect_timeout and by `connect_bound` (0: none; a call's timeout),
+  // also when connect_timeout is 0 (libpq: wait forever).
+  explicit PostgresStateStore(std::string uri, std::chrono::milliseconds connect_bound = std::chrono::milliseconds(0));
   ~PostgresStateStore() override;
 
   // Errors: state.unavailable (unreachable, migration failed, schema too new).
@@ -120,6 +122,7 @@ class PostgresStateStore : public gate::StateStore {
 
   std::string uri_;
   std::string runner_id_;
+  std::chrono::milliseconds connect_bound_;
   bool parseable_ = false;  // libpq can parse uri_
   StoreTls tls_;
   // One session per process for the common case: the invalidation reads and writes, the

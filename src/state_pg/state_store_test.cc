@@ -1,10 +1,19 @@
 // One contract suite for both state stores (issue 19): the state directory and PostgreSQL
 // behave alike behind gate::StateStore. Process-level behaviour (runners, dispatch, SIGKILL)
 // is in tests/integration/shared_state_test.cc.
+#include <net/if.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <functional>
 #include <future>
 #include <memory>
 #include <thread>
@@ -130,6 +139,27 @@ TEST_P(StateStoreContractTest, ConcurrentHoldersNeverOverlap) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Stores, StateStoreContractTest, ::testing::Values("file", "postgres"));
+
+// Issue 38: libpq's key=value form names a database, not a directory. Taken as a path, a
+// call would consult an empty local store that holds none of the shared invalidations, and
+// pass; an evidence "file" of that name would keep the records from the database.
+TEST(OpenStateStoreTest, ALibpqKeyValueStringIsRefusedNotTakenAsAPath) {
+  testing::TempDir dir;
+  for (const std::string conninfo : {"host=db.example.test port=5432 dbname=state", "dbname=state",
+                                     "service=udon password=CANARY-kv-secret"}) {
+    auto store = OpenStateStore(conninfo);
+    ASSERT_FALSE(store.ok()) << conninfo;
+    EXPECT_EQ(store.error().code, "usage.invalid");
+    EXPECT_EQ(store.error().Describe().find("CANARY"), std::string::npos);
+    auto writer = OpenEvidenceWriter(conninfo);
+    ASSERT_FALSE(writer.ok()) << conninfo;
+    EXPECT_EQ(writer.error().code, "usage.invalid");
+  }
+  // A path whose name holds '=' stays expressible: with a slash before it.
+  EXPECT_TRUE(OpenStateStore(dir.File("host=db")).ok());
+  EXPECT_TRUE(OpenStateStore("./host=db").ok());
+  EXPECT_TRUE(OpenEvidenceWriter(dir.File("dbname=x.jsonl")).ok());
+}
 
 // PostgreSQL only: what has no file-store counterpart.
 class PostgresStoreTest : public ::testing::Test {
@@ -330,6 +360,118 @@ TEST(PostgresStoreWarmTest, AWarmedStoreToASilentServerIsUnavailableAfterTheConn
   EXPECT_EQ(checked.error().code, "state.unavailable");
 }
 
+// The code of the store's first check ("ok" when it passes), made on a thread the test
+// does not wait for: a check that never ends fails the test instead of hanging it.
+std::future<std::string> CheckInTheBackground(const std::shared_ptr<PostgresStateStore>& store) {
+  auto done = std::make_shared<std::promise<std::string>>();
+  std::future<std::string> code = done->get_future();
+  std::thread([store, done] {
+    auto checked = store->IsInvalidated(kDigestA, "demo", 1);
+    done->set_value(checked.ok() ? "ok" : checked.error().code);
+  }).detach();
+  return code;
+}
+
+// Issue 38: connect_timeout=0 is libpq's "wait forever"; the bound the command gives the
+// store (its call's timeout) still ends the attempt. Bounded wait only.
+TEST(PostgresStoreWarmTest, ConnectTimeoutZeroStillEndsAtTheStoresBound) {
+  SilentServer server;
+  ASSERT_TRUE(server.ok());
+  auto store = std::make_shared<PostgresStateStore>(server.Url("?connect_timeout=0"), std::chrono::milliseconds(300));
+  store->Warm();
+  std::future<std::string> code = CheckInTheBackground(store);
+  ASSERT_EQ(code.wait_for(std::chrono::seconds(20)), std::future_status::ready) << "the attempt never ended";
+  EXPECT_EQ(code.get(), "state.unavailable");
+}
+
+constexpr int kNoNamespaces = 77;
+
+bool BringLoopbackUp() {
+  const int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  ifreq request{};
+  std::snprintf(request.ifr_name, sizeof request.ifr_name, "lo");
+  bool up = ioctl(fd, SIOCGIFFLAGS, &request) == 0;
+  request.ifr_flags = static_cast<short>(request.ifr_flags | IFF_UP);
+  up = up && ioctl(fd, SIOCSIFFLAGS, &request) == 0;
+  close(fd);
+  return up;
+}
+
+// A name server at 127.0.0.1:53 that reads queries and never answers; its descriptor.
+int ListenAsSilentNameServer() {
+  const int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(53);
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd >= 0 && bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0) return fd;
+  return -1;
+}
+
+// Runs `scenario` in a child process with its own mount namespace (and user namespace when
+// it needs one), where /etc/hosts holds `hosts` only. With `silent_resolver` the child has its
+// own network namespace too, whose one name server never answers: a lookup of any other
+// name hangs for the resolver's longest timeouts (5 attempts of 30 s). The scenario's exit
+// code; kNoNamespaces when the kernel or container refuses what the child needs.
+int RunWithOwnResolver(const std::string& hosts, bool silent_resolver, const std::function<int()>& scenario) {
+  testing::TempDir dir;
+  dir.Write("hosts", hosts);
+  dir.Write("resolv.conf", "nameserver 127.0.0.1\noptions timeout:30 attempts:5\n");
+  dir.Write("nsswitch.conf", "hosts: files dns\n");
+  const pid_t child = fork();
+  if (child == 0) {
+    // Root without CAP_SYS_ADMIN (a container) may still have user namespaces.
+    const int flags = CLONE_NEWNS | (silent_resolver ? CLONE_NEWNET : 0);
+    if ((geteuid() != 0 || unshare(flags) != 0) && unshare(flags | CLONE_NEWUSER) != 0) _exit(kNoNamespaces);
+    if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) _exit(kNoNamespaces);
+    for (const char* file : {"hosts", "resolv.conf", "nsswitch.conf"}) {
+      const std::string target = std::string("/etc/") + file;
+      if (access(target.c_str(), F_OK) != 0 && std::string(file) == "nsswitch.conf") continue;
+      if (mount(dir.File(file).c_str(), target.c_str(), nullptr, MS_BIND, nullptr) != 0) _exit(kNoNamespaces);
+    }
+    if (silent_resolver && (!BringLoopbackUp() || ListenAsSilentNameServer() < 0)) _exit(kNoNamespaces);
+    _exit(scenario());
+  }
+  int status = 0;
+  if (child < 0 || waitpid(child, &status, 0) != child) return kNoNamespaces;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// Issue 38: libpq looks a host name up inside PQconnectStart, where no cancellation reaches
+// it. A command refused before it consulted the store, whose name server never answers,
+// ends at once all the same. Bounded wait only: the destruction returns within 10 s, or
+// waits for the resolver (150 s).
+TEST(PostgresStoreWarmTest, AnUnusedWarmedStoreEndsWithoutWaitingForAResolverThatNeverAnswers) {
+  const int outcome = RunWithOwnResolver("127.0.0.1 localhost\n", true, [] {
+    auto store = std::make_unique<PostgresStateStore>("postgresql://udon@db.example.test/udon?connect_timeout=600");
+    store->Warm();
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the lookup waits for an answer
+    auto destroyed = std::make_shared<std::promise<void>>();
+    std::future<void> done = destroyed->get_future();
+    std::thread([unused = std::move(store), destroyed]() mutable {
+      unused.reset();
+      destroyed->set_value();
+    }).detach();
+    return done.wait_for(std::chrono::seconds(10)) == std::future_status::ready ? 0 : 1;
+  });
+  if (outcome == kNoNamespaces) GTEST_SKIP() << "no private mount and network namespaces here";
+  EXPECT_EQ(outcome, 0) << "the store waited for the lookup";
+}
+
+// The store's bound (a call's timeout) ends the lookup too: the first operation is refused,
+// not held for the resolver's timeouts. Bounded wait only, as above.
+TEST(PostgresStoreWarmTest, AResolverThatNeverAnswersIsUnavailableWithinTheStoresBound) {
+  const int outcome = RunWithOwnResolver("127.0.0.1 localhost\n", true, [] {
+    std::future<std::string> code = CheckInTheBackground(std::make_shared<PostgresStateStore>(
+        "postgresql://udon@db.example.test/udon", std::chrono::milliseconds(300)));
+    if (code.wait_for(std::chrono::seconds(10)) != std::future_status::ready) return 1;
+    return code.get() == "state.unavailable" ? 0 : 2;
+  });
+  if (outcome == kNoNamespaces) GTEST_SKIP() << "no private mount and network namespaces here";
+  EXPECT_EQ(outcome, 0) << (outcome == 1 ? "the lookup held the operation" : "not state.unavailable");
+}
+
 // The check a session starts with runs before its schema's version is known: on a missing
 // schema its answer is not used (the schema is created, then the check runs again), and a
 // record made on that session is read back by the next statement.
@@ -489,6 +631,21 @@ TEST_F(PostgresTlsTest, AnExplicitWeakerSslmodeIsHonouredAndNamed) {
   auto checked = store.IsInvalidated(kDigestA, "demo", 1);
   EXPECT_TRUE(checked.ok()) << checked.error().Describe();
   EXPECT_EQ(store.WeakenedTls(), "require");
+}
+
+// Issue 38: udon-mcp looks a host name up itself and gives libpq the address as hostaddr
+// next to the name: the certificate is still checked against the name. Here both names
+// are 127.0.0.1 (a hosts file of the test's own); only db.example.test is the server's.
+TEST_F(PostgresTlsTest, AHostNameLookedUpBeforeLibpqIsStillTheNameTlsVerifies) {
+  const std::string query = ":" + std::to_string(cluster_->port()) + "/postgres?sslrootcert=" + ca_;
+  const int outcome = RunWithOwnResolver("127.0.0.1 localhost db.example.test other.example.test\n", false, [&] {
+    auto named = PostgresStateStore("postgresql://udon@db.example.test" + query).IsInvalidated(kDigestA, "demo", 1);
+    if (!named.ok()) return 1;
+    auto other = PostgresStateStore("postgresql://udon@other.example.test" + query).IsInvalidated(kDigestA, "demo", 1);
+    return !other.ok() && other.error().code == "state.unavailable" ? 0 : 2;
+  });
+  if (outcome == kNoNamespaces) GTEST_SKIP() << "no private mount namespace here";
+  EXPECT_EQ(outcome, 0) << (outcome == 1 ? "the server's own name was refused" : "another name was accepted");
 }
 
 TEST(AdvisoryKeyTest, ScopesHaveStableDistinctKeys) {

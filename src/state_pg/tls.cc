@@ -10,35 +10,15 @@
 namespace udon::state_pg {
 namespace {
 
-std::vector<std::string> SplitList(const std::string& list) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  for (;;) {
-    const std::size_t comma = list.find(',', start);
-    out.push_back(list.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-    if (comma == std::string::npos) return out;
-    start = comma + 1;
-  }
-}
-
 std::string Lower(std::string_view text) {
   std::string out(text);
   std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
   return out;
 }
 
-// The URI's value of `keyword`, else the environment variable libpq would read for it.
-std::string Effective(const Conninfo& options, const char* keyword, const char* variable,
-                      const char* (*getenv)(const char*)) {
-  std::string value = ConninfoValue(options, keyword);
-  if (!value.empty()) return value;
-  const char* from_env = getenv(variable);
-  return from_env != nullptr ? from_env : "";
-}
-
 // An empty entry is libpq's default, the Unix socket directory (for hostaddr: none).
 bool EveryEntryLocal(const std::string& list) {
-  for (const std::string& entry : SplitList(list)) {
+  for (const std::string& entry : SplitConninfoList(list)) {
     if (!entry.empty() && !IsLocalHost(entry)) return false;
   }
   return true;
@@ -57,9 +37,9 @@ bool IsLocalHost(std::string_view host) {
 }
 
 StoreTls DecideStoreTls(const Conninfo& options, const char* (*getenv)(const char*)) {
-  const bool local = Effective(options, "service", "PGSERVICE", getenv).empty() &&
-                     EveryEntryLocal(Effective(options, "host", "PGHOST", getenv)) &&
-                     EveryEntryLocal(Effective(options, "hostaddr", "PGHOSTADDR", getenv));
+  const bool local = ConninfoOrEnvironment(options, "service", "PGSERVICE", getenv).empty() &&
+                     EveryEntryLocal(ConninfoOrEnvironment(options, "host", "PGHOST", getenv)) &&
+                     EveryEntryLocal(ConninfoOrEnvironment(options, "hostaddr", "PGHOSTADDR", getenv));
   StoreTls tls;
   if (local) return tls;
   tls.default_sslmode = kRemoteSslmode;

@@ -46,6 +46,25 @@ std::string ConninfoValue(const Conninfo& options, std::string_view keyword) {
   return {};
 }
 
+std::string ConninfoOrEnvironment(const Conninfo& options, std::string_view keyword, const char* variable,
+                                  const char* (*getenv)(const char*)) {
+  std::string value = ConninfoValue(options, keyword);
+  if (!value.empty()) return value;
+  const char* from_env = getenv(variable);
+  return from_env != nullptr ? from_env : "";
+}
+
+std::vector<std::string> SplitConninfoList(const std::string& list) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t comma = list.find(',', start);
+    out.push_back(list.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
+  }
+}
+
 std::string RedactConninfo(std::string_view conninfo) {
   auto parsed = ParseConninfo(conninfo);
   if (!parsed.ok()) return "(a connection string libpq cannot parse)";

@@ -22,6 +22,15 @@ Result<Conninfo> ParseConninfo(std::string_view conninfo);
 // The value of `keyword`, or empty when the string does not set it.
 std::string ConninfoValue(const Conninfo& options, std::string_view keyword);
 
+// The value of `keyword`, else the environment variable libpq reads for it (`getenv`:
+// std::getenv, or a test's).
+std::string ConninfoOrEnvironment(const Conninfo& options, std::string_view keyword, const char* variable,
+                                  const char* (*getenv)(const char*));
+
+// The entries of one of libpq's comma-separated lists (host, hostaddr, port), empty ones
+// included: "" is one empty entry.
+std::vector<std::string> SplitConninfoList(const std::string& list);
+
 // For messages and details: the options libpq reads from the string, as key=value pairs,
 // with password and sslpassword (the client key's passphrase) shown as ***. Whatever libpq
 // would send as a password is never shown, however the URI spells it; a string libpq

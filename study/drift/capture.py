@@ -31,6 +31,47 @@ STUDY_INSTANT = "1970-01-01T00:00:00Z"
 WORK_ROOT = "/tmp/udon-drift-study"
 
 
+# The /etc a captured server sees (the sandbox's "etc" member, docs/contract.md 7.10) in
+# place of the host's: what a package reads there can end up in its catalog, and so in the
+# committed data. One account, the same on every machine (the runner's uid and gid, a fixed
+# name and no home), localhost, and files only for name lookups: the captures run offline.
+STUDY_ACCOUNT = "study"
+# Host files copied as they are: the dynamic linker's cache, and the alternatives symlinks
+# a command such as /usr/bin/node may resolve through. Nothing in them names a user.
+ETC_COPIED = ("ld.so.cache", "ld.so.conf", "alternatives")
+
+
+def minimal_etc(path, uid, gid, host_etc="/etc"):
+    """Writes the captures' /etc into `path` (created; existing files replaced)."""
+    os.makedirs(path, exist_ok=True)
+    files = {
+        "passwd": "%s:x:%d:%d::/nonexistent:/usr/sbin/nologin\n" % (STUDY_ACCOUNT, uid, gid),
+        "group": "%s:x:%d:\n" % (STUDY_ACCOUNT, gid),
+        "hosts": "127.0.0.1 localhost\n::1 localhost\n",
+        "nsswitch.conf": "passwd: files\ngroup: files\nhosts: files\n",
+    }
+    for name, text in files.items():
+        with open(os.path.join(path, name), "w", encoding="utf-8") as f:
+            f.write(text)
+    for name in ETC_COPIED:
+        source = os.path.join(host_etc, name)
+        if os.path.isdir(source) and not os.path.islink(source):
+            shutil.copytree(source, os.path.join(path, name), symlinks=True, dirs_exist_ok=True)
+        elif os.path.isfile(source):
+            shutil.copyfile(source, os.path.join(path, name))
+
+
+def root_refusal(euid, allow_root):
+    """Why the study will not run for this user, or None. As root, a captured package would
+    read what root may (the sandbox maps root to root): refused unless the machine is a
+    disposable one that asks for it (--allow-root)."""
+    if euid != 0 or allow_root:
+        return None
+    return ("run.sh: refusing to run as root: the packages it captures would run as root in "
+            "their sandbox; run it as an ordinary user (or pass --allow-root on a disposable "
+            "machine)")
+
+
 def log(msg):
     sys.stderr.write(msg + "\n")
     sys.stderr.flush()
@@ -171,9 +212,11 @@ class Study:
                       "message": "the release has no bin named " + " or ".join(wanted)}
 
     def capture_once(self, server, command, workdir, out_path):
+        etc = os.path.join(workdir, "etc")
+        minimal_etc(etc, os.getuid(), os.getgid())
         entry = {"command": command, "args": server["args"], "env": server["env"],
                  "cwd": os.path.join(workdir, "start"),
-                 "sandbox": {"network": False}}
+                 "sandbox": {"network": False, "etc": etc}}
         os.makedirs(entry["cwd"], exist_ok=True)
         config = os.path.join(workdir, "udon-mcp.json")
         write_json(config, {"mcpServers": {server["name"]: entry}})
@@ -340,7 +383,13 @@ def main():
     ap.add_argument("--cache", default=os.environ.get("UDON_DRIFT_CACHE", os.path.join(
         os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "udon-mcp-drift")))
     ap.add_argument("--udon", default=os.environ.get("UDON_MCP", "udon-mcp"))
+    ap.add_argument("--allow-root", action="store_true",
+                    help="run as root all the same (a disposable machine only)")
     args = ap.parse_args()
+    refusal = root_refusal(os.geteuid(), args.allow_root)
+    if refusal:
+        log(refusal)
+        sys.exit(2)
     study = Study(args)
     todo = study.pending()
     study.total = len(todo)

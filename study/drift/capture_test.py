@@ -5,7 +5,9 @@ Run: python3 study/drift/capture_test.py (CTest: drift_study_capture)."""
 import argparse
 import glob
 import os
+import json
 import re
+import subprocess
 import sys
 import tempfile
 import threading
@@ -86,6 +88,73 @@ class WorkDirectoryTest(unittest.TestCase):
                 if per_run.search(f.read()):
                     found.append(os.path.relpath(path, HERE))
         self.assertEqual(found, [])
+
+
+class SandboxTest(unittest.TestCase):
+    """Issue 38: what a captured package can read of the machine, and as whom."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_captures_see_the_study_etc_not_the_hosts(self):
+        s = study("unused", [])
+        s.udon, s.cache = "udon-mcp", self.tmp.name
+        s.args.timeout = 5
+        seen = []
+
+        def run(cmd, **kwargs):
+            seen.append(cmd)
+            return subprocess.CompletedProcess(cmd, 0, "", "")
+        real_run, capture.subprocess.run = capture.subprocess.run, run
+        try:
+            work = os.path.join(self.tmp.name, "work")
+            server = {"name": "a", "args": [], "env": {}}
+            self.assertIsNone(s.capture_once(server, "/x/bin/a", work, os.path.join(work, "a.json")))
+        finally:
+            capture.subprocess.run = real_run
+        with open(os.path.join(work, "udon-mcp.json"), encoding="utf-8") as f:
+            sandbox = json.load(f)["mcpServers"]["a"]["sandbox"]
+        self.assertEqual(sandbox, {"network": False, "etc": os.path.join(work, "etc")})
+        with open(os.path.join(sandbox["etc"], "passwd"), encoding="utf-8") as f:
+            accounts = f.read().splitlines()
+        self.assertEqual([a.split(":")[0] for a in accounts], [capture.STUDY_ACCOUNT])
+        self.assertEqual(accounts[0].split(":")[2], str(os.getuid()))
+        self.assertEqual(len(seen), 1)
+
+    def test_the_study_etc_holds_one_account_and_none_of_the_hosts_secrets(self):
+        host = os.path.join(self.tmp.name, "host-etc")
+        os.makedirs(os.path.join(host, "alternatives"))
+        os.makedirs(os.path.join(host, "ssh"))
+        for name, text in {"passwd": "root:x:0:0:root:/root:/bin/bash\nalice:x:1000:1000::/home/alice:/bin/sh\n",
+                           "shadow": "root:$6$secret:19000::::::\n", "hostname": "build-7\n",
+                           "ld.so.cache": "cache", "ssh/ssh_host_ed25519_key": "KEY"}.items():
+            with open(os.path.join(host, name), "w", encoding="utf-8") as f:
+                f.write(text)
+        os.symlink("/usr/bin/nodejs", os.path.join(host, "alternatives", "node"))
+        etc = os.path.join(self.tmp.name, "etc")
+        capture.minimal_etc(etc, 1000, 1000, host_etc=host)
+        self.assertEqual(sorted(os.listdir(etc)),
+                         ["alternatives", "group", "hosts", "ld.so.cache", "nsswitch.conf", "passwd"])
+        self.assertEqual(os.readlink(os.path.join(etc, "alternatives", "node")), "/usr/bin/nodejs")
+        with open(os.path.join(etc, "passwd"), encoding="utf-8") as f:
+            self.assertEqual(f.read(), "study:x:1000:1000::/nonexistent:/usr/sbin/nologin\n")
+
+    def test_the_study_refuses_root_unless_asked(self):
+        self.assertIn("refusing to run as root", capture.root_refusal(0, False))
+        self.assertIsNone(capture.root_refusal(0, True))
+        self.assertIsNone(capture.root_refusal(1000, False))
+
+    @unittest.skipUnless(os.geteuid() == 0, "the refusal of root is seen as root")
+    def test_run_sh_as_root_stops_before_anything(self):
+        out = subprocess.run([sys.executable, os.path.join(HERE, "capture.py"), "--servers", "/nonexistent",
+                              "--data", os.path.join(self.tmp.name, "data")],
+                             capture_output=True, text=True)
+        self.assertEqual(out.returncode, 2)
+        self.assertIn("refusing to run as root", out.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.tmp.name, "data")))
 
 
 if __name__ == "__main__":

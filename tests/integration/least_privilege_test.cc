@@ -508,6 +508,21 @@ TEST_F(SandboxCliTest, AReadableDirectoryShowsItsFilesButNeverUdonMcpsOwn) {
             json::Value({{"enabled", true}, {"network", false}, {"readable", 1}, {"writable", 0}}));
 }
 
+// Issue 38 (the drift study's captures): a server given its own etc directory reads that
+// directory's files at /etc and none of the host's: not /etc/shadow (readable by root, whom
+// the sandbox's user namespace maps), not the host's hostname or release.
+TEST_F(SandboxCliTest, AServerGivenItsOwnEtcReadsNoneOfTheHostsEtc) {
+  RequireSandbox();
+  fs::create_directories(dir_.File("etc"));
+  dir_.Write("etc/passwd", "study:x:" + std::to_string(getuid()) + ":" + std::to_string(getgid()) + "::/:/bin/sh\n");
+  WriteConfig({{"command", PeerBinary()}, {"sandbox", {{"etc", dir_.File("etc")}}}});
+  const std::string sha = Reviewed();
+  ProcessResult call = Call(sha, {{"readPaths", {"/etc/passwd", "/etc/shadow", "/etc/hostname", "/etc/os-release"}}});
+  ASSERT_EQ(call.exit_code, 0) << call.out << call.err;
+  const json::Value report = json::Value::parse(call.out)["structuredContent"];
+  EXPECT_EQ(report["read"], json::Value({true, false, false, false})) << report.dump();
+}
+
 // A fresh clone under /tmp, away from the start directory: the server's binary lies under
 // the private /tmp and comes back, read-only, with its directory.
 TEST_F(SandboxCliTest, AServerWhoseTreeLiesUnderTmpRunsSandboxed) {

@@ -341,6 +341,21 @@ TEST_P(PostgresRunnersTest, AnImpostorThatDeclinesTlsGetsNoPasswordAndTheCallIsR
   EXPECT_FALSE(CallLogged()) << "a tools/call was sent";
 }
 
+// Issue 38: connect_timeout=0 (libpq: wait forever) to a database that accepts and never
+// answers: the call's --timeout still ends the attempt, and the gate refuses.
+TEST_P(PostgresRunnersTest, ConnectTimeoutZeroStillEndsWithinTheCallsTimeout) {
+  int port = 0;
+  const int silent = testing::ListenOnLoopback(port);
+  ASSERT_GE(silent, 0);
+  ProcessResult refused = Gate("a", "verify", "render_turntable",
+                               {"--timeout", "1", "--state",
+                                "postgresql://udon@127.0.0.1:" + std::to_string(port) + "/udon?connect_timeout=0"});
+  close(silent);
+  EXPECT_FALSE(refused.timed_out) << "the call waited for the database";
+  EXPECT_EQ(refused.exit_code, 3) << refused.out << refused.err;
+  EXPECT_EQ(Json(refused)["code"], "state.unavailable");
+}
+
 INSTANTIATE_TEST_SUITE_P(Stores, PostgresRunnersTest, ::testing::Values("postgres"));
 
 // Issue 29, through the command line: a store with ssl=on on 127.0.0.1 whose certificate a

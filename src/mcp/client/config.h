@@ -49,6 +49,7 @@ struct SandboxSettings {
   bool network = false;                // keep the host's network namespace
   std::vector<std::string> writable;   // absolute directories bound read-write
   std::vector<std::string> readable;   // absolute paths bound read-only
+  std::string etc;                     // a directory shown read-only at /etc ("": the host's /etc)
 };
 
 // Deliberately without operator<<: use Describe(), which never shows secret values.

@@ -192,32 +192,42 @@ Status ProbeSandbox(const std::string& bwrap) {
 
 // A sandbox's "readable" or "writable" list: absolute, normal paths (${env:NAME} expands;
 // relative ones resolve against base_dir).
+// One path of the `name` member: ${env:NAME} expanded, made absolute against base_dir.
+Result<std::string> ParsePath(const json::Value& value, const EnvLookup& env, const std::string& base_dir,
+                              const std::string& name, const std::string& at) {
+  if (!value.is_string()) return Invalid(name + " must be a path", at);
+  auto expanded = ExpandEnv(value.get<std::string>(), env);
+  if (!expanded.ok()) return std::move(expanded).error().AtPrefix(at);
+  if (expanded->empty()) return Invalid("a " + name + " path must not be empty", at);
+  return AbsolutePath(*expanded, base_dir);
+}
+
 Result<std::vector<std::string>> ParsePaths(const json::Value& member, const EnvLookup& env,
                                             const std::string& base_dir, const std::string& pointer) {
   const std::string name = pointer.substr(pointer.rfind('/') + 1);
   if (!member.is_array()) return Invalid(name + " must be an array of paths", pointer);
   std::vector<std::string> paths;
   for (std::size_t i = 0; i < member.size(); ++i) {
-    const std::string at = pointer + "/" + std::to_string(i);
-    if (!member[i].is_string()) return Invalid(name + " must list paths", at);
-    auto expanded = ExpandEnv(member[i].get<std::string>(), env);
-    if (!expanded.ok()) return std::move(expanded).error().AtPrefix(at);
-    if (expanded->empty()) return Invalid("a " + name + " path must not be empty", at);
-    paths.push_back(AbsolutePath(*expanded, base_dir));
+    UDON_ASSIGN_OR_RETURN(std::string path,
+                          ParsePath(member[i], env, base_dir, name, pointer + "/" + std::to_string(i)));
+    paths.push_back(std::move(path));
   }
   return paths;
 }
 
-// One readable or writable path of the entry: it must exist (a directory when writable),
-// and never show $HOME whole, which the sandbox replaces by an empty one.
-Status CheckSandboxPath(const ServerConfig& server, const std::string& path, bool writable, std::size_t index,
+// One path the sandbox shows (`member`: "readable/0", "writable/1", "etc"): it must exist
+// (a directory, but for a readable path), and never show $HOME whole, which the sandbox
+// replaces by an empty one.
+Status CheckSandboxPath(const ServerConfig& server, const std::string& path, const std::string& member,
                         const std::string& home) {
-  const std::string at = server.pointer + "/sandbox/" + (writable ? "writable/" : "readable/") + std::to_string(index);
+  const std::string at = server.pointer + "/sandbox/" + member;
+  const bool readable = member.rfind("readable/", 0) == 0;
   struct stat info {};
   std::optional<Error> error;
-  if (stat(path.c_str(), &info) != 0 || (writable && !S_ISDIR(info.st_mode))) {
-    error = Invalid(writable ? "a writable directory of the sandbox does not exist or is not a directory"
-                             : "a readable path of the sandbox does not exist",
+  if (stat(path.c_str(), &info) != 0 || (!readable && !S_ISDIR(info.st_mode))) {
+    error = Invalid(readable   ? "a readable path of the sandbox does not exist"
+                    : member == "etc" ? "the sandbox's etc directory does not exist or is not a directory"
+                                      : "a writable directory of the sandbox does not exist or is not a directory",
                     at);
   } else if (IsPathUnder(home, path)) {
     error = Invalid("a sandbox never shows the home directory whole: list the directories under it the server needs",
@@ -270,7 +280,8 @@ Result<std::optional<SandboxSettings>> ParseSandbox(const json::Value& value, co
   SandboxSettings sandbox;
   if (value.is_boolean()) return value.get<bool>() ? std::optional(sandbox) : std::nullopt;
   if (!value.is_object()) {
-    return Invalid("sandbox must be true or an object {\"network\", \"readable\", \"writable\"}", pointer);
+    return Invalid("sandbox must be true or an object {\"network\", \"readable\", \"writable\", \"etc\"}",
+                   pointer);
   }
   for (const auto& [name, member] : value.items()) {
     if (name == "network") {
@@ -279,9 +290,11 @@ Result<std::optional<SandboxSettings>> ParseSandbox(const json::Value& value, co
     } else if (name == "writable" || name == "readable") {
       std::vector<std::string>& paths = name == "writable" ? sandbox.writable : sandbox.readable;
       UDON_ASSIGN_OR_RETURN(paths, ParsePaths(member, env, base_dir, pointer + "/" + name));
+    } else if (name == "etc") {
+      UDON_ASSIGN_OR_RETURN(sandbox.etc, ParsePath(member, env, base_dir, name, pointer + "/etc"));
     } else {
       // A misspelt member of a security setting must not be silently ignored.
-      return Invalid("sandbox takes only network, readable and writable", pointer);
+      return Invalid("sandbox takes only network, readable, writable and etc", pointer);
     }
   }
   return std::optional(sandbox);
@@ -342,9 +355,11 @@ Status CheckRunnable(const ServerConfig& server, const EnvLookup& env) {
   for (bool writable : {false, true}) {
     const std::vector<std::string>& paths = writable ? server.sandbox->writable : server.sandbox->readable;
     for (std::size_t i = 0; i < paths.size(); ++i) {
-      UDON_RETURN_IF_ERROR(CheckSandboxPath(server, paths[i], writable, i, home));
+      const std::string member = (writable ? "writable/" : "readable/") + std::to_string(i);
+      UDON_RETURN_IF_ERROR(CheckSandboxPath(server, paths[i], member, home));
     }
   }
+  if (!server.sandbox->etc.empty()) UDON_RETURN_IF_ERROR(CheckSandboxPath(server, server.sandbox->etc, "etc", home));
   Status available = CheckSandboxAvailable(BwrapPath(env));
   if (available.ok()) return available;
   Error error = available.error();

@@ -41,7 +41,8 @@ bool IsDefaultVariable(std::string_view name);
 // inherit_env_all / inherit_env. Errors: config.invalid (pointer names the member).
 Status ParseInheritEnv(const json::Value& value, const std::string& pointer, ServerConfig& server);
 // `sandbox`: true, false (none), or {"network": bool, "readable": [PATH, ...], "writable":
-// [DIR, ...]} (${env:NAME} expands in the paths; relative ones resolve against base_dir).
+// [DIR, ...], "etc": DIR} (${env:NAME} expands in the paths; relative ones resolve against
+// base_dir).
 // Errors: config.invalid.
 Result<std::optional<SandboxSettings>> ParseSandbox(const json::Value& value, const EnvLookup& env,
                                      const std::string& base_dir, const std::string& pointer);
@@ -62,8 +63,8 @@ std::string BwrapPath(const EnvLookup& env);
 // (the sandbox's own namespaces around `true`) succeeds. The verdict is cached per path.
 // Errors: config.invalid (details.reason: bwrap_missing | namespaces_refused).
 Status CheckSandboxAvailable(const std::string& bwrap);
-// Everything a server needs before it is started: its readable paths and writable
-// directories exist, none of them is $HOME or above it (details.reason home_exposed), and
+// Everything a server needs before it is started: its readable paths, writable
+// directories and etc directory exist, none of them is $HOME or above it (details.reason home_exposed), and
 // the sandbox works, when it asks for one. Errors: config.invalid (pointer into the entry).
 Status CheckRunnable(const ServerConfig& server, const EnvLookup& env);
 // The evidence member for a stdio server: {"enabled": false} or {"enabled": true,

@@ -98,12 +98,16 @@ TEST(LeastPrivilegeTest, SandboxSettings) {
   EXPECT_TRUE((*full)->network);
   EXPECT_EQ((*full)->writable, (std::vector<std::string>{"/srv/data", "/base/cache"}));
   EXPECT_EQ((*full)->readable, (std::vector<std::string>{"/base/models", "/etc/app.conf"}));
+  EXPECT_TRUE((*full)->etc.empty()) << "the host's /etc unless the entry names its own";
+  auto own_etc = ParseSandbox(json::Value({{"etc", "study-etc/"}}), env, "/base", "/s");
+  ASSERT_TRUE(own_etc.ok()) << own_etc.error().Describe();
+  EXPECT_EQ((*own_etc)->etc, "/base/study-etc");
 
   for (const json::Value& bad :
        {json::Value({{"netwrok", false}}), json::Value({{"network", "no"}}), json::Value({{"writable", "/x"}}),
         json::Value({{"writable", {""}}}), json::Value({{"writable", {"${env:UNSET}"}}}),
         json::Value({{"readable", "/x"}}), json::Value({{"readable", {1}}}), json::Value({{"readonly", {"/x"}}}),
-        json::Value("yes")}) {
+        json::Value({{"etc", {"/x"}}}), json::Value({{"etc", ""}}), json::Value("yes")}) {
     auto refused = ParseSandbox(bad, env, "/base", "/s");
     ASSERT_FALSE(refused.ok()) << bad.dump();
     EXPECT_EQ(refused.error().code, "config.invalid");
@@ -127,17 +131,26 @@ TEST(LeastPrivilegeTest, CheckRunnableNeedsTheListedPathsAndNeverShowsHome) {
   server.key = "fs";
   server.pointer = "/mcpServers/fs";
   EXPECT_TRUE(CheckRunnable(server, ProcessEnv()).ok());
-  server.sandbox = SandboxSettings{false, {"/nonexistent/udon-writable"}, {}};
+  server.sandbox = SandboxSettings{false, {"/nonexistent/udon-writable"}, {}, {}};
   Status status = CheckRunnable(server, ProcessEnv());
   ASSERT_FALSE(status.ok());
   EXPECT_EQ(status.error().code, "config.invalid");
   EXPECT_EQ(status.error().pointer, "/mcpServers/fs/sandbox/writable/0");
   EXPECT_EQ(status.error().details["server"], "fs");
 
-  server.sandbox = SandboxSettings{false, {}, {"/etc", "/nonexistent/udon-readable"}};
+  server.sandbox = SandboxSettings{false, {}, {"/etc", "/nonexistent/udon-readable"}, {}};
   status = CheckRunnable(server, ProcessEnv());
   ASSERT_FALSE(status.ok());
   EXPECT_EQ(status.error().pointer, "/mcpServers/fs/sandbox/readable/1");
+
+  // The entry's own etc must be a directory: a file, or nothing, would leave /etc empty.
+  for (const char* etc : {"/nonexistent/udon-etc", "/etc/hostname"}) {
+    server.sandbox = SandboxSettings{};
+    server.sandbox->etc = etc;
+    status = CheckRunnable(server, ProcessEnv());
+    ASSERT_FALSE(status.ok()) << etc;
+    EXPECT_EQ(status.error().pointer, "/mcpServers/fs/sandbox/etc");
+  }
 
   // $HOME, or a directory above it, would show every secret the empty $HOME hides.
   testing::TempDir dir;
@@ -147,7 +160,8 @@ TEST(LeastPrivilegeTest, CheckRunnableNeedsTheListedPathsAndNeverShowsHome) {
     if (name == "HOME") return home + "/";
     return std::nullopt;
   };
-  for (const SandboxSettings& exposing : {SandboxSettings{false, {}, {home}}, SandboxSettings{false, {dir.path()}, {}}}) {
+  for (const SandboxSettings& exposing :
+       {SandboxSettings{false, {}, {home}, {}}, SandboxSettings{false, {dir.path()}, {}, {}}}) {
     server.sandbox = exposing;
     status = CheckRunnable(server, env);
     ASSERT_FALSE(status.ok());
@@ -155,7 +169,7 @@ TEST(LeastPrivilegeTest, CheckRunnableNeedsTheListedPathsAndNeverShowsHome) {
     EXPECT_EQ(status.error().details["reason"], "home_exposed");
     EXPECT_EQ(status.error().message.find(home), std::string::npos) << "paths may come from ${env:...}";
   }
-  server.sandbox = SandboxSettings{false, {home + "/project"}, {home + "/project"}};
+  server.sandbox = SandboxSettings{false, {home + "/project"}, {home + "/project"}, {}};
   if (CheckSandboxAvailable(BwrapPath(env)).ok()) {
     EXPECT_TRUE(CheckRunnable(server, env).ok());
   }
@@ -167,7 +181,7 @@ TEST(LeastPrivilegeTest, SandboxEvidenceCountsNeverShowsPaths) {
   plain.key = "plain";
   ServerConfig boxed = plain;
   boxed.key = "boxed";
-  boxed.sandbox = SandboxSettings{false, {"/secret/path"}, {"/a", "/b"}};
+  boxed.sandbox = SandboxSettings{false, {"/secret/path"}, {"/a", "/b"}, {}};
   ServerConfig web;
   web.type = ServerType::kHttp;
   config.servers = {{"plain", plain}, {"boxed", boxed}, {"web", web}};

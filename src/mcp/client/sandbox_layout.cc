@@ -156,16 +156,22 @@ struct Layout {
   std::vector<std::string> argv;
   std::vector<std::pair<std::string, std::string>> binds;
 
-  void Bind(const char* op, const std::string& path) {
-    argv.insert(argv.end(), {op, path, path});
-    const std::string real = Canonical(path);
-    if (!real.empty()) binds.emplace_back(real, path);
+  void Bind(const char* op, const std::string& path) { Bind(op, path, path); }
+  void Bind(const char* op, const std::string& source, const std::string& dest) {
+    argv.insert(argv.end(), {op, source, dest});
+    const std::string real = Canonical(source);
+    if (!real.empty()) binds.emplace_back(real, dest);
   }
 };
 
 // The system directories read-only; a symlink among them (/bin -> usr/bin) stays a symlink.
-void AddSystem(Layout& layout, bool network) {
+// The entry's own etc directory, when it names one, stands in for the host's /etc.
+void AddSystem(Layout& layout, const SandboxSettings& sandbox) {
   for (const std::string& dir : SystemDirs()) {
+    if (dir == "/etc" && !sandbox.etc.empty()) {
+      layout.Bind("--ro-bind", sandbox.etc, dir);
+      continue;
+    }
     std::error_code error;
     const fs::file_status status = fs::symlink_status(dir, error);
     if (error) continue;
@@ -179,7 +185,7 @@ void AddSystem(Layout& layout, bool network) {
   // With the host's network, name resolution needs the file /etc/resolv.conf points to
   // (often under /run): that one file, never its directory.
   const std::string resolver = Canonical("/etc/resolv.conf");
-  if (network && !resolver.empty() && !IsSystemPath(resolver)) layout.Bind("--ro-bind", resolver);
+  if (sandbox.network && !resolver.empty() && !IsSystemPath(resolver)) layout.Bind("--ro-bind", resolver);
 }
 
 // Fresh /proc and /dev, and empty private /dev/shm, /tmp and $HOME.
@@ -294,7 +300,7 @@ std::vector<std::string> SandboxArgv(const std::string& bwrap, const SandboxSett
   // would otherwise skip the user namespace); no capabilities, even as root.
   layout.argv = {bwrap, "--unshare-all", "--unshare-user", sandbox.network ? "--share-net" : "--unshare-net",
                  "--die-with-parent", "--new-session", "--cap-drop", "ALL"};
-  AddSystem(layout, sandbox.network);
+  AddSystem(layout, sandbox);
   AddPrivate(layout, host.home);
   for (const std::string& tree : CommandTrees(command, cwd, host)) layout.Bind("--ro-bind", tree);
   for (const std::string& path : sandbox.readable) layout.Bind("--ro-bind", path);

@@ -2,9 +2,10 @@
 // the host is visible unless this layout puts it there, so no host file, Unix socket or
 // credential is reachable by accident:
 //
-// - read-only: /usr, /bin, /sbin, /lib*, /etc, /opt; the trees of the server's command, of
-//   its interpreter (a script's #! line) and of its first argument when that is a script
-//   file (CommandTrees); the entry's `readable` paths;
+// - read-only: /usr, /bin, /sbin, /lib*, /etc (or the entry's own `etc` directory in its
+//   place), /opt; the trees of the server's command, of its interpreter (a script's #!
+//   line) and of its first argument when that is a script file (CommandTrees); the
+//   entry's `readable` paths;
 // - read-write: the entry's `writable` directories;
 // - private and empty: /tmp, /dev/shm and udon-mcp's $HOME; a fresh /proc, a minimal /dev;
 // - masked wherever one of the trees above holds them: udon-mcp's own files (the state

@@ -98,6 +98,24 @@ TEST(SandboxLayoutTest, CutsEveryNamespaceAndShowsOnlyTheSystemDirectoriesAndPri
   EXPECT_EQ(IndexOf(shared, "--unshare-net"), -1);
 }
 
+// Issue 38: an entry's own etc directory stands in for the host's /etc (the drift study's
+// captures: /etc/shadow and the host's accounts never reach a package it runs).
+TEST(SandboxLayoutTest, AnEntrysOwnEtcDirectoryReplacesTheHostsEtc) {
+  SandboxSettings sandbox;
+  sandbox.etc = "/srv/study/etc";
+  SandboxHost host;
+  host.path = "/usr/bin";
+  const Argv argv = SandboxArgv("/usr/bin/bwrap", sandbox, host, "", {"true"});
+  const long own = MountAt(argv, "--ro-bind", "/etc");
+  ASSERT_GE(own, 0);
+  EXPECT_EQ(argv[own + 1], "/srv/study/etc");
+  for (long i = 0; i + 2 < static_cast<long>(argv.size()); ++i) {
+    if (argv[i] == "--ro-bind" || argv[i] == "--bind") {
+      EXPECT_NE(argv[i + 1], "/etc") << "the host's /etc is bound";
+    }
+  }
+}
+
 TEST(SandboxLayoutTest, ListedPathsComeAfterThePrivateDirectoriesAndTheStartDirectoryIsEmpty) {
   SandboxSettings sandbox;
   sandbox.writable = {"/tmp/job/out"};

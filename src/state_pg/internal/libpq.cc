@@ -14,15 +14,11 @@ constexpr const char* kLibpq = "libpq.so.5";
 
 extern "C" {
 
-PGconn* PQconnectdbParams(const char* const* keywords, const char* const* values, int expand_dbname) {
-  return UDON_PQ(PQconnectdbParams)(keywords, values, expand_dbname);
-}
 PGconn* PQconnectStartParams(const char* const* keywords, const char* const* values, int expand_dbname) {
   return UDON_PQ(PQconnectStartParams)(keywords, values, expand_dbname);
 }
 PostgresPollingStatusType PQconnectPoll(PGconn* conn) { return UDON_PQ(PQconnectPoll)(conn); }
 int PQsocket(const PGconn* conn) { return UDON_PQ(PQsocket)(conn); }
-PQconninfoOption* PQconninfo(PGconn* conn) { return UDON_PQ(PQconninfo)(conn); }
 void PQfinish(PGconn* conn) { UDON_PQ(PQfinish)(conn); }
 PQconninfoOption* PQconninfoParse(const char* conninfo, char** errmsg) {
   return UDON_PQ(PQconninfoParse)(conninfo, errmsg);
