@@ -1,20 +1,43 @@
 #!/usr/bin/env bash
-# parse + RFC 8785 canonicalization + SHA-256 of a ~20 MB tool catalog: udon's text fast
-# path (digest only, and with the canonical string), udon through a nlohmann Value, and
-# JSON.parse + canonicalize@5.1.0 + crypto.
+# parse + RFC 8785 canonicalization + SHA-256, on two inputs: a generated ~20 MB tool
+# catalog that exercises the slow paths, and the drift study's 329 real manifests
+# (study/drift/data, one JSON array of their bytes as committed). Per input: udon's text
+# fast path (digest only, and with the canonical string), udon through a nlohmann Value
+# (generated input only), and JSON.parse + canonicalize@5.1.0 + crypto.
 # Run through bench/run.sh, which sets BENCH_BIN, BENCH_DATA, NODE and BENCH_DIR.
 set -euo pipefail
 
-input=$BENCH_DATA/catalog-20mb.json
-if [[ ! -f $input ]]; then
-  "$NODE" "$BENCH_DIR/canonical/generate.mjs" "$input" 20
+generated=$BENCH_DATA/catalog-20mb.json
+if [[ ! -f $generated ]]; then
+  "$NODE" "$BENCH_DIR/canonical/generate.mjs" "$generated" 20
 fi
 
-results=$(
-  "$BENCH_BIN" text "$input"
-  "$BENCH_BIN" string "$input"
-  "$BENCH_BIN" dom "$input"
-  (cd "$BENCH_DIR" && "$NODE" canonical/canonicalize.mjs "$input")
-)
-echo "$results"
-echo "$results" | "$NODE" "$BENCH_DIR/canonical/summary.mjs"
+# The real manifests, unchanged, as the elements of one array (rebuilt every run: cheap).
+real=$BENCH_DATA/drift-manifests.json
+{
+  printf '['
+  separator=''
+  while IFS= read -r -d '' manifest; do
+    printf '%s' "$separator"
+    cat "$manifest"
+    separator=','
+  done < <(find "$BENCH_DIR/../study/drift/data" -name '*.tools.json' -print0 | LC_ALL=C sort -z)
+  printf ']'
+} > "$real"
+
+run() {
+  local input=$1
+  shift
+  local results
+  results=$(
+    for pipeline in "$@"; do "$BENCH_BIN" "$pipeline" "$input"; done
+    (cd "$BENCH_DIR" && "$NODE" canonical/canonicalize.mjs "$input")
+  )
+  echo "$results"
+  echo "$results" | "$NODE" "$BENCH_DIR/canonical/summary.mjs"
+}
+
+echo "-- generated catalog"
+run "$generated" text string dom
+echo "-- the drift study's manifests"
+run "$real" text string
