@@ -4,19 +4,15 @@
 #include <cctype>
 #include <string_view>
 
+#include "base/ascii.h"
+
 namespace udon::adopt {
 namespace {
-
-std::string Lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
-  return out;
-}
 
 // An option or header name that says its value is a credential (--api-key, --db-password,
 // X-Auth-Token, ...). A false positive only moves a harmless value into the host's `env`.
 bool NamesASecret(std::string_view name) {
-  const std::string lower = Lower(name);
+  const std::string lower = base::AsciiLower(name);
   for (const char* word : {"key", "token", "secret", "password", "passwd", "pwd", "auth", "credential", "bearer"}) {
     if (lower.find(word) != std::string::npos) return true;
   }
@@ -82,8 +78,7 @@ void SplitUrls(SplitEntry& out) {
     if (!out.upstream.contains(member) || !out.upstream[member].is_string()) continue;
     const std::string url = out.upstream[member].get<std::string>();
     if (!HasUrlCredentialsOrQuery(url)) continue;
-    std::string carried = "UDON_UPSTREAM_" + Lower(member);
-    std::transform(carried.begin(), carried.end(), carried.begin(), [](unsigned char c) { return std::toupper(c); });
+    const std::string carried = base::AsciiUpper(std::string("UDON_UPSTREAM_") + member);
     out.carried.push_back({carried, "", url});
     out.upstream[member] = Reference(carried);
   }
@@ -107,7 +102,7 @@ void SplitHeaders(SplitEntry& out) {
 bool IsSecretArgument(const std::string& arg, const std::string& previous) {
   if (IsWholeReference(arg)) return false;
   if (HasUrlCredentialsOrQuery(arg)) return true;
-  const std::string lower = Lower(arg);
+  const std::string lower = base::AsciiLower(arg);
   // Connection strings (host=db password=...; Pwd=...) and header-shaped arguments
   // (mcp-remote's --header "Authorization: Bearer ...").
   for (const char* marker : {"password=", "pwd=", "bearer "}) {

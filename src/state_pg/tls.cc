@@ -7,14 +7,10 @@
 #include <cctype>
 #include <vector>
 
+#include "base/ascii.h"
+
 namespace udon::state_pg {
 namespace {
-
-std::string Lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
-  return out;
-}
 
 // An empty entry is libpq's default, the Unix socket directory (for hostaddr: none).
 bool EveryEntryLocal(const std::string& list) {
@@ -28,7 +24,7 @@ bool EveryEntryLocal(const std::string& list) {
 
 bool IsLocalHost(std::string_view host) {
   if (!host.empty() && (host.front() == '/' || host.front() == '@')) return true;
-  if (Lower(host) == "localhost") return true;
+  if (base::AsciiLower(host) == "localhost") return true;
   const std::string text(host);
   in_addr v4{};
   if (inet_pton(AF_INET, text.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;

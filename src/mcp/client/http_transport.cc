@@ -8,17 +8,12 @@
 #include <cstdlib>
 #include <utility>
 
+#include "base/ascii.h"
 #include "mcp/protocol/protocol.h"
 #include "mcp/protocol/sse.h"
 
 namespace udon::mcp {
 namespace {
-
-std::string Lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 std::string_view Trim(std::string_view text) {
   while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
@@ -117,7 +112,7 @@ struct HttpTransport::Transfer {
   // The notification stream's answer is known (its headers are complete).
   void HeadersComplete() {
     if (!notification_stream || status < 200) return;
-    const bool sse = status < 300 && Lower(content_type).find("text/event-stream") != std::string::npos;
+    const bool sse = status < 300 && base::AsciiLower(content_type).find("text/event-stream") != std::string::npos;
     owner->SettleStream(sse ? NotificationStream::kEstablished : NotificationStream::kDeclined);
   }
 
@@ -152,7 +147,7 @@ struct HttpTransport::Transfer {
   bool OnBytes(std::string_view bytes) {
     if (!decided) {
       decided = true;
-      const std::string type = Lower(content_type);
+      const std::string type = base::AsciiLower(content_type);
       is_sse = !ignore_body && status >= 200 && status < 300 && type.find("text/event-stream") != std::string::npos;
       is_json = status >= 200 && status < 300 && type.find("application/json") != std::string::npos;
     }
@@ -225,7 +220,7 @@ size_t HeaderCallback(char* data, size_t size, size_t count, void* user) {
   }
   const auto colon = line.find(':');
   if (colon == std::string_view::npos) return total;
-  const std::string name = Lower(Trim(line.substr(0, colon)));
+  const std::string name = base::AsciiLower(Trim(line.substr(0, colon)));
   const std::string_view value = Trim(line.substr(colon + 1));
   if (name == "content-type") transfer->content_type = std::string(value);
   if (name == "mcp-session-id" && IsVisibleAscii(value)) transfer->AdoptSession(value);
@@ -421,7 +416,7 @@ bool HttpTransport::SessionGone(const Transfer& transfer) const {
   }
   // 404 is the spec's answer; the TypeScript SDK answers 400 "No valid session ID".
   return transfer.status == 404 ||
-         (transfer.status == 400 && Lower(transfer.error_body).find("session") != std::string::npos);
+         (transfer.status == 400 && base::AsciiLower(transfer.error_body).find("session") != std::string::npos);
 }
 
 void HttpTransport::CloseWith(Error error) {

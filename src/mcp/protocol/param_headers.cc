@@ -4,6 +4,7 @@
 #include <set>
 #include <string_view>
 
+#include "base/ascii.h"
 #include "json/pointer.h"
 #include "mcp/protocol/protocol.h"
 
@@ -20,12 +21,6 @@ bool IsToken(std::string_view text) {
     if (std::string_view("!#$%&'*+-.^_`|~").find(static_cast<char>(c)) == std::string_view::npos) return false;
   }
   return true;
-}
-
-std::string Lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
 }
 
 Error Invalid(const char* message, const std::string& pointer) {
@@ -92,7 +87,7 @@ struct Walker {
         (*type != "string" && *type != "integer" && *type != "boolean")) {
       return Invalid("x-mcp-header is only allowed on string, integer or boolean parameters", pointer);
     }
-    if (!names.insert(Lower(name)).second) {
+    if (!names.insert(base::AsciiLower(name)).second) {
       return Invalid("x-mcp-header values must be unique regardless of case", pointer);
     }
     found.push_back({name, *chain, type->get<std::string>()});
