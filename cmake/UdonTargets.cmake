@@ -88,6 +88,7 @@ endfunction()
 #   libcurl;
 # - base depends on no other component; the static layers (base, json, schema, manifest)
 #   reach no MCP or network code;
+# - only cli and the gateway reach telemetry, and telemetry reaches no server framework;
 # - nothing reaches a test component (udon_test_component).
 function(udon_check_layers)
   get_property(components GLOBAL PROPERTY UDON_COMPONENTS)
@@ -101,6 +102,9 @@ function(udon_check_layers)
     endif()
     if(NOT name STREQUAL "cli")
       list(APPEND forbidden workbench gateway)
+    endif()
+    if(NOT name MATCHES "^(cli|gateway)$")
+      list(APPEND forbidden telemetry)
     endif()
     if(name STREQUAL "workbench")
       list(APPEND forbidden mcp_protocol mcp_client mcp_server catalog capture gate state_pg uws trust workflow

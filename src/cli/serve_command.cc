@@ -15,6 +15,7 @@
 #include "cli/exit_codes.h"
 #include "cli/output.h"
 #include "cli/runtime.h"
+#include "cli/serve_telemetry.h"
 #include "cli/serve_token.h"
 #include "gateway/gateway.h"
 #include "gateway/startup_refusal.h"
@@ -42,6 +43,8 @@ struct ServeOptions {
   std::string token_file;
   bool no_token = false;
   std::vector<std::string> allowed_hosts;
+  std::string metrics_listen;  // HOST:PORT; empty: /metrics on the HTTP port only
+  std::string otlp_endpoint;
   CommonOptions common;
 };
 
@@ -160,7 +163,11 @@ int Serve(const ServeOptions& o) {
   if (!prepared.ok()) return RefuseToStart(o, prepared.error());
 
   mcp::Server server(GatewayServerOptions());
-  gateway::GatewayOptions options{o.manifest, o.sha256, o.pin_file, o.servers};
+  Result<ListenAddress> metrics_at = o.metrics_listen.empty() ? Result<ListenAddress>(ListenAddress{}) : ParseListen(o.metrics_listen);
+  if (!metrics_at.ok()) return RefuseToStart(o, metrics_at.error());
+  auto served = StartServeTelemetry(o.otlp_endpoint, metrics_at->host, metrics_at->port, (*prepared)->env, server, Say);
+  if (!served.ok()) return RefuseToStart(o, served.error());
+  gateway::GatewayOptions options{o.manifest, o.sha256, o.pin_file, o.servers, served->telemetry};
   gateway::Gateway gateway(server, (*prepared)->env, options);
   auto offer = gateway.Start();
   if (!offer.ok()) return RefuseToStart(o, offer.error(), GatedExitCodeFor(offer.error()));
@@ -169,6 +176,7 @@ int Serve(const ServeOptions& o) {
   const pthread_t main_thread = pthread_self();
   auto wake_main = [main_thread] { pthread_kill(main_thread, SIGUSR1); };
   if (o.transport == "stdio") {
+    SampleSessions(*served, [] { return std::size_t{1}; });
     int stop[2];
     if (pipe(stop) != 0) return ReportError(MakeError("io.unreadable", "cannot create a pipe"), json, kExitInternal);
     mcp::StdioServerOptions stdio;
@@ -204,7 +212,9 @@ int Serve(const ServeOptions& o) {
   if (!mcp::IsLoopbackName(listen->host) && listen->host != "0.0.0.0" && listen->host != "::") {
     http.allowed_hosts.push_back(listen->host);
   }
+  AddMetricsPage(*served, http);
   mcp::HttpServer http_server(server, http);
+  SampleSessions(*served, [&http_server] { return http_server.live_sessions(); });
   auto port = http_server.Bind();
   if (!port.ok()) return ReportError(port.error(), json);
   const std::string url = "http://" +
@@ -222,6 +232,7 @@ int Serve(const ServeOptions& o) {
   server.CloseSubscriptions();
   http_server.Stop();
   transport.join();
+  served->listener.reset();  // its page samples http_server's sessions
   return kExitOk;
 }
 
@@ -243,6 +254,11 @@ void RegisterServeCommand(CLI::App& app) {
                     "HTTP on loopback: ask no token (any local user can then call the tools as you)");
   command->add_option("--allow-host", o->allowed_hosts,
                       "HTTP: a host name clients use beside loopback, accepted in Host and Origin (repeatable)");
+  command->add_option("--metrics-listen", o->metrics_listen,
+                      "Also serve GET /metrics (Prometheus) on HOST:PORT, without a token (stdio serve too)");
+  command->add_option("--otlp-endpoint", o->otlp_endpoint,
+                      "Export traces over OTLP/HTTP (JSON) to this base URL (/v1/traces appended; "
+                      "default: OTEL_EXPORTER_OTLP_ENDPOINT)");
   AddCommonOptions(command, o->common);
   SetAction(command, &o->common.json, [o] { return Serve(*o); });
 }

@@ -111,8 +111,9 @@ GateResult Gate::Execute(const manifest::Binding& binding, const json::Value* ar
   for (std::size_t i = 0; i < steps.size(); ++i) {
     const auto& [name, step] = steps[i];
     const auto start = Clock::now();
+    const auto started = std::chrono::system_clock::now();
     Status status = (this->*step)(run);
-    result.steps.push_back({name, status.ok() ? "ok" : status.error().code, MillisecondsSince(start)});
+    result.steps.push_back({name, status.ok() ? "ok" : status.error().code, MillisecondsSince(start), started});
     if (!status.ok()) {
       if (ReplaceDeadConnection(run, status.error())) {
         i = 1;  // on from "connect" (steps[2]), once

@@ -106,12 +106,15 @@ struct CallOptions {
   bool keep_result = false;
   // Who asked, for evidence (the gateway's client label; never a secret). Empty: absent.
   std::string client;
+  // W3C trace context the upstream's tools/call carries (params._meta, HTTP headers).
+  mcp::TraceContext trace;
 };
 
 struct StepRecord {
   std::string step;     // digest, static, connect, list, compare, arguments, recheck, dispatch
   std::string outcome;  // "ok" or the refusal code
   double milliseconds = 0;
+  std::chrono::system_clock::time_point started;  // wall clock, for traces (telemetry)
 };
 
 struct GateResult {

@@ -67,7 +67,7 @@ Status Gate::Dispatch(Run& run) {
   const auto start = Clock::now();
   run.result->dispatched = true;
   auto outcome = client.CallTool(run.binding.tool, *run.arguments, CallTimeout(run.binding.server), run.location.tool,
-                                 run.options.on_progress);
+                                 run.options.on_progress, &run.options.trace);
   run.call_milliseconds = MillisecondsSince(start);
   // Anything after the last pre-dispatch examination counts as during the call.
   UDON_RETURN_IF_ERROR(CheckBindingEvents(run, run.checked_through, true));

@@ -299,9 +299,6 @@ Result<Offer> Gateway::Build() {
 
 mcp::ToolOutcome Gateway::Call(const OfferedTool& tool, const std::string& pin, const json::Value& arguments,
                                mcp::ToolContext& context) {
-  if (Status offered = shared_->StillOffered(tool.server, tool.tool); !offered.ok()) {
-    return {RefusalResult(offered.error(), 3, nullptr), std::nullopt};
-  }
   // Progress is relayed while the handler runs; the relay may be reached for a moment
   // after, so it holds the context only while `open`.
   struct Relay {
@@ -323,7 +320,7 @@ mcp::ToolOutcome Gateway::Call(const OfferedTool& tool, const std::string& pin, 
     std::lock_guard lock(relay->mutex);
     if (relay->context != nullptr) relay->context->Progress(params["progress"].get<double>(), total, message);
   };
-  gate::GateResult result = gate_->Call({options_.manifest_path, pin, tool.server, tool.tool}, arguments, options);
+  gate::GateResult result = GatedCall(tool, pin, arguments, std::move(options), context);
   {
     std::lock_guard lock(relay->mutex);
     relay->context = nullptr;
@@ -333,6 +330,33 @@ mcp::ToolOutcome Gateway::Call(const OfferedTool& tool, const std::string& pin, 
     return {AsOwnResult(std::move(result.forwarded)), std::nullopt};
   }
   return {RefusalResult(*result.error, result.evidence.exit.value_or(1), result.evidence.drift), std::nullopt};
+}
+
+// The gate's run, refused at once for a withdrawn tool, observed by telemetry when set.
+gate::GateResult Gateway::GatedCall(const OfferedTool& tool, const std::string& pin, const json::Value& arguments,
+                                    gate::CallOptions options, mcp::ToolContext& context) {
+  telemetry::CallTrace trace;
+  if (options_.telemetry) {
+    trace = options_.telemetry->Begin({context.protocol_version(), context.session_id(), context.network_transport(),
+                                       context.trace().traceparent, context.trace().tracestate});
+    options.trace = {trace.upstream_traceparent(), trace.trace_state};
+  }
+  gate::GateResult result;
+  if (Status offered = shared_->StillOffered(tool.server, tool.tool); !offered.ok()) {
+    result.error = offered.error();
+    result.evidence.exit = 3;
+  } else {
+    result = gate_->Call({options_.manifest_path, pin, tool.server, tool.tool}, arguments, options);
+  }
+  if (options_.telemetry) {
+    const mcp::ServerConfig* upstream = nullptr;
+    if (config_ != nullptr) {
+      if (auto found = config_->servers.find(tool.server); found != config_->servers.end()) upstream = &found->second;
+    }
+    const bool stdio = upstream == nullptr || upstream->type == mcp::ServerType::kStdio;
+    options_.telemetry->End(trace, {tool.name, tool.server, tool.tool, stdio ? "stdio" : "http"}, result);
+  }
+  return result;
 }
 
 void Gateway::AfterCall(const OfferedTool& tool, const gate::GateResult& result) {

@@ -24,6 +24,7 @@
 #include "base/result.h"
 #include "manifest/binding.h"
 #include "mcp/server/server.h"
+#include "telemetry/telemetry.h"
 
 namespace udon::gateway {
 
@@ -32,6 +33,8 @@ struct GatewayOptions {
   std::string pin;       // manifestSha256; ignored when pin_file is set
   std::string pin_file;  // holds the pin (manifest/pin_file.h); re-read by Reload
   std::vector<std::string> servers;  // empty: every server of the manifest
+  // Metrics and traces of every call (telemetry/telemetry.h); null: none.
+  std::shared_ptr<telemetry::Telemetry> telemetry;
 };
 
 // The name a tool is offered under: its own when one server is served, else SERVER__TOOL.
@@ -89,6 +92,8 @@ class Gateway {
   Result<Offer> Build();
   mcp::ToolOutcome Call(const OfferedTool& tool, const std::string& pin, const json::Value& arguments,
                         mcp::ToolContext& context);
+  gate::GateResult GatedCall(const OfferedTool& tool, const std::string& pin, const json::Value& arguments,
+                             gate::CallOptions options, mcp::ToolContext& context);
   void AfterCall(const OfferedTool& tool, const gate::GateResult& result);
 
   mcp::Server& server_;

@@ -487,7 +487,7 @@ Result<ToolPages> Client::ListAllTools(std::size_t max_pages, const PageProgress
 
 Result<CallOutcome> Client::CallTool(const std::string& name, const json::Value& arguments,
                                      std::chrono::milliseconds timeout, const json::Value* tool,
-                                     const ProgressFn& on_progress) {
+                                     const ProgressFn& on_progress, const TraceContext* trace) {
   if (!initialized_) return udon::MakeError("mcp.not_initialized", "initialize first");
   if (timeout.count() <= 0) timeout = options_.request_timeout;
   RequestHeaders headers;
@@ -502,6 +502,14 @@ Result<CallOutcome> Client::CallTool(const std::string& name, const json::Value&
     const std::string token = "udon-progress-" + std::to_string(next_progress_token_++);
     params["_meta"]["progressToken"] = token;
     relay.emplace(connection_, token, on_progress);
+  }
+  if (trace != nullptr && !trace->traceparent.empty()) {
+    params["_meta"]["traceparent"] = trace->traceparent;
+    headers.emplace_back("traceparent", trace->traceparent);
+    if (!trace->tracestate.empty()) {
+      params["_meta"]["tracestate"] = trace->tracestate;
+      headers.emplace_back("tracestate", trace->tracestate);
+    }
   }
   auto response = connection_.Request("tools/call", std::move(params), timeout, /*cancellable=*/true, headers);
   relay.reset();

@@ -133,10 +133,13 @@ class Client {
   // its x-mcp-header parameters are mirrored into Mcp-Param-* headers.
   // `on_progress`, when set, asks for progress (a progressToken of this call's own) and
   // hears each notifications/progress params for it as it arrives, before the result.
+  // `trace`, when it holds a traceparent, goes with the call in params._meta and, on HTTP,
+  // as the traceparent and tracestate headers (W3C Trace Context).
   using ProgressFn = std::function<void(const json::Value& params)>;
   Result<CallOutcome> CallTool(const std::string& name, const json::Value& arguments,
                                std::chrono::milliseconds timeout = std::chrono::milliseconds{0},
-                               const json::Value* tool = nullptr, const ProgressFn& on_progress = {});
+                               const json::Value* tool = nullptr, const ProgressFn& on_progress = {},
+                               const TraceContext* trace = nullptr);
   void Close();
   // stdio: how the server process ended ("exited with status 1", "was killed by signal 9
   // (SIGKILL)"); empty while it runs, when unknown, and for HTTP.

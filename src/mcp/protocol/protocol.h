@@ -78,6 +78,13 @@ inline constexpr std::string_view kSessionId = "Mcp-Session-Id";
 // message itself (the modern era's Mcp-Param-* mirrors of tool arguments). Never logged.
 using RequestHeaders = std::vector<std::pair<std::string, std::string>>;
 
+// W3C Trace Context of a request: carried in params._meta (traceparent, tracestate) and,
+// on HTTP, in the headers of the same names. Empty: none.
+struct TraceContext {
+  std::string traceparent;
+  std::string tracestate;
+};
+
 // The header value for an Mcp-Name or Mcp-Param-* source value: as-is when it is plain
 // header-safe ASCII without surrounding whitespace, else "=?base64?...?=" of its UTF-8.
 std::string EncodeHeaderValue(std::string_view value);

@@ -138,6 +138,7 @@ void HttpServer::Impl::ServeModern(const httplib::Request& http_request, Message
     return;
   }
   auto session = std::shared_ptr<ServerSession>(server.NewSession(std::make_shared<NullSink>()));
+  session->SetOrigin("tcp");
   auto channel = std::make_shared<RequestChannel>();
   std::shared_ptr<PeerWatch::Ticket> ticket;
   // A listen stream mostly waits: its threads here and in the work pool are counted out of

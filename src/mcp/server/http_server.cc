@@ -3,6 +3,7 @@
 // http_modern.cc, legacy ones in http_legacy.cc, legacy sessions in http_sessions.cc.
 #include "mcp/server/http_server.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "base/sha256.h"
@@ -22,6 +23,20 @@ class ConnectionQueue : public httplib::TaskQueue {
  private:
   WorkerPool pool_;
 };
+
+// W3C Trace Context in HTTP headers reaches a tools/call as if its params._meta had carried
+// it; a traceparent the body carries wins, with its own tracestate or none.
+void CarryTraceHeaders(const httplib::Request& request, Message& message) {
+  if (message.kind != MessageKind::kRequest || message.method != "tools/call" || !message.params.is_object() ||
+      !request.has_header("traceparent")) {
+    return;
+  }
+  json::Value& meta = message.params["_meta"];
+  if (meta.is_null()) meta = json::Value::object();
+  if (!meta.is_object() || meta.contains("traceparent")) return;
+  meta["traceparent"] = request.get_header_value("traceparent");
+  if (request.has_header("tracestate")) meta["tracestate"] = request.get_header_value("tracestate");
+}
 
 }  // namespace
 
@@ -100,6 +115,7 @@ void HttpServer::Impl::Post(const httplib::Request& request, httplib::Response& 
     return;
   }
   Message message = std::move(*parsed);
+  CarryTraceHeaders(request, message);
   // A legacy initialize is no client's yet: it opens a session of its own (bounded by the
   // table), so another client's streams never keep a newcomer out.
   const bool opens_session = message.kind == MessageKind::kRequest && message.method == "initialize" &&
@@ -175,7 +191,9 @@ httplib::Server::Handler HttpServer::Impl::Guarded(
 // a bearer token is what is missing.
 httplib::Server::HandlerResponse HttpServer::Impl::PreRoute(const httplib::Request& request,
                                                             httplib::Response& response) {
-  if (request.path != options.path) {
+  const bool page = std::any_of(options.pages.begin(), options.pages.end(),
+                                [&](const HttpServerOptions::Page& p) { return p.path == request.path; });
+  if (request.path != options.path && !page) {
     const json::Value body = {
         {"error", "invalid_request"},
         {"error_description", bearer_digest ? options.unauthorized_message
@@ -211,6 +229,11 @@ void HttpServer::Impl::Install() {
   http.Post(options.path, Guarded(&Impl::Post));
   http.Get(options.path, Guarded(&Impl::Get));
   http.Delete(options.path, Guarded(&Impl::Delete));
+  for (const HttpServerOptions::Page& page : options.pages) {
+    http.Get(page.path, [page](const httplib::Request&, httplib::Response& response) {
+      response.set_content(page.body(), page.content_type);
+    });
+  }
 }
 
 HttpServer::HttpServer(Server& server, HttpServerOptions options)
@@ -235,6 +258,11 @@ Result<int> HttpServer::Bind() {
 void HttpServer::Serve() { impl_->http.listen_after_bind(); }
 
 std::uint64_t HttpServer::departures() const { return impl_->watch.departures(); }
+
+std::size_t HttpServer::live_sessions() const {
+  std::lock_guard lock(impl_->sessions_mutex);
+  return impl_->sessions.size();
+}
 
 void HttpServer::Stop() {
   impl_->stopping = true;

@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -78,6 +79,14 @@ struct HttpServerOptions {
   // Host names accepted in Host and Origin beyond the loopback names (a server listening on
   // another interface names the ones its clients use). Compared case-insensitively.
   std::vector<std::string> allowed_hosts;
+  // Read-only pages answered to GET beside the endpoint (serve: /metrics), behind the same
+  // bearer token; the body is made per request.
+  struct Page {
+    std::string path;
+    std::string content_type;
+    std::function<std::string()> body;
+  };
+  std::vector<Page> pages;
 };
 
 // Origin values accepted: absent, or an http(s) origin (scheme://host[:port], parsed as a
@@ -104,6 +113,8 @@ class HttpServer {
   // How many clients were seen leaving an open stream or a running request before it ended
   // (a seam for tests).
   std::uint64_t departures() const;
+  // Legacy sessions held now (metrics).
+  std::size_t live_sessions() const;
 
  private:
   struct Impl;

@@ -81,6 +81,7 @@ std::shared_ptr<HttpSession> HttpServer::Impl::OpenSession(const httplib::Reques
   auto session = std::make_shared<HttpSession>();
   session->stream = std::make_shared<SessionStream>(options.max_queued_messages);
   session->core = server.NewSession(session->stream);
+  session->core->SetOrigin("tcp", *id);
   session->last_used = SteadyNanos();
   {
     std::lock_guard lock(sessions_mutex);

@@ -62,6 +62,13 @@ class ToolContext {
   // "stateless" (modern), then the client's self-declared clientInfo name when it gave one
   // (printable ASCII, cut at 64). Not a secret: never the session id.
   const std::string& client_label() const { return client_label_; }
+  // For traces (telemetry): the request's W3C trace context (params._meta, else the HTTP
+  // headers), the protocol version it was served at, the transport ("pipe": stdio, "tcp":
+  // HTTP) and a legacy HTTP session's id. The id names a live session: never log it.
+  const TraceContext& trace() const { return trace_; }
+  const std::string& protocol_version() const { return protocol_version_; }
+  const std::string& network_transport() const { return network_transport_; }
+  const std::string& session_id() const { return session_id_; }
   // Tells the clients that asked for it that the tool list changed: in the modern era the
   // subscriptions/listen streams that opted in, in the legacy era this session's stream.
   void ToolsListChanged();
@@ -89,6 +96,10 @@ class ToolContext {
   json::Value input_responses_ = json::Value::object();
   std::optional<std::string> request_state_;
   std::string client_label_;
+  TraceContext trace_;
+  std::string protocol_version_;
+  std::string network_transport_;
+  std::string session_id_;
   int min_log_severity_ = 0;  // modern: -1 means no logs were asked for
   std::function<void()> tools_list_changed_;
   mutable std::mutex mutex_;
@@ -300,6 +311,9 @@ class ServerSession {
 
   MessageSink& standalone() { return *standalone_; }
   std::string protocol_version() const;
+  // What the transport knows of this session, for its tools' contexts (ToolContext::trace
+  // and the rest): "pipe" or "tcp", and a legacy HTTP session's id.
+  void SetOrigin(std::string network_transport, std::string session_id = {});
 
  private:
   Message Dispatch(const Message& request, Era era);
@@ -326,6 +340,8 @@ class ServerSession {
   std::string protocol_version_;
   json::Value client_capabilities_ = json::Value::object();  // from initialize
   std::string client_label_;                                 // from initialize
+  std::string network_transport_;                            // SetOrigin
+  std::string session_id_;                                   // SetOrigin
   std::map<std::string, std::shared_ptr<ToolContext>> in_flight_;  // by serialized id
 };
 

@@ -42,6 +42,12 @@ std::string ServerSession::protocol_version() const {
   return protocol_version_;
 }
 
+void ServerSession::SetOrigin(std::string network_transport, std::string session_id) {
+  std::lock_guard lock(mutex_);
+  network_transport_ = std::move(network_transport);
+  session_id_ = std::move(session_id);
+}
+
 void ServerSession::Handle(Message message, std::shared_ptr<MessageSink> related,
                            const WorkRunner& runner, HandleOptions options) {
   ServerHooks* hooks = server_.hooks_;
@@ -118,6 +124,15 @@ std::shared_ptr<ToolContext> ServerSession::NewContext(const Message& request, E
   }
   auto context = std::make_shared<ToolContext>(related, std::move(token));
   context->era_ = era;
+  if (meta != nullptr) {
+    for (auto [name, field] : {std::pair{"traceparent", &TraceContext::traceparent},
+                               std::pair{"tracestate", &TraceContext::tracestate}}) {
+      if (auto it = meta->find(name); it != meta->end() && it->is_string()) context->trace_.*field = it->get<std::string>();
+    }
+    if (auto it = meta->find(meta::kProtocolVersion); era == Era::kModern && it != meta->end() && it->is_string()) {
+      context->protocol_version_ = it->get<std::string>();
+    }
+  }
   if (request.params.is_object()) {
     if (auto it = request.params.find("inputResponses"); it != request.params.end() && it->is_object()) {
       context->input_responses_ = *it;
@@ -125,6 +140,11 @@ std::shared_ptr<ToolContext> ServerSession::NewContext(const Message& request, E
     if (auto it = request.params.find("requestState"); it != request.params.end() && it->is_string()) {
       context->request_state_ = it->get<std::string>();
     }
+  }
+  {
+    std::lock_guard lock(mutex_);
+    context->network_transport_ = network_transport_;
+    context->session_id_ = session_id_;
   }
   if (era == Era::kModern) {
     context->client_capabilities_ = meta->at(std::string(meta::kClientCapabilities));
@@ -140,6 +160,7 @@ std::shared_ptr<ToolContext> ServerSession::NewContext(const Message& request, E
       std::lock_guard lock(mutex_);
       context->client_capabilities_ = client_capabilities_;
       context->client_label_ = client_label_.empty() ? "session-" + std::to_string(session_number_) : client_label_;
+      context->protocol_version_ = protocol_version_;
     }
     context->tools_list_changed_ = [standalone = standalone_] {
       standalone->Send(MakeNotification(std::string(kToolsListChangedNotification)));

@@ -94,6 +94,7 @@ Message FrameError(const Error& error) {
 void RunStdioServer(Server& server, const StdioServerOptions& options) {
   auto writer = std::make_shared<LineWriter>(options.out_fd);
   auto session = server.NewSession(writer);
+  session->SetOrigin("pipe");
   CallThreads calls;
   const WorkRunner runner = [&calls](std::function<void()> work) { calls.Run(std::move(work)); };
 
