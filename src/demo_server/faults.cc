@@ -82,6 +82,11 @@ std::string LogLine(const Message& message) {
       if (message.method == "tools/call") {
         if (std::string tool = ToolName(message); !tool.empty()) line["tool"] = tool;
       }
+      // The W3C trace context a caller passed on (not a value of the call).
+      if (message.params.is_object() && message.params.contains("_meta") && message.params["_meta"].is_object() &&
+          message.params["_meta"].contains("traceparent") && message.params["_meta"]["traceparent"].is_string()) {
+        line["traceparent"] = message.params["_meta"]["traceparent"];
+      }
       break;
     case MessageKind::kResult:
       line["response"] = "result";

@@ -112,7 +112,7 @@ void AddFaultOptions(CLI::App& app, DemoOptions& options) {
       ->check(CLI::IsMember({"startup", "after-first-list"}))
       ->capture_default_str();
   app.add_option("--log-requests", options.request_log,
-                 "append one JSON line per message received (method and tool name only)");
+                 "append one JSON line per message received (method, tool name and traceparent only)");
 }
 
 // The knobs tests turn to make timing and overlap observable.
