@@ -380,7 +380,7 @@ TEST_F(GatewayTest, StartUpReadsAndHashesTheManifestOnceWhateverItsNumberOfTools
     ++*reads;
     return base::ReadFile(path);
   });
-  Gateway gateway(server_side_, env, {binding_.manifest_path, binding_.manifest_sha256, {}, {}});
+  Gateway gateway(server_side_, env, {binding_.manifest_path, binding_.manifest_sha256, {}, {}, {}});
   auto offer = gateway.Start();
   ASSERT_TRUE(offer.ok()) << offer.error().Describe();
   EXPECT_EQ(offer->offered.size(), 4u);
