@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <string>
 #include <vector>
@@ -392,6 +393,62 @@ TEST_F(HttpDepartureTest, OneClientsSixteenListenStreamsLeaveOtherClientsServed)
   ASSERT_FALSE(session.empty());
   EXPECT_EQ(StatusIn(session), 200);
   EXPECT_EQ(Answer(ModernHeaders("tools/list"), MakeRequest(3, "tools/list", ModernParams())).first, 200);
+}
+
+// ---- Read-only pages (serve's /metrics) and the trace context a call carries. ----
+
+TEST_F(HttpServerTest, APageIsServedBehindTheSameTokenAndOtherPathsStay404) {
+  HttpServerOptions options;
+  options.bearer_token = "s3cret-token-value";
+  options.pages.push_back({"/metrics", "text/plain; version=0.0.4; charset=utf-8", [] { return std::string("m 1\n"); }});
+  Start(options);
+  auto anonymous = client_->Get("/metrics");
+  ASSERT_TRUE(anonymous);
+  EXPECT_EQ(anonymous->status, 401);
+  EXPECT_EQ(anonymous->body.find("m 1"), std::string::npos);
+  auto page = client_->Get("/metrics", {{"Authorization", "Bearer s3cret-token-value"}});
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->status, 200);
+  EXPECT_EQ(page->body, "m 1\n");
+  EXPECT_EQ(page->get_header_value("Content-Type"), "text/plain; version=0.0.4; charset=utf-8");
+  auto other = client_->Get("/metricz", {{"Authorization", "Bearer s3cret-token-value"}});
+  ASSERT_TRUE(other);
+  EXPECT_EQ(other->status, 404);
+}
+
+TEST_F(HttpServerTest, ATraceContextReachesTheToolFromMetaElseFromTheHeaders) {
+  std::mutex mutex;
+  std::vector<TraceContext> seen;
+  std::vector<std::string> transports, sessions;
+  server_->AddTool({{"name", "traced"}, {"description", "d"}, {"inputSchema", {{"type", "object"}}}},
+                   [&](const Value&, ToolContext& context) {
+                     std::lock_guard lock(mutex);
+                     seen.push_back(context.trace());
+                     transports.push_back(context.network_transport());
+                     sessions.push_back(context.session_id());
+                     return ToolOutcome{{{"content", Value::array()}}, {}};
+                   });
+  Start();
+  const std::string session = Initialize();
+  const std::string in_meta = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+  const std::string in_header = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+  httplib::Headers headers = Headers(session);
+  headers.emplace("traceparent", in_header);
+  headers.emplace("tracestate", "h=1");
+  auto by_header = client_->Post("/mcp", headers, SerializeMessage(MakeRequest(2, "tools/call", {{"name", "traced"}})),
+                                 "application/json");
+  ASSERT_TRUE(by_header && by_header->status == 200);
+  const Message meta_wins =
+      MakeRequest(3, "tools/call", {{"name", "traced"}, {"_meta", {{"traceparent", in_meta}}}});
+  auto both = client_->Post("/mcp", headers, SerializeMessage(meta_wins), "application/json");
+  ASSERT_TRUE(both && both->status == 200);
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0].traceparent, in_header);
+  EXPECT_EQ(seen[0].tracestate, "h=1");
+  EXPECT_EQ(seen[1].traceparent, in_meta);
+  EXPECT_EQ(seen[1].tracestate, "");  // the header's tracestate belongs to the header's parent
+  EXPECT_EQ(transports[0], "tcp");
+  EXPECT_EQ(sessions[0], session);
 }
 
 }  // namespace
