@@ -4,6 +4,19 @@
 #include <utility>
 
 namespace udon::cli {
+namespace {
+
+// A URL as stderr may show it: credentials in its authority (user:password@) left out.
+std::string WithoutUserInfo(const std::string& url) {
+  const std::size_t authority = url.find("://");
+  if (authority == std::string::npos) return url;
+  const std::size_t end = url.find_first_of("/?#", authority + 3);
+  const std::size_t at = url.rfind('@', end == std::string::npos ? url.size() : end);
+  if (at == std::string::npos || at < authority) return url;
+  return url.substr(0, authority + 3) + url.substr(at + 1);
+}
+
+}  // namespace
 
 Result<ServeTelemetry> StartServeTelemetry(const std::string& otlp_endpoint, const std::string& metrics_host,
                                            int metrics_port, gate::GateEnvironment& env, mcp::Server& server,
@@ -20,7 +33,7 @@ Result<ServeTelemetry> StartServeTelemetry(const std::string& otlp_endpoint, con
   metrics.AddSampler([&server](telemetry::Metrics& m) {
     m.Set("udon_mcp_subscriptions", {}, static_cast<double>(server.open_subscriptions()));
   });
-  if (!otlp.endpoint.empty()) say("exporting traces over OTLP/HTTP (JSON) to " + otlp.endpoint);
+  if (!otlp.endpoint.empty()) say("exporting traces over OTLP/HTTP (JSON) to " + WithoutUserInfo(otlp.endpoint));
   if (!metrics_host.empty()) {
     served.listener = std::make_unique<telemetry::MetricsListener>(metrics);
     UDON_ASSIGN_OR_RETURN(int port, served.listener->Start(metrics_host, metrics_port));
