@@ -139,6 +139,9 @@ int RunDrift(const DriftOptions& o) {
   }
   auto report = evidence::BuildDriftReport(series, {o.server, o.show});
   if (!report.ok()) return ReportError(report.error(), o.json, kExitInvalidInput);
+  for (const std::string& warning : evidence::SeriesWarnings(*report)) {
+    std::fprintf(stderr, "warning: %s\n", warning.c_str());
+  }
   json::Value written = json::Value::array();
   for (const std::string& output : o.outputs) {
     Status status = base::WriteFileAtomic(output, Render(*report, FormatFor(output, o.format)));

@@ -73,6 +73,11 @@ struct DriftReportOptions {
 // manifest, or a manifest has none; details.index names it).
 Result<json::Value> BuildDriftReport(const std::vector<SeriesManifest>& series, const DriftReportOptions& options);
 
+// Warnings about the series itself: one when consecutive releases name different servers
+// (serverInfo.name), since a drift report compares releases of one server (a renamed
+// server is the one case where that is expected). Names are public catalog data.
+std::vector<std::string> SeriesWarnings(const json::Value& report);
+
 // Markdown for people: the rule table first, then the version question, the pairs, the
 // tools' histories and, when the model has them, the description changes.
 std::string DriftReportMarkdown(const json::Value& report);

@@ -40,6 +40,7 @@ def numbers(r):
         "version_stale_pct": pct(v["catalogChangedVersionUnchanged"], v["catalogChanged"]),
         "version_changed_catalog_same": v["versionChangedCatalogUnchanged"],
     }
+    n.update(gate_numbers(r.get("gate")))
     n["legacy_2024"] = r["dataset"].get("protocolVersions", {}).get("2024-11-05", 0)
     exact = rules["exact"]["refusedPairs"]
     n["exact"] = exact
@@ -56,6 +57,9 @@ def numbers(r):
     changes = {x["rule"]: x["avoidedChanges"] for x in r["rules"]}
     hints = [(what, c) for what, c in changes.get("ignore_annotations", {}).items() if "Hint " in what]
     n["hint_changes"] = sum(c for _, c in hints)
+    n["default_hints"] = sum(c for what, c in hints if restates_default(what))
+    n["prompt_text_only"] = r.get("pairsPromptTextOnly", 0)
+    n["prompt_text_only_pct"] = pct(n["prompt_text_only"], r["catalogChangedPairs"])
     n["less_safe_hints"] = sum(c for what, c in hints if hint_direction(what) < 0)
     n["more_safe_hints"] = sum(c for what, c in hints if hint_direction(what) > 0)
     n["new_optional_params"] = changes.get("accept_widened_input", {}).get(
@@ -63,6 +67,27 @@ def numbers(r):
     n["doc_descriptions"] = sum(c for what, c in changes.get("ignore_documentation", {}).items()
                                 if "`description`" in what)
     n["doc_changes"] = sum(changes.get("ignore_documentation", {}).values())
+    return n
+
+
+def gate_numbers(g):
+    """The gate's figures conclusions.md may name (report.py's gate summary)."""
+    if not g or not g.get("pairs"):
+        return {}
+    at = g["refusedAt"]
+    rules = {x["rule"]: x for x in g["rules"]}
+    n = {"gate_refused": g["refusedPairs"], "gate_refused_pct": pct(g["refusedPairs"], g["pairs"]),
+         "gate_at_protocol": at["protocol_version"], "gate_at_server_info": at["server_info"],
+         "gate_at_catalog": at["catalog"], "gate_passed": at["none"],
+         "gate_protocol_differ": g["capturedProtocolVersionsDiffer"],
+         "gate_server_info_only": g["serverInfoOnly"], "gate_version_only": g["versionOnly"],
+         "gate_tools": g["toolsReviewed"], "gate_tools_refused": g["toolsRefused"],
+         "gate_tools_refused_pct": pct(g["toolsRefused"], g["toolsReviewed"]),
+         "gate_catalog_changed_no_tool": g["catalogChangedNoToolRefused"],
+         "gate_version_member": g["serverInfoMembers"].get("version", 0)}
+    for name, row in rules.items():
+        n["gate_refused_" + name] = row["refusedPairs"]
+        n["gate_avoided_" + name] = row["avoided"]
     return n
 
 
@@ -87,6 +112,19 @@ def hint_direction(what):
     if before == after:
         return 0
     return 1 if after == HINT_SAFE[hint] else -1
+
+
+def restates_default(what):
+    """A hint set, where it was absent, to the value MCP assumes when it is absent."""
+    try:
+        hint, old, _, new = what.split(" ")
+    except ValueError:
+        return False
+    return hint in HINT_DEFAULT and old == "absent" and new == json_bool(HINT_DEFAULT[hint])
+
+
+def json_bool(value):
+    return "true" if value else "false"
 
 
 class _Default(dict):
@@ -144,7 +182,9 @@ def sections(r):
          ["  of which the description is the only change", tc["descriptionOnly"]],
          ["  of which with a schema change too", tc["descriptionWithSchema"]],
          ["with a schema change", tc["withSchema"]],
-         ["pairs whose tools changed descriptions but no schema", r["pairsDescriptionWithoutSchema"]]]))
+         ["pairs whose tools changed descriptions but no schema", r["pairsDescriptionWithoutSchema"]],
+         ["pairs whose catalog changed only in text the model reads (tool description or "
+          "title, schema documentation keywords)", r.get("pairsPromptTextOnly", 0)]]))
     v = r["serverVersion"]
     out.append(("Does serverInfo.version identify the catalog?", [
         "Stale: the catalog changed and serverInfo.version did not."],
@@ -153,6 +193,7 @@ def sections(r):
          ["catalog changed, version unchanged (stale)", v["catalogChangedVersionUnchanged"]],
          ["version changed, catalog unchanged", v["versionChangedCatalogUnchanged"]]]
         + [["stale in " + name, ", ".join(pairs)] for name, pairs in _by_server(v["stalePairs"])]))
+    out += gate_sections(r)
     rrows = [[x["rule"], x["ignores"], x["refusedPairs"], x["avoided"],
               pct(x["avoided"], r["rules"][0]["refusedPairs"]),
               ", ".join("%s %d" % kv for kv in x["avoidedPairsShowed"].items())]
@@ -172,6 +213,55 @@ def sections(r):
         "differences): what a reviewer would no longer be shown."],
         ["rule", "changes let through"], crow))
     return out
+
+
+def gate_sections(r):
+    """What the gate itself refuses: the first step that refuses, per pair, and what each
+    serverInfo relaxation would have let through."""
+    g = r.get("gate")
+    if not g or not g.get("pairs"):
+        return []
+    at = g["refusedAt"]
+    steps = [["3 protocol version", at["protocol_version"], pct(at["protocol_version"], g["pairs"])],
+             ["3 serverInfo", at["server_info"], pct(at["server_info"], g["pairs"])],
+             ["4-5 a reviewed tool missing or changed", at["catalog"], pct(at["catalog"], g["pairs"])],
+             ["none: every reviewed tool's call goes through", at["none"], pct(at["none"], g["pairs"])]]
+    members = [["serverInfo." + m, c] for m, c in g["serverInfoMembers"].items()]
+    tools = [["reviewed tools (all pairs)", g["toolsReviewed"]],
+             ["refused by steps 4-5 (were step 3 to pass)", g["toolsRefused"]]] + \
+            [["  " + code, c] for code, c in g["toolRefusals"].items()] + \
+            [["pairs whose catalog changed but no reviewed tool did (order, additions)",
+              g["catalogChangedNoToolRefused"]],
+             ["pairs refused by serverInfo alone (no reviewed tool changed)", g["serverInfoOnly"]],
+             ["  of which serverInfo.version is the only difference", g["versionOnly"]],
+             ["pairs whose captured protocol versions differ", g["capturedProtocolVersionsDiffer"]]]
+    rows = [[x["rule"], x["ignores"], x["refusedPairs"], x["avoided"], pct(x["avoided"], g["refusedPairs"]),
+             "; ".join("%s %d" % kv for kv in x["letThrough"].items()) or "-"] for x in g["rules"]]
+    return [
+        ("What the gate refuses, step by step", [
+            "A manifest reviewed (captured) for one release, with the next release as the live "
+            "server: the step of the gate (src/gate/gate.h) that refuses first. The comparisons "
+            "are the gate's own functions (src/gate/comparison.h), called by `udon-mcp evidence "
+            "drift` on the later capture. Step 3 refuses every call on a different negotiated "
+            "protocol version or serverInfo; steps 4-5 refuse the calls of reviewed tools that "
+            "are missing, duplicated or changed, and nothing else (an added tool or a new order "
+            "refuses no reviewed call). The gate asks for the reviewed protocol revision; a "
+            "release is taken to answer it when its own newest revision is the same or newer "
+            "(as the MCP SDKs do), so captured revisions that differ refuse only when the later "
+            "release's is older."],
+            ["first refusing step", "pairs", "of all pairs"], steps),
+        ("Which serverInfo members differ", [
+            "Pairs in which each member of serverInfo differs (several per pair possible)."],
+            ["member", "pairs"], members),
+        ("Tools and the gate's catalog steps", [
+            "Per reviewed tool of the older release: what steps 4 and 5 decide with the newer "
+            "release live."], ["measure", "count"], tools),
+        ("Relaxing the serverInfo comparison", [
+            "Each row drops serverInfo members from both sides before the gate's own step-3 "
+            "comparison; refused: pairs the gate still refuses at any step; let through: the "
+            "serverInfo members that differed in the pairs the relaxation lets through "
+            "(pairs showing each), which nobody would then see."],
+            ["rule", "ignores", "refused", "avoided", "of the gate's", "let through"], rows)]
 
 
 def _by_server(pairs):
