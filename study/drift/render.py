@@ -199,8 +199,10 @@ def sections(r):
               ", ".join("%s %d" % kv for kv in x["avoidedPairsShowed"].items())]
              for x in r["rules"]]
     out.append(("The rule table: refusals each relaxation would have avoided", [
-        "refused: pairs the rule refuses (a pinned manifest of the older release would not "
-        "be accepted for the newer one); avoided: refusals of the exact rule the relaxation "
+        "The whole-catalog rules, which compare Tool objects only (not serverInfo or the "
+        "protocol version, and the whole catalog rather than the called tool: the gate's own "
+        "verdicts are the tables above). refused: pairs the rule refuses; avoided: refusals "
+        "of the exact rule the relaxation "
         "lifts; the last column lists the kinds present in the pairs it would have let "
         "through (pairs showing each), which a reviewer would then not see."],
         ["rule", "ignores", "refused", "avoided", "of exact", "kinds in the avoided pairs"],

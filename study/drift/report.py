@@ -199,6 +199,9 @@ SERVER_INFO_RULE_WORDS = {
 }
 
 
+SERVER_INFO_RULE_ORDER = list(SERVER_INFO_RULE_WORDS)
+
+
 def gate_numbers(server, report, acc):
     """The gate's verdicts (each pair's `gate`, computed by the gate's own comparison in
     `udon-mcp evidence drift`): the step that refuses first, per pair, and what each
@@ -239,7 +242,7 @@ def gate_summary(acc):
     rules = [{"rule": rule, "ignores": SERVER_INFO_RULE_WORDS.get(rule, rule),
               "refusedPairs": r["refusedPairs"], "avoided": exact - r["refusedPairs"],
               "letThrough": dict(sorted(r["letThrough"].items(), key=lambda kv: (-kv[1], kv[0])))}
-             for rule, r in acc["rules"].items()]
+             for rule, r in sorted(acc["rules"].items(), key=lambda kv: SERVER_INFO_RULE_ORDER.index(kv[0]))]
     out = dict(acc, rules=rules, refusedPairs=exact)
     out["refusedAt"] = {k: acc["refusedAt"].get(k, 0)
                         for k in ("protocol_version", "server_info", "catalog", "none")}

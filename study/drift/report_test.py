@@ -159,5 +159,36 @@ class AggregateTest(unittest.TestCase):
         self.assertNotIn("<script", page)
 
 
+class GateNumbersTest(unittest.TestCase):
+    """The gate's per-pair verdicts (computed by udon-mcp) added up as the report says."""
+
+    def verdict(self, at, members=(), refused=0, rules=None):
+        rules = rules or {}
+        return {"refusedAt": at, "capturedProtocolVersionsDiffer": False,
+                "serverInfoMembers": list(members), "toolsReviewed": 2, "toolsRefused": refused,
+                "toolRefusals": {"catalog.tool_drift": refused} if refused else {},
+                "serverInfoRules": {r: rules.get(r, at) for r in report.SERVER_INFO_RULE_ORDER}}
+
+    def test_steps_and_relaxations(self):
+        pairs = [dict(PAIRS[0], gate=self.verdict("catalog", refused=1)),
+                 dict(PAIRS[1], gate=self.verdict("server_info", ["version"], 1,
+                                                  {"ignore_version": "catalog", "name_only": "catalog",
+                                                   "ignore_server_info": "catalog"})),
+                 dict(PAIRS[2], gate=self.verdict("server_info", ["version"], 0,
+                                                  {"ignore_version": None, "name_only": None,
+                                                   "ignore_server_info": None}))]
+        acc = report.new_gate_acc()
+        report.gate_numbers("s", dict(REPORT, pairs=pairs), acc)
+        g = report.gate_summary(acc)
+        self.assertEqual(g["refusedAt"], {"protocol_version": 0, "server_info": 2, "catalog": 1, "none": 0})
+        self.assertEqual(g["refusedPairs"], 3)
+        self.assertEqual((g["serverInfoOnly"], g["versionOnly"]), (1, 1))
+        rules = {x["rule"]: x for x in g["rules"]}
+        self.assertEqual([x["rule"] for x in g["rules"]], report.SERVER_INFO_RULE_ORDER)
+        self.assertEqual(rules["ignore_version"]["avoided"], 1)
+        self.assertEqual(rules["ignore_version"]["letThrough"], {"serverInfo.version": 1})
+        self.assertEqual(rules["ignore_display"]["avoided"], 0)
+
+
 if __name__ == "__main__":
     unittest.main()
