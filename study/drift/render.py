@@ -158,14 +158,14 @@ def sections(r):
         ["reason", "releases"], [[k, v] for k, v in d["failuresByReason"].items()]))
     srows = [[s["server"], s["releases"], s["pairs"], s["catalogChanged"],
               pct(s["catalogChanged"], s["pairs"]), bar(s["catalogChanged"], s["pairs"], 20),
-              s["catalogChangedVersionUnchanged"]] for s in r["servers"]]
+              s["catalogChangedVersionUnchanged"], s.get("gateRefused", 0)] for s in r["servers"]]
     out.append(("How often the catalog changes between releases", [
         "A pair is two consecutive captured releases of one server (a release that could "
         "not be captured is skipped, so its neighbours form the pair). %d pairs, %d with a "
         "catalog change (%s)." % (r["pairs"], r["catalogChangedPairs"],
                                   pct(r["catalogChangedPairs"], r["pairs"]))],
-        ["server", "releases", "pairs", "catalog changed", "share", "", "version unchanged"],
-        srows))
+        ["server", "releases", "pairs", "catalog changed", "share", "", "version unchanged",
+         "gate refuses"], srows))
     krows = [[k, v["pairs"], pct(v["pairs"], r["pairs"]), bar(v["pairs"], r["pairs"], 20),
               v["tools"], v["differences"]] for k, v in r["kinds"].items()]
     out.append(("Which kinds", [
@@ -194,6 +194,7 @@ def sections(r):
          ["version changed, catalog unchanged", v["versionChangedCatalogUnchanged"]]]
         + [["stale in " + name, ", ".join(pairs)] for name, pairs in _by_server(v["stalePairs"])]))
     out += gate_sections(r)
+    out += threat_sections(r)
     rrows = [[x["rule"], x["ignores"], x["refusedPairs"], x["avoided"],
               pct(x["avoided"], r["rules"][0]["refusedPairs"]),
               ", ".join("%s %d" % kv for kv in x["avoidedPairsShowed"].items())]
@@ -264,6 +265,45 @@ def gate_sections(r):
             "serverInfo members that differed in the pairs the relaxation lets through "
             "(pairs showing each), which nobody would then see."],
             ["rule", "ignores", "refused", "avoided", "of the gate's", "let through"], rows)]
+
+
+def threat_sections(r):
+    t = r.get("threats")
+    if not t:
+        return []
+    sdk = t["sdk"]
+    b = t["bootstrap"]
+    ci = [[what, x["rate"], "%s%% to %s%%" % (x["low"], x["high"]), x["servers"]]
+          for what, x in (("catalog changed (whole catalog)", b["catalogChanged"]),
+                          ("the gate refuses", b["gateRefused"]))]
+    env = [[marker, ", ".join(x["servers"]) or "-", x["releases"]] for marker, x in t["environment"].items()]
+    return [
+        ("Threats to validity: headline rates over servers", [
+            "Pairs are not independent: a few servers give most of them. A 95%% interval from a "
+            "bootstrap over servers (servers resampled with replacement, %d rounds, seed %d; "
+            "the rate is pairs over pairs of the resampled servers): the same data give the "
+            "same interval." % (b["gateRefused"]["rounds"], b["gateRefused"]["seed"])],
+            ["rate (% of pairs)", "point", "95% interval", "servers"], ci),
+        ("Threats to validity: SDK-driven and server-driven changes", [
+            "A release installed today resolves its dependency ranges today, so releases with "
+            "a ranged SDK dependency are captured with the same, newest SDK, and releases that "
+            "pin it with their own. From each install's committed lock file: a tool change "
+            "whose every pointer is a member the TypeScript SDK writes (`$schema`, "
+            "`execution`) between installs whose SDK versions differ is the SDK's; one with "
+            "some such pointers is mixed; the rest are the server's. Releases that bundle the "
+            "SDK (no SDK in the lock file) count as unknown SDK, so as server-driven."],
+            ["measure", "count"],
+            [["tool changes", sdk["toolChanges"]], ["SDK-driven", sdk["sdkDriven"]],
+             ["mixed", sdk["mixed"]], ["server-driven", sdk["serverDriven"]],
+             ["  of which SDK-shaped with the same SDK", sdk["sdkShapedSameSdk"]],
+             ["pairs", sdk["pairs"]], ["pairs whose installs' SDK versions differ", sdk["pairsSdkChanged"]],
+             ["pairs with an SDK version unknown (bundled, or no lock file)", sdk["pairsSdkUnknown"]]]),
+        ("Threats to validity: catalogs that depend on where they run", [
+            "Captured releases whose catalog holds the study's start directory, the operating "
+            "system or the shell (study/drift/threats.py names the patterns). Such a catalog "
+            "differs from machine to machine, so its manifest is only valid where it was "
+            "captured: a fact Stage 2's identity rules must face."],
+            ["what the catalog holds", "servers", "captured releases"], env)]
 
 
 def _by_server(pairs):

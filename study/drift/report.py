@@ -342,6 +342,15 @@ def aggregate(reports, dataset, changes=None):
             "rules": rule_rows, "gate": gate_summary(gate), "servers": servers}
 
 
+def threat_numbers(reports, results, dataset, index, data, chosen):
+    import threats  # noqa: E402 (beside this file)
+    packages = {name: s["package"] for name, s in dataset["byServer"].items()}
+    return {"sdk": threats.sdk_split(reports, data, packages),
+            "bootstrap": {"catalogChanged": threats.bootstrap(results["servers"], "catalogChanged"),
+                          "gateRefused": threats.bootstrap(results["servers"], "gateRefused")},
+            "environment": threats.environment_dependent(data, index, chosen)}
+
+
 # --------------------------------------------------------------------- main
 def main():
     ap = argparse.ArgumentParser(prog="report.sh", description=__doc__.splitlines()[0])
@@ -366,6 +375,7 @@ def main():
             reports.append((name, rep))
             avoided_changes(args.udon, directory, rep, changes)
     results = aggregate(reports, dataset, changes)
+    results["threats"] = threat_numbers(reports, results, dataset, index, args.data, chosen)
     results["command"] = args.command
     if args.json:
         write_text(args.json, json.dumps(results, indent=2, ensure_ascii=False) + "\n")

@@ -190,5 +190,24 @@ class GateNumbersTest(unittest.TestCase):
         self.assertEqual(rules["ignore_display"]["avoided"], 0)
 
 
+class ThreatsTest(unittest.TestCase):
+    def test_sdk_shaped_pointers(self):
+        import threats
+        self.assertTrue(threats.sdk_shaped("/inputSchema/$schema"))
+        self.assertTrue(threats.sdk_shaped("/execution/taskSupport"))
+        self.assertFalse(threats.sdk_shaped("/inputSchema/properties/execution/type"))
+        self.assertFalse(threats.sdk_shaped("/description"))
+
+    def test_bootstrap_is_seeded_and_brackets_the_rate(self):
+        import threats
+        rows = [{"pairs": 10, "x": 9}, {"pairs": 2, "x": 0}, {"pairs": 5, "x": 3}, {"pairs": 0, "x": 0}]
+        first, again = threats.bootstrap(rows, "x"), threats.bootstrap(rows, "x")
+        self.assertEqual(first, again)
+        self.assertEqual(first["rate"], 70.6)
+        self.assertEqual(first["servers"], 3)
+        self.assertLessEqual(first["low"], first["rate"])
+        self.assertGreaterEqual(first["high"], first["rate"])
+
+
 if __name__ == "__main__":
     unittest.main()
