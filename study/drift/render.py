@@ -329,6 +329,48 @@ HEAD = ("# What drifts in real MCP servers, release by release\n\n"
         "Do not edit: run the command again.\n")
 
 
+EXAMPLES_INTRO = ("Real changes from the committed captures. Descriptions as `udon-mcp evidence drift "
+                  "--show` gives them, escaped as `review --show` escapes them, long ones cut in the "
+                  "middle; other kinds by tool and pointer (up to four).")
+
+
+def _indented(text):
+    """An indented Markdown code block: nothing inside is read as Markdown."""
+    return "\n".join("    " + line for line in (text or "(none)").split("\n"))
+
+
+def markdown_examples(r):
+    e = r.get("examples")
+    if not e:
+        return ""
+    out = ["## Examples\n\n" + EXAMPLES_INTRO + "\n"]
+    for d in e["descriptions"]:
+        out.append("**`tool.description`, %s** (%s %s → %s, `%s`, %d → %d characters). Before:\n\n%s\n\nAfter:\n\n%s\n"
+                   % (d["why"], d["server"], d["from"], d["to"], d["tool"].replace("`", "'"),
+                      d["beforeChars"], d["afterChars"], _indented(d["before"]), _indented(d["after"])))
+    rows = [[kind, "%s %s → %s" % (x["server"], x["from"], x["to"]), x["tool"], ", ".join(x["pointers"])]
+            for kind, xs in e["kinds"].items() for x in xs]
+    out.append(_md_table(["kind", "release pair", "tool", "pointers"], rows) + "\n")
+    return "\n".join(out)
+
+
+def html_examples(r):
+    e = r.get("examples")
+    if not e:
+        return ""
+    out = ["<h2>Examples</h2>", "<p>%s</p>" % _span(EXAMPLES_INTRO)]
+    for d in e["descriptions"]:
+        out.append("<p><strong>tool.description, %s</strong> (%s %s → %s, <code>%s</code>, %s → %s characters)</p>"
+                   % tuple(html.escape(str(x)) for x in (d["why"], d["server"], d["from"], d["to"], d["tool"],
+                                                          d["beforeChars"], d["afterChars"])))
+        out.append("<pre>%s</pre><pre>%s</pre>" % (html.escape(d["before"] or "(none)"), html.escape(d["after"] or "(none)")))
+    rows = "".join("<tr>%s</tr>" % "".join("<td>%s</td>" % html.escape(c) for c in (
+        kind, "%s %s → %s" % (x["server"], x["from"], x["to"]), x["tool"], ", ".join(x["pointers"])))
+        for kind, xs in e["kinds"].items() for x in xs)
+    out.append("<table><tr><th>kind</th><th>release pair</th><th>tool</th><th>pointers</th></tr>%s</table>" % rows)
+    return "\n".join(out)
+
+
 def markdown(r):
     parts = [HEAD.format(command=r["command"])]
     text = conclusions(r)
@@ -336,6 +378,9 @@ def markdown(r):
         parts.append(text.rstrip() + "\n")
     for heading, intro, header, rows in sections(r):
         parts.append("## %s\n\n%s\n\n%s\n" % (heading, "\n".join(intro), _md_table(header, rows)))
+    examples = markdown_examples(r)
+    if examples:
+        parts.append(examples)
     return "\n".join(parts)
 
 
@@ -401,6 +446,7 @@ def html_page(r):
         body.append("<table><tr>%s</tr>%s</table>" % (
             "".join("<th>%s</th>" % html.escape(h) for h in header),
             "".join("<tr>%s</tr>" % "".join(_cell(c) for c in row) for row in rows)))
+    body.append(html_examples(r))
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<title>MCP drift study</title><style>%s</style></head><body>\n%s\n</body></html>\n"
             % (STYLE, "\n".join(body)))

@@ -351,6 +351,15 @@ def threat_numbers(reports, results, dataset, index, data, chosen):
             "environment": threats.environment_dependent(data, index, chosen)}
 
 
+def example_texts(udon, reports, results, dataset, data):
+    import examples  # noqa: E402 (beside this file)
+    servers = [(name, os.path.join(data, dataset["byServer"][name]["package"])) for name, _ in reports]
+    kinds = [k for k in results["kinds"] if k.startswith(("tool.", "input_schema.", "output_schema."))
+             and k != "tool.description"]
+    return {"descriptions": examples.description_examples(udon, servers),
+            "kinds": examples.kind_examples(reports, kinds)}
+
+
 # --------------------------------------------------------------------- main
 def main():
     ap = argparse.ArgumentParser(prog="report.sh", description=__doc__.splitlines()[0])
@@ -376,6 +385,7 @@ def main():
             avoided_changes(args.udon, directory, rep, changes)
     results = aggregate(reports, dataset, changes)
     results["threats"] = threat_numbers(reports, results, dataset, index, args.data, chosen)
+    results["examples"] = example_texts(args.udon, reports, results, dataset, args.data)
     results["command"] = args.command
     if args.json:
         write_text(args.json, json.dumps(results, indent=2, ensure_ascii=False) + "\n")
