@@ -181,6 +181,15 @@ TEST(DriftReportTest, GateVerdictsAreTheGatesStepByStep) {
 
 // The gate asks for the reviewed revision: a later release whose newest revision is newer
 // answers the reviewed one; one whose newest is older cannot.
+TEST(DriftReportTest, RenderingsCarryTheGatesSteps) {
+  const json::Value report = Report(KnownSeries());
+  const std::string md = DriftReportMarkdown(report);
+  EXPECT_NE(md.find("## What the gate refuses"), std::string::npos);
+  EXPECT_NE(md.find("| refused at server_info | 4 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| refused with serverInfo rule ignore_version | 4 |"), std::string::npos);
+  EXPECT_NE(DriftReportHtml(report).find("Pairs refused, by the first refusing step"), std::string::npos);
+}
+
 TEST(DriftReportTest, GateVerdictsNegotiateTheReviewedRevision) {
   const json::Value a = Tool("a", "Reads a file.");
   json::Value older = ManifestJson("1.0.0", {a}), newer = ManifestJson("1.0.0", {a});

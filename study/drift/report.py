@@ -3,7 +3,8 @@
 
 Runs `udon-mcp evidence drift DIR --json` on each server's series (data/<package>/,
 whose index.json lists its captured releases in release order), adds up the per-server
-reports and writes the study's numbers (JSON), docs/drift-study.md and its HTML version.
+reports and writes the study's numbers (JSON), docs/drift-study.md and, by `udon-mcp evidence drift`
+itself, one HTML page per server in docs/drift-study/.
 The output depends only on the committed data and the udon-mcp build: no clock, no
 registry. Python 3 standard library only.
 """
@@ -368,7 +369,7 @@ def main():
     ap.add_argument("--server", action="append", help="only this server (repeatable)")
     ap.add_argument("--json", help="write the study's numbers here")
     ap.add_argument("--md", help="write the Markdown report here")
-    ap.add_argument("--html", help="write the HTML report here")
+    ap.add_argument("--html-dir", help="write each server's HTML page here (udon-mcp evidence drift -o)")
     ap.add_argument("--check", help="compare the numbers with this committed file; exit 1 if they differ")
     ap.add_argument("--command", default="study/drift/report.sh",
                     help="the command line the report names as its source")
@@ -389,12 +390,11 @@ def main():
     results["command"] = args.command
     if args.json:
         write_text(args.json, json.dumps(results, indent=2, ensure_ascii=False) + "\n")
-    if args.md or args.html:
+    if args.md:
         import render  # noqa: E402 (beside this file)
-        if args.md:
-            write_text(args.md, render.markdown(results))
-        if args.html:
-            write_text(args.html, render.html_page(results))
+        write_text(args.md, render.markdown(results))
+    if args.html_dir:
+        write_pages(args.udon, args.data, dataset, [name for name, _ in reports], args.html_dir)
     if args.check:
         want = read_json(args.check)
         if want != results:
@@ -402,9 +402,20 @@ def main():
             sys.exit("report: the numbers differ from %s in: %s"
                      % (os.path.basename(args.check), ", ".join(diff_keys)))
         print("report: the numbers match %s" % os.path.basename(args.check))
-    if not (args.json or args.md or args.html or args.check):
+    if not (args.json or args.md or args.html_dir or args.check):
         json.dump(results, sys.stdout, indent=2, ensure_ascii=False)
         print()
+
+
+def write_pages(udon, data, dataset, names, directory):
+    """Each server's page, written by `udon-mcp evidence drift` itself (the one renderer)."""
+    os.makedirs(directory, exist_ok=True)
+    for name in names:
+        series = os.path.join(data, dataset["byServer"][name]["package"])
+        out = subprocess.run([udon, "evidence", "drift", series, "-o", os.path.join(directory, name + ".html")],
+                             capture_output=True, text=True)
+        if out.returncode != 0:
+            sys.exit("report: udon-mcp evidence drift -o failed on %s (exit %d)" % (name, out.returncode))
 
 
 def write_text(path, text):
