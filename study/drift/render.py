@@ -160,8 +160,9 @@ def sections(r):
               pct(s["catalogChanged"], s["pairs"]), bar(s["catalogChanged"], s["pairs"], 20),
               s["catalogChangedVersionUnchanged"], s.get("gateRefused", 0)] for s in r["servers"]]
     out.append(("How often the catalog changes between releases", [
-        "A pair is two consecutive captured releases of one server (a release that could "
-        "not be captured is skipped, so its neighbours form the pair). %d pairs, %d with a "
+        "A pair is two consecutive captured releases of one server: consecutive among the "
+        "stable releases the registry serves and servers.json lists (at most the last 25; a "
+        "release that could not be captured is skipped, so its neighbours form the pair). %d pairs, %d with a "
         "catalog change (%s)." % (r["pairs"], r["catalogChangedPairs"],
                                   pct(r["catalogChangedPairs"], r["pairs"]))],
         ["server", "releases", "pairs", "catalog changed", "share", "", "version unchanged",
