@@ -304,7 +304,15 @@ def threat_sections(r):
             "system or the shell (study/drift/threats.py names the patterns). Such a catalog "
             "differs from machine to machine, so its manifest is only valid where it was "
             "captured: a fact Stage 2's identity rules must face."],
-            ["what the catalog holds", "servers", "captured releases"], env)]
+            ["what the catalog holds", "servers", "captured releases"], env),
+        ("Result mapping: declared output schemas", [
+            "Each server's last captured release: how many tools declare `outputSchema` (what a "
+            "UWS step can map a structured result by). Whether results validate needs calls, "
+            "which the study does not make."],
+            ["measure", "count"],
+            [["servers", t["outputSchemas"]["servers"]], ["tools", t["outputSchemas"]["tools"]],
+             ["tools declaring outputSchema", t["outputSchemas"]["withOutputSchema"]],
+             ["servers with any", ", ".join(t["outputSchemas"]["serversWithAny"]) or "-"]])]
 
 
 def _by_server(pairs):

@@ -349,7 +349,8 @@ def threat_numbers(reports, results, dataset, index, data, chosen):
     return {"sdk": threats.sdk_split(reports, data, packages),
             "bootstrap": {"catalogChanged": threats.bootstrap(results["servers"], "catalogChanged"),
                           "gateRefused": threats.bootstrap(results["servers"], "gateRefused")},
-            "environment": threats.environment_dependent(data, index, chosen)}
+            "environment": threats.environment_dependent(data, index, chosen),
+            "outputSchemas": threats.output_schemas(data, index, chosen)}
 
 
 def example_texts(udon, reports, results, dataset, data):

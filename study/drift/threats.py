@@ -100,3 +100,26 @@ def environment_dependent(data, index, chosen):
                 if e["server"] not in out[marker]["servers"]:
                     out[marker]["servers"].append(e["server"])
     return out
+
+
+def output_schemas(data, index, chosen):
+    """Per server, its last captured release: tools, and tools that declare outputSchema."""
+    last = {}
+    for e in index["releases"]:
+        if e["outcome"] != "failed" and (not chosen or e["server"] in chosen):
+            last[e["server"]] = e
+    out = {"servers": 0, "tools": 0, "withOutputSchema": 0, "serversWithAny": []}
+    for server, e in last.items():
+        with open(os.path.join(data, e["file"]), encoding="utf-8") as f:
+            doc = json.load(f)
+        out["servers"] += 1
+        declared = 0
+        for s in doc.get("servers", {}).values():
+            for page in s.get("toolPages", []):
+                for tool in page.get("tools", []):
+                    out["tools"] += 1
+                    declared += isinstance(tool, dict) and "outputSchema" in tool
+        out["withOutputSchema"] += declared
+        if declared:
+            out["serversWithAny"].append(server)
+    return out
