@@ -163,7 +163,7 @@ int RunDrift(const DriftOptions& o) {
 void RegisterDrift(CLI::App* evidence) {
   auto o = std::make_shared<DriftOptions>();
   CLI::App* drift = evidence->add_subcommand(
-      "drift", "What drifts between releases of one server, and what each relaxation of the exact rule would refuse");
+      "drift", "What drifts between releases of one server, what the gate refuses, and what each relaxation would let through");
   drift->add_option("MANIFEST", o->inputs, "Manifests of one server in release order, or one directory with an index.json")
       ->required();
   drift->add_option("-o,--output", o->outputs,

@@ -91,8 +91,9 @@ std::string VersionSentence(const json::Value& v) {
 }
 
 const char* kRuleText =
-    "Would the gate have refused the later release of each pair? The rule exact is the gate's: any difference in a "
-    "Tool object, an added, removed or renamed tool, or another order, pagination or number of occurrences. Each "
+    "Did the catalog change between the releases of each pair? The rule exact compares whole catalogs: any "
+    "difference in a Tool object, an added, removed or renamed tool, or another order, pagination or number of "
+    "occurrences. Each "
     "relaxation ignores the kinds it names; a pair stays refused while any other catalog difference remains. "
     "serverInfo, the protocol version and the capture instants are not part of this comparison (the gate "
     "compares them first: see what the gate refuses), and the gate compares only the called tool.";
