@@ -139,6 +139,9 @@ int RunDrift(const DriftOptions& o) {
   }
   auto report = evidence::BuildDriftReport(series, {o.server, o.show});
   if (!report.ok()) return ReportError(report.error(), o.json, kExitInvalidInput);
+  for (const std::string& warning : evidence::SeriesWarnings(*report)) {
+    std::fprintf(stderr, "warning: %s\n", warning.c_str());
+  }
   json::Value written = json::Value::array();
   for (const std::string& output : o.outputs) {
     Status status = base::WriteFileAtomic(output, Render(*report, FormatFor(output, o.format)));
@@ -160,7 +163,7 @@ int RunDrift(const DriftOptions& o) {
 void RegisterDrift(CLI::App* evidence) {
   auto o = std::make_shared<DriftOptions>();
   CLI::App* drift = evidence->add_subcommand(
-      "drift", "What drifts between releases of one server, and what each relaxation of the exact rule would refuse");
+      "drift", "What drifts between releases of one server, what the gate refuses, and what each relaxation would let through");
   drift->add_option("MANIFEST", o->inputs, "Manifests of one server in release order, or one directory with an index.json")
       ->required();
   drift->add_option("-o,--output", o->outputs,

@@ -5,6 +5,7 @@
 #include <set>
 #include <utility>
 
+#include "evidence/drift_gate.h"
 #include "json/display.h"
 #include "base/file.h"
 #include "manifest/diff.h"
@@ -196,11 +197,14 @@ json::Value CountKinds(const std::vector<Difference>& differences, Tally& t) {
   return kinds;
 }
 
-json::Value CountToolKinds(const manifest::ManifestDiff& diff, Tally& t) {
+// A tool's kinds are counted per tool; a kind seen only there (not among the pair's
+// differences, `pair_kinds`) still counts the pair once, so every kind's `pairs` is right.
+json::Value CountToolKinds(const manifest::ManifestDiff& diff, const json::Value& pair_kinds, Tally& t) {
   json::Value kinds = json::Value::object();
   for (const manifest::ServerDiff& server : diff.servers) {
     for (const manifest::ToolDiff& tool : server.tools) {
       for (const std::string& kind : tool.kinds) {
+        if (!kinds.contains(kind) && !pair_kinds.contains(kind)) ++t.kind_totals[kind]["pairs"];
         kinds[kind] = kinds.value(kind, 0) + 1;
         ++t.kind_totals[kind]["tools"];
       }
@@ -242,6 +246,7 @@ json::Value PairReport(std::size_t from, const manifest::Manifest& before, const
   t.catalog_changed_version_changed += catalog && version;
   t.version_changed_catalog_unchanged += version && !catalog;
   RecordHistories(diff, from + 1, t);
+  const json::Value kinds = CountKinds(differences, t);
   json::Value pair = {{"from", from},
                       {"to", from + 1},
                       {"catalogChanged", catalog},
@@ -249,9 +254,10 @@ json::Value PairReport(std::size_t from, const manifest::Manifest& before, const
                       {"serverInfoChanged", HasKind(differences, "server.info.")},
                       {"protocolVersionChanged", HasKind(differences, "server.protocol_version")},
                       {"differences", differences.size()},
-                      {"kinds", CountKinds(differences, t)},
-                      {"toolKinds", CountToolKinds(diff, t)},
-                      {"refusedBy", std::move(refused)}};
+                      {"kinds", kinds},
+                      {"toolKinds", CountToolKinds(diff, kinds, t)},
+                      {"refusedBy", std::move(refused)},
+                      {"gate", GateVerdict(before, after, kViewKey)}};
   if (show) pair["descriptions"] = DescriptionChanges(diff, before, after);
   return pair;
 }
@@ -315,6 +321,23 @@ Result<std::vector<SeriesFile>> ReadSeriesIndex(const std::string& directory) {
   return files;
 }
 
+std::vector<std::string> SeriesWarnings(const json::Value& report) {
+  std::vector<std::string> warnings;
+  const json::Value& series = report["series"];
+  for (std::size_t i = 1; i < series.size(); ++i) {
+    const json::Value& before = series[i - 1]["serverName"];
+    const json::Value& after = series[i]["serverName"];
+    if (before == after) continue;
+    const auto name = [](const json::Value& v) { return v.is_string() ? v.get<std::string>() : std::string("(none)"); };
+    warnings.push_back("releases " + series[i - 1]["label"].get<std::string>() + " and " +
+                       series[i]["label"].get<std::string>() + " name different servers (serverInfo.name " +
+                       json::ForDisplay(name(before), json::LineBreaks::kEscape).text + " -> " +
+                       json::ForDisplay(name(after), json::LineBreaks::kEscape).text +
+                       "): a drift report compares releases of one server");
+  }
+  return warnings;
+}
+
 const std::vector<DriftRule>& DriftRules() {
   static const std::vector<DriftRule> rules = [] {
     std::vector<DriftRule> list = {
@@ -369,6 +392,7 @@ Result<json::Value> BuildDriftReport(const std::vector<SeriesManifest>& series, 
     totals[kind] = {{"differences", 0}, {"pairs", 0}, {"tools", 0}};
     for (const auto& [what, count] : counts) totals[kind][what] = count;
   }
+  json::Value gate = GateTotals(pairs);
   return json::Value{
       {"profile", kDriftReportProfile},
       {"series", std::move(entries)},
@@ -376,6 +400,7 @@ Result<json::Value> BuildDriftReport(const std::vector<SeriesManifest>& series, 
       {"tools", ToolHistories(views.front(), t)},
       {"rules", RuleTable(t, pair_count)},
       {"kindTotals", std::move(totals)},
+      {"gate", std::move(gate)},
       {"versionIdentifiesCatalog",
        {{"pairs", pair_count},
         {"catalogChanged", t.catalog_changed},

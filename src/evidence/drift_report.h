@@ -1,5 +1,6 @@
 // `udon-mcp evidence drift`: what drifts in one server's catalog, release by release, and
-// what each candidate relaxation of the gate's exact comparison would have let through
+// what each candidate relaxation of an exact whole-catalog comparison would have let through,
+// and what the gate itself refuses (drift_gate.h)
 // (docs/contract.md 7.20; the JSON shape is profile udon-mcp.drift-report.0.1).
 //
 // Every consecutive pair of manifests goes through manifest::DiffManifests, and every
@@ -40,7 +41,8 @@ std::string LabelForFile(const std::string& path);
 Result<std::vector<SeriesFile>> ReadSeriesIndex(const std::string& directory);
 
 // A candidate rule: the kinds it ignores (a kind matches a name equal to it or starting
-// with it and a dot). "exact" ignores nothing: the gate's rule.
+// with it and a dot). "exact" ignores nothing: whole catalogs compared exactly (the gate
+// compares the called tool, after serverInfo and the protocol version: drift_gate.h).
 struct DriftRule {
   std::string name;
   std::vector<std::string> ignored;
@@ -72,6 +74,11 @@ struct DriftReportOptions {
 // servers and no options.server), manifest.server_unknown (the server is not in a
 // manifest, or a manifest has none; details.index names it).
 Result<json::Value> BuildDriftReport(const std::vector<SeriesManifest>& series, const DriftReportOptions& options);
+
+// Warnings about the series itself: one when consecutive releases name different servers
+// (serverInfo.name), since a drift report compares releases of one server (a renamed
+// server is the one case where that is expected). Names are public catalog data.
+std::vector<std::string> SeriesWarnings(const json::Value& report);
 
 // Markdown for people: the rule table first, then the version question, the pairs, the
 // tools' histories and, when the model has them, the description changes.

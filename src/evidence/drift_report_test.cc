@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "evidence/drift_gate.h"
 #include "manifest/drift_kind.h"
 #include "test_support.h"
 
@@ -138,6 +139,80 @@ TEST(DriftReportTest, SaysWhetherTheVersionIdentifiesTheCatalog) {
   EXPECT_EQ(v["catalogChangedVersionUnchanged"], 2);  // 0 -> 1 and 4 -> 5
   EXPECT_EQ(v["catalogChangedVersionChanged"], 3);
   EXPECT_EQ(v["versionChangedCatalogUnchanged"], 1);  // 5 -> 6
+}
+
+TEST(DriftReportTest, KindTotalsCountThePairsOfKindsSeenOnlyPerTool) {
+  // 2 -> 3: b's annotations object is new, so its hint is a tool kind only.
+  const json::Value totals = Report(KnownSeries())["kindTotals"];
+  EXPECT_EQ(totals["tool.annotations.readOnlyHint"]["tools"], 1);
+  EXPECT_EQ(totals["tool.annotations.readOnlyHint"]["pairs"], 1);
+  for (auto it = totals.begin(); it != totals.end(); ++it) EXPECT_GE(it.value()["pairs"], 1) << it.key();
+}
+
+// The gate's verdict on a manifest reviewed for one release with the next one live: step 3
+// refuses every call on any serverInfo difference; steps 4 and 5 only the calls of tools
+// that changed or went missing; an order change or an added tool refuses nothing.
+TEST(DriftReportTest, GateVerdictsAreTheGatesStepByStep) {
+  const json::Value report = Report(KnownSeries());
+  const json::Value& pairs = report["pairs"];
+  EXPECT_EQ(pairs[0]["gate"]["refusedAt"], "catalog");  // a reworded, version stale
+  EXPECT_EQ(pairs[0]["gate"]["toolsRefused"], 1);
+  EXPECT_EQ(pairs[0]["gate"]["toolRefusals"], json::Value({{"catalog.tool_drift", 1}}));
+  for (int i : {1, 2, 3, 5}) {
+    EXPECT_EQ(pairs[i]["gate"]["refusedAt"], "server_info") << i;
+    EXPECT_EQ(pairs[i]["gate"]["serverInfoMembers"], json::Value::array({"version"})) << i;
+  }
+  EXPECT_EQ(pairs[3]["gate"]["toolsRefused"], 0);  // the order alone refuses no call
+  EXPECT_EQ(pairs[3]["gate"]["serverInfoRules"]["ignore_version"], nullptr);
+  EXPECT_EQ(pairs[1]["gate"]["serverInfoRules"]["ignore_version"], "catalog");
+  EXPECT_EQ(pairs[4]["gate"]["refusedAt"], "catalog");  // c removed, b's _meta; d added refuses nothing
+  EXPECT_EQ(pairs[4]["gate"]["toolRefusals"],
+            json::Value({{"catalog.tool_drift", 1}, {"catalog.tool_missing", 1}}));
+  EXPECT_EQ(pairs[4]["gate"]["toolsReviewed"], 3);
+  EXPECT_EQ(pairs[5]["gate"]["serverInfoRules"]["name_only"], nullptr);
+  const json::Value& gate = report["gate"];
+  EXPECT_EQ(gate["refusedPairs"], 6);
+  EXPECT_EQ(gate["refusedAt"], json::Value({{"protocol_version", 0}, {"server_info", 4}, {"catalog", 2}}));
+  EXPECT_EQ(gate["serverInfoMembers"], json::Value({{"version", 4}}));
+  EXPECT_EQ(gate["toolsReviewed"], 18);
+  EXPECT_EQ(gate["toolsRefused"], 6);  // a three times, b twice, c once
+  EXPECT_EQ(gate["serverInfoRules"][1], json::Value({{"rule", "ignore_version"}, {"refusedPairs", 4}, {"avoidedRefusals", 2}}));
+}
+
+// The gate asks for the reviewed revision: a later release whose newest revision is newer
+// answers the reviewed one; one whose newest is older cannot.
+TEST(DriftReportTest, RenderingsCarryTheGatesSteps) {
+  const json::Value report = Report(KnownSeries());
+  const std::string md = DriftReportMarkdown(report);
+  EXPECT_NE(md.find("## What the gate refuses"), std::string::npos);
+  EXPECT_NE(md.find("| refused at server_info | 4 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| refused with serverInfo rule ignore_version | 4 |"), std::string::npos);
+  EXPECT_NE(DriftReportHtml(report).find("Pairs refused, by the first refusing step"), std::string::npos);
+}
+
+TEST(DriftReportTest, GateVerdictsNegotiateTheReviewedRevision) {
+  const json::Value a = Tool("a", "Reads a file.");
+  json::Value older = ManifestJson("1.0.0", {a}), newer = ManifestJson("1.0.0", {a});
+  older["protocolVersion"] = "2025-06-18";
+  const json::Value up = Report({Entry("1", older), Entry("2", newer)})["pairs"][0]["gate"];
+  EXPECT_EQ(up["capturedProtocolVersionsDiffer"], true);
+  EXPECT_EQ(up["refusedAt"], nullptr);
+  const json::Value down = Report({Entry("2", newer), Entry("3", older)})["pairs"][0]["gate"];
+  EXPECT_EQ(down["refusedAt"], "protocol_version");
+  EXPECT_EQ(NegotiatedRevision("2025-06-18", "2025-11-25"), "2025-06-18");
+  EXPECT_EQ(NegotiatedRevision("2025-11-25", "2025-06-18"), "2025-06-18");
+}
+
+TEST(DriftReportTest, WarnsWhenTheSeriesNamesDifferentServers) {
+  const json::Value a = Tool("a", "Reads a file.");
+  json::Value other = ManifestJson("1.0.0", {a});
+  other["servers"]["demo"]["serverInfo"]["name"] = "other\x1b[31m";
+  EXPECT_TRUE(SeriesWarnings(Report(KnownSeries())).empty());
+  const std::vector<std::string> warnings =
+      SeriesWarnings(Report({Entry("1", ManifestJson("1.0.0", {a})), Entry("2", other)}));
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("demo-server -> other"), std::string::npos) << warnings[0];
+  EXPECT_EQ(warnings[0].find('\x1b'), std::string::npos);
 }
 
 json::Value HistoryOf(const json::Value& report, const std::string& name) {

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "catalog/catalog.h"
+#include "gate/comparison.h"
 #include "gate/internal/details.h"
 #include "gate/internal/run.h"
 #include "gate/state_store.h"
@@ -189,22 +190,14 @@ Result<mcp::InitializeResult> Gate::Handshake(Run& run, const RecordedServer& re
 // server.protocol_version_mismatch (details.recorded, negotiated), server.server_info_mismatch
 // (details.pointers; the values only in for_people).
 Status Gate::CheckNegotiated(Run& run, const RecordedServer& recorded, const mcp::InitializeResult& init) {
-  if (init.protocol_version != recorded.protocol_version) {
-    Error error = Refuse("server.protocol_version_mismatch",
-                         "the negotiated protocol version differs from the manifest's");
-    error.details = {{"recorded", recorded.protocol_version}, {"negotiated", init.protocol_version}};
-    return error;
-  }
-  if (!json::CanonicallyEqual(init.server_info, *recorded.server_info)) {
-    run.server_info_drift = DriftDetails(json::Diff(*recorded.server_info, init.server_info));
-    Error error = Refuse("server.server_info_mismatch",
-                         "the observed serverInfo differs from the reviewed one");
-    error.details["pointers"] = run.server_info_drift;
+  Status same = CompareNegotiated(recorded.protocol_version, *recorded.server_info, init.protocol_version,
+                                  init.server_info);
+  if (!same.ok() && same.error().code == "server.server_info_mismatch") {
+    run.server_info_drift = same.error().details["pointers"];
     // Values stay out of details (--json, evidence): only the text for people shows them.
     run.result->for_people["serverInfo"] = ServerInfoDifferences(*recorded.server_info, init.server_info);
-    return error;
   }
-  return OkStatus();
+  return same;
 }
 
 // Modern era: tool-list changes arrive only on a subscription, so it must stand before

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "catalog/catalog.h"
+#include "gate/comparison.h"
 #include "gate/internal/details.h"
 #include "gate/internal/run.h"
 #include "gate/state_store.h"
@@ -55,40 +56,29 @@ Status Gate::StepList(Run& run) {
 // canonical bytes for the comparison. The listing was read lean: names and bytes, no Tool
 // built (every transport reads a RequestToolList answer lean, see TransportCallbacks).
 Status Gate::SelectLiveTool(Run& run, const mcp::ToolPages& pages) {
-  std::size_t occurrences = 0;
-  std::string_view bytes;
-  std::size_t max_depth = json::kDefaultMaxDepth;
+  std::vector<ListedTool> listing;
   for (const auto& lean : pages.lean) {
     if (lean == nullptr) continue;
     for (const json::RawElement& tool : lean->tools) {
-      if (!tool.is_object || tool.name != run.binding.tool) continue;
-      if (occurrences++ == 0) {
-        bytes = lean->Bytes(tool);
-        max_depth = lean->max_depth;
-      }
+      std::optional<std::string_view> name;
+      if (tool.is_object && tool.name) name = *tool.name;
+      listing.push_back({name, lean->Bytes(tool), lean->max_depth});
     }
   }
-  if (occurrences == 0) return Refuse("catalog.tool_missing", "the selected tool is absent from the live catalog");
-  if (occurrences > 1) {
-    return Refuse("catalog.tool_duplicate", "the selected tool name occurs more than once in the live catalog");
-  }
-  json::ParseOptions options;
-  options.max_depth = max_depth;
-  auto canonical = json::CanonicalizeText(bytes, options);
-  // Bytes the listing already accepted cannot fail here; if they did, nothing is forwarded.
-  if (!canonical.ok()) return Refuse("catalog.tool_drift", "the live Tool object cannot be canonicalized");
-  run.live_tool_canonical = std::move(canonical).value();
+  UDON_ASSIGN_OR_RETURN(SelectedTool selected, SelectListedTool(listing, run.binding.tool));
+  run.live_tool_canonical = std::move(selected.canonical);
   run.live_tool_sha256 = base::Sha256Hex(run.live_tool_canonical);
-  run.live_tool_bytes = std::string(bytes);
+  run.live_tool_bytes = std::string(selected.bytes);
   return OkStatus();
 }
 
 Status Gate::StepCompare(Run& run) {
-  if (run.live_tool_canonical != run.compiled->canonical) {
+  Status same = CompareReviewedTool({run.live_tool_bytes, run.live_tool_canonical}, run.compiled->canonical);
+  if (!same.ok()) {
     // Only a drifted Tool is built, for the pointers of its differences.
     auto live = json::Parse(run.live_tool_bytes);
     run.drift = DriftDetails(json::Diff(*run.location.tool, live.ok() ? *live : json::Value()));
-    Error error = Refuse("catalog.tool_drift", "the live Tool object differs from the reviewed one");
+    Error error = std::move(same).error();
     error.details["pointers"] = run.drift;
     return error;
   }

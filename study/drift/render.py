@@ -1,9 +1,9 @@
-"""Renders the drift study's numbers (report.py) as docs/drift-study.md and its HTML twin.
+"""Renders the drift study's numbers (report.py) as docs/drift-study.md. Its HTML pages, one
+per server, are `udon-mcp evidence drift`'s own (report.py writes them): one renderer.
 
 Every number printed comes from the results document; the prose of the conclusions is
 study/drift/conclusions.md, whose {placeholders} are filled from the same numbers.
 """
-import html
 import os
 import re
 
@@ -40,6 +40,7 @@ def numbers(r):
         "version_stale_pct": pct(v["catalogChangedVersionUnchanged"], v["catalogChanged"]),
         "version_changed_catalog_same": v["versionChangedCatalogUnchanged"],
     }
+    n.update(gate_numbers(r.get("gate")))
     n["legacy_2024"] = r["dataset"].get("protocolVersions", {}).get("2024-11-05", 0)
     exact = rules["exact"]["refusedPairs"]
     n["exact"] = exact
@@ -56,6 +57,9 @@ def numbers(r):
     changes = {x["rule"]: x["avoidedChanges"] for x in r["rules"]}
     hints = [(what, c) for what, c in changes.get("ignore_annotations", {}).items() if "Hint " in what]
     n["hint_changes"] = sum(c for _, c in hints)
+    n["default_hints"] = sum(c for what, c in hints if restates_default(what))
+    n["prompt_text_only"] = r.get("pairsPromptTextOnly", 0)
+    n["prompt_text_only_pct"] = pct(n["prompt_text_only"], r["catalogChangedPairs"])
     n["less_safe_hints"] = sum(c for what, c in hints if hint_direction(what) < 0)
     n["more_safe_hints"] = sum(c for what, c in hints if hint_direction(what) > 0)
     n["new_optional_params"] = changes.get("accept_widened_input", {}).get(
@@ -63,6 +67,27 @@ def numbers(r):
     n["doc_descriptions"] = sum(c for what, c in changes.get("ignore_documentation", {}).items()
                                 if "`description`" in what)
     n["doc_changes"] = sum(changes.get("ignore_documentation", {}).values())
+    return n
+
+
+def gate_numbers(g):
+    """The gate's figures conclusions.md may name (report.py's gate summary)."""
+    if not g or not g.get("pairs"):
+        return {}
+    at = g["refusedAt"]
+    rules = {x["rule"]: x for x in g["rules"]}
+    n = {"gate_refused": g["refusedPairs"], "gate_refused_pct": pct(g["refusedPairs"], g["pairs"]),
+         "gate_at_protocol": at["protocol_version"], "gate_at_server_info": at["server_info"],
+         "gate_at_catalog": at["catalog"], "gate_passed": at["none"],
+         "gate_protocol_differ": g["capturedProtocolVersionsDiffer"],
+         "gate_server_info_only": g["serverInfoOnly"], "gate_version_only": g["versionOnly"],
+         "gate_tools": g["toolsReviewed"], "gate_tools_refused": g["toolsRefused"],
+         "gate_tools_refused_pct": pct(g["toolsRefused"], g["toolsReviewed"]),
+         "gate_catalog_changed_no_tool": g["catalogChangedNoToolRefused"],
+         "gate_version_member": g["serverInfoMembers"].get("version", 0)}
+    for name, row in rules.items():
+        n["gate_refused_" + name] = row["refusedPairs"]
+        n["gate_avoided_" + name] = row["avoided"]
     return n
 
 
@@ -87,6 +112,19 @@ def hint_direction(what):
     if before == after:
         return 0
     return 1 if after == HINT_SAFE[hint] else -1
+
+
+def restates_default(what):
+    """A hint set, where it was absent, to the value MCP assumes when it is absent."""
+    try:
+        hint, old, _, new = what.split(" ")
+    except ValueError:
+        return False
+    return hint in HINT_DEFAULT and old == "absent" and new == json_bool(HINT_DEFAULT[hint])
+
+
+def json_bool(value):
+    return "true" if value else "false"
 
 
 class _Default(dict):
@@ -118,16 +156,17 @@ def sections(r):
     out.append(("Why releases could not be captured", [
         "Stage and stable code of each failure (data/index.json holds each release's reason)."],
         ["reason", "releases"], [[k, v] for k, v in d["failuresByReason"].items()]))
-    srows = [[s["server"], s["releases"], s["pairs"], s["catalogChanged"],
+    srows = [["[%s](drift-study/%s.html)" % (s["server"], s["server"]), s["releases"], s["pairs"], s["catalogChanged"],
               pct(s["catalogChanged"], s["pairs"]), bar(s["catalogChanged"], s["pairs"], 20),
-              s["catalogChangedVersionUnchanged"]] for s in r["servers"]]
+              s["catalogChangedVersionUnchanged"], s.get("gateRefused", 0)] for s in r["servers"]]
     out.append(("How often the catalog changes between releases", [
-        "A pair is two consecutive captured releases of one server (a release that could "
-        "not be captured is skipped, so its neighbours form the pair). %d pairs, %d with a "
+        "A pair is two consecutive captured releases of one server: consecutive among the "
+        "stable releases the registry serves and servers.json lists (at most the last 25; a "
+        "release that could not be captured is skipped, so its neighbours form the pair). %d pairs, %d with a "
         "catalog change (%s)." % (r["pairs"], r["catalogChangedPairs"],
                                   pct(r["catalogChangedPairs"], r["pairs"]))],
-        ["server", "releases", "pairs", "catalog changed", "share", "", "version unchanged"],
-        srows))
+        ["server", "releases", "pairs", "catalog changed", "share", "", "version unchanged",
+         "gate refuses"], srows))
     krows = [[k, v["pairs"], pct(v["pairs"], r["pairs"]), bar(v["pairs"], r["pairs"], 20),
               v["tools"], v["differences"]] for k, v in r["kinds"].items()]
     out.append(("Which kinds", [
@@ -144,7 +183,9 @@ def sections(r):
          ["  of which the description is the only change", tc["descriptionOnly"]],
          ["  of which with a schema change too", tc["descriptionWithSchema"]],
          ["with a schema change", tc["withSchema"]],
-         ["pairs whose tools changed descriptions but no schema", r["pairsDescriptionWithoutSchema"]]]))
+         ["pairs whose tools changed descriptions but no schema", r["pairsDescriptionWithoutSchema"]],
+         ["pairs whose catalog changed only in text the model reads (tool description or "
+          "title, schema documentation keywords)", r.get("pairsPromptTextOnly", 0)]]))
     v = r["serverVersion"]
     out.append(("Does serverInfo.version identify the catalog?", [
         "Stale: the catalog changed and serverInfo.version did not."],
@@ -153,13 +194,17 @@ def sections(r):
          ["catalog changed, version unchanged (stale)", v["catalogChangedVersionUnchanged"]],
          ["version changed, catalog unchanged", v["versionChangedCatalogUnchanged"]]]
         + [["stale in " + name, ", ".join(pairs)] for name, pairs in _by_server(v["stalePairs"])]))
+    out += gate_sections(r)
+    out += threat_sections(r)
     rrows = [[x["rule"], x["ignores"], x["refusedPairs"], x["avoided"],
               pct(x["avoided"], r["rules"][0]["refusedPairs"]),
               ", ".join("%s %d" % kv for kv in x["avoidedPairsShowed"].items())]
              for x in r["rules"]]
     out.append(("The rule table: refusals each relaxation would have avoided", [
-        "refused: pairs the rule refuses (a pinned manifest of the older release would not "
-        "be accepted for the newer one); avoided: refusals of the exact rule the relaxation "
+        "The whole-catalog rules, which compare Tool objects only (not serverInfo or the "
+        "protocol version, and the whole catalog rather than the called tool: the gate's own "
+        "verdicts are the tables above). refused: pairs the rule refuses; avoided: refusals "
+        "of the exact rule the relaxation "
         "lifts; the last column lists the kinds present in the pairs it would have let "
         "through (pairs showing each), which a reviewer would then not see."],
         ["rule", "ignores", "refused", "avoided", "of exact", "kinds in the avoided pairs"],
@@ -172,6 +217,102 @@ def sections(r):
         "differences): what a reviewer would no longer be shown."],
         ["rule", "changes let through"], crow))
     return out
+
+
+def gate_sections(r):
+    """What the gate itself refuses: the first step that refuses, per pair, and what each
+    serverInfo relaxation would have let through."""
+    g = r.get("gate")
+    if not g or not g.get("pairs"):
+        return []
+    at = g["refusedAt"]
+    steps = [["3 protocol version", at["protocol_version"], pct(at["protocol_version"], g["pairs"])],
+             ["3 serverInfo", at["server_info"], pct(at["server_info"], g["pairs"])],
+             ["4-5 a reviewed tool missing or changed", at["catalog"], pct(at["catalog"], g["pairs"])],
+             ["none: every reviewed tool's call goes through", at["none"], pct(at["none"], g["pairs"])]]
+    members = [["serverInfo." + m, c] for m, c in g["serverInfoMembers"].items()]
+    tools = [["reviewed tools (all pairs)", g["toolsReviewed"]],
+             ["refused by steps 4-5 (were step 3 to pass)", g["toolsRefused"]]] + \
+            [["  " + code, c] for code, c in g["toolRefusals"].items()] + \
+            [["pairs whose catalog changed but no reviewed tool did (order, additions)",
+              g["catalogChangedNoToolRefused"]],
+             ["pairs refused by serverInfo alone (no reviewed tool changed)", g["serverInfoOnly"]],
+             ["  of which serverInfo.version is the only difference", g["versionOnly"]],
+             ["pairs whose captured protocol versions differ", g["capturedProtocolVersionsDiffer"]]]
+    rows = [[x["rule"], x["ignores"], x["refusedPairs"], x["avoided"], pct(x["avoided"], g["refusedPairs"]),
+             "; ".join("%s %d" % kv for kv in x["letThrough"].items()) or "-"] for x in g["rules"]]
+    return [
+        ("What the gate refuses, step by step", [
+            "A manifest reviewed (captured) for one release, with the next release as the live "
+            "server: the step of the gate (src/gate/gate.h) that refuses first. The comparisons "
+            "are the gate's own functions (src/gate/comparison.h), called by `udon-mcp evidence "
+            "drift` on the later capture. Step 3 refuses every call on a different negotiated "
+            "protocol version or serverInfo; steps 4-5 refuse the calls of reviewed tools that "
+            "are missing, duplicated or changed, and nothing else (an added tool or a new order "
+            "refuses no reviewed call). The gate asks for the reviewed protocol revision; a "
+            "release is taken to answer it when its own newest revision is the same or newer "
+            "(as the MCP SDKs do), so captured revisions that differ refuse only when the later "
+            "release's is older."],
+            ["first refusing step", "pairs", "of all pairs"], steps),
+        ("Which serverInfo members differ", [
+            "Pairs in which each member of serverInfo differs (several per pair possible)."],
+            ["member", "pairs"], members),
+        ("Tools and the gate's catalog steps", [
+            "Per reviewed tool of the older release: what steps 4 and 5 decide with the newer "
+            "release live."], ["measure", "count"], tools),
+        ("Relaxing the serverInfo comparison", [
+            "Each row drops serverInfo members from both sides before the gate's own step-3 "
+            "comparison; refused: pairs the gate still refuses at any step; let through: the "
+            "serverInfo members that differed in the pairs the relaxation lets through "
+            "(pairs showing each), which nobody would then see."],
+            ["rule", "ignores", "refused", "avoided", "of the gate's", "let through"], rows)]
+
+
+def threat_sections(r):
+    t = r.get("threats")
+    if not t:
+        return []
+    sdk = t["sdk"]
+    b = t["bootstrap"]
+    ci = [[what, x["rate"], "%s%% to %s%%" % (x["low"], x["high"]), x["servers"]]
+          for what, x in (("catalog changed (whole catalog)", b["catalogChanged"]),
+                          ("the gate refuses", b["gateRefused"]))]
+    env = [[marker, ", ".join(x["servers"]) or "-", x["releases"]] for marker, x in t["environment"].items()]
+    return [
+        ("Threats to validity: headline rates over servers", [
+            "Pairs are not independent: a few servers give most of them. A 95%% interval from a "
+            "bootstrap over servers (servers resampled with replacement, %d rounds, seed %d; "
+            "the rate is pairs over pairs of the resampled servers): the same data give the "
+            "same interval." % (b["gateRefused"]["rounds"], b["gateRefused"]["seed"])],
+            ["rate (% of pairs)", "point", "95% interval", "servers"], ci),
+        ("Threats to validity: SDK-driven and server-driven changes", [
+            "A release installed today resolves its dependency ranges today, so releases with "
+            "a ranged SDK dependency are captured with the same, newest SDK, and releases that "
+            "pin it with their own. From each install's committed lock file: a tool change "
+            "whose every pointer is a member the TypeScript SDK writes (`$schema`, "
+            "`execution`) between installs whose SDK versions differ is the SDK's; one with "
+            "some such pointers is mixed; the rest are the server's. Releases that bundle the "
+            "SDK (no SDK in the lock file) count as unknown SDK, so as server-driven."],
+            ["measure", "count"],
+            [["tool changes", sdk["toolChanges"]], ["SDK-driven", sdk["sdkDriven"]],
+             ["mixed", sdk["mixed"]], ["server-driven", sdk["serverDriven"]],
+             ["  of which SDK-shaped with the same SDK", sdk["sdkShapedSameSdk"]],
+             ["pairs", sdk["pairs"]], ["pairs whose installs' SDK versions differ", sdk["pairsSdkChanged"]],
+             ["pairs with an SDK version unknown (bundled, or no lock file)", sdk["pairsSdkUnknown"]]]),
+        ("Threats to validity: catalogs that depend on where they run", [
+            "Captured releases whose catalog holds the study's start directory, the operating "
+            "system or the shell (study/drift/threats.py names the patterns). Such a catalog "
+            "differs from machine to machine, so its manifest is only valid where it was "
+            "captured: a fact Stage 2's identity rules must face."],
+            ["what the catalog holds", "servers", "captured releases"], env),
+        ("Result mapping: declared output schemas", [
+            "Each server's last captured release: how many tools declare `outputSchema` (what a "
+            "UWS step can map a structured result by). Whether results validate needs calls, "
+            "which the study does not make."],
+            ["measure", "count"],
+            [["servers", t["outputSchemas"]["servers"]], ["tools", t["outputSchemas"]["tools"]],
+             ["tools declaring outputSchema", t["outputSchemas"]["withOutputSchema"]],
+             ["servers with any", ", ".join(t["outputSchemas"]["serversWithAny"]) or "-"]])]
 
 
 def _by_server(pairs):
@@ -197,6 +338,31 @@ HEAD = ("# What drifts in real MCP servers, release by release\n\n"
         "Do not edit: run the command again.\n")
 
 
+EXAMPLES_INTRO = ("Real changes from the committed captures. Descriptions as `udon-mcp evidence drift "
+                  "--show` gives them, escaped as `review --show` escapes them, long ones cut in the "
+                  "middle; other kinds by tool and pointer (up to four).")
+
+
+def _indented(text):
+    """An indented Markdown code block: nothing inside is read as Markdown."""
+    return "\n".join("    " + line for line in (text or "(none)").split("\n"))
+
+
+def markdown_examples(r):
+    e = r.get("examples")
+    if not e:
+        return ""
+    out = ["## Examples\n\n" + EXAMPLES_INTRO + "\n"]
+    for d in e["descriptions"]:
+        out.append("**`tool.description`, %s** (%s %s → %s, `%s`, %d → %d characters). Before:\n\n%s\n\nAfter:\n\n%s\n"
+                   % (d["why"], d["server"], d["from"], d["to"], d["tool"].replace("`", "'"),
+                      d["beforeChars"], d["afterChars"], _indented(d["before"]), _indented(d["after"])))
+    rows = [[kind, "%s %s → %s" % (x["server"], x["from"], x["to"]), x["tool"], ", ".join(x["pointers"])]
+            for kind, xs in e["kinds"].items() for x in xs]
+    out.append(_md_table(["kind", "release pair", "tool", "pointers"], rows) + "\n")
+    return "\n".join(out)
+
+
 def markdown(r):
     parts = [HEAD.format(command=r["command"])]
     text = conclusions(r)
@@ -204,71 +370,7 @@ def markdown(r):
         parts.append(text.rstrip() + "\n")
     for heading, intro, header, rows in sections(r):
         parts.append("## %s\n\n%s\n\n%s\n" % (heading, "\n".join(intro), _md_table(header, rows)))
+    examples = markdown_examples(r)
+    if examples:
+        parts.append(examples)
     return "\n".join(parts)
-
-
-def _inline(text):
-    """The little Markdown conclusions.md uses: `code`, **bold**, paragraphs, - lists."""
-    out = []
-    for block in text.split("\n\n"):
-        lines = block.strip().splitlines()
-        if not lines:
-            continue
-        if lines[0].startswith("#"):
-            level = len(lines[0]) - len(lines[0].lstrip("#"))
-            out.append("<h%d>%s</h%d>" % (level, _span(lines[0].lstrip("# ")), level))
-            lines = lines[1:]
-            if not lines:
-                continue
-        if all(ln.startswith(("- ", "  ")) for ln in lines):
-            items, cur = [], []
-            for ln in lines:
-                item = ln.lstrip().startswith("- ")
-                if item and cur:
-                    items.append(" ".join(cur))
-                    cur = []
-                cur.append(ln.lstrip()[2:] if item else ln.strip())
-            items.append(" ".join(cur))
-            out.append("<ul>" + "".join("<li>%s</li>" % _span(i) for i in items) + "</ul>")
-        else:
-            out.append("<p>%s</p>" % _span(" ".join(lines)))
-    return "\n".join(out)
-
-
-def _span(text):
-    s = html.escape(text)
-    s = re.sub(r"`([^`]+)`", r"<code>\1</code>", s)
-    return re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", s)
-
-
-STYLE = """body{font:15px/1.5 system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#1b1f24}
-table{border-collapse:collapse;margin:.5em 0 1.5em}th,td{border:1px solid #d0d7de;padding:.25em .6em;text-align:left;vertical-align:top}
-th{background:#f6f8fa}td.n{text-align:right;font-variant-numeric:tabular-nums}code{background:#f6f8fa;padding:0 .2em}
-.bar{display:inline-block;height:.8em;background:#4c78a8}.bg{display:inline-block;width:160px;background:#e8edf3}"""
-
-
-def _cell(c):
-    s = str(c)
-    if s and set(s) <= {"█", "·"}:
-        filled = s.count("█") / len(s)
-        return '<td><span class="bg"><span class="bar" style="width:%dpx"></span></span></td>' % round(160 * filled)
-    cls = ' class="n"' if isinstance(c, int) or s.endswith("%") else ""
-    return "<td%s>%s</td>" % (cls, html.escape(s))
-
-
-def html_page(r):
-    body = ["<h1>What drifts in real MCP servers, release by release</h1>",
-            "<p>Generated by <code>%s</code> from the committed captures in study/drift/data. "
-            "Do not edit: run the command again.</p>" % html.escape(r["command"])]
-    text = conclusions(r)
-    if text:
-        body.append(_inline(text))
-    for heading, intro, header, rows in sections(r):
-        body.append("<h2>%s</h2>" % html.escape(heading))
-        body += ["<p>%s</p>" % _span(i) for i in intro]
-        body.append("<table><tr>%s</tr>%s</table>" % (
-            "".join("<th>%s</th>" % html.escape(h) for h in header),
-            "".join("<tr>%s</tr>" % "".join(_cell(c) for c in row) for row in rows)))
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            "<title>MCP drift study</title><style>%s</style></head><body>\n%s\n</body></html>\n"
-            % (STYLE, "\n".join(body)))

@@ -3,7 +3,8 @@
 
 Runs `udon-mcp evidence drift DIR --json` on each server's series (data/<package>/,
 whose index.json lists its captured releases in release order), adds up the per-server
-reports and writes the study's numbers (JSON), docs/drift-study.md and its HTML version.
+reports and writes the study's numbers (JSON), docs/drift-study.md and, by `udon-mcp evidence drift`
+itself, one HTML page per server in docs/drift-study/.
 The output depends only on the committed data and the udon-mcp build: no clock, no
 registry. Python 3 standard library only.
 """
@@ -26,6 +27,11 @@ RULE_IGNORES = {
     "all_relaxations": "the union of the above",
 }
 SCHEMA_PREFIXES = ("input_schema.", "output_schema.")
+CATALOG_PREFIXES = ("tool.", "input_schema.", "output_schema.", "catalog.")
+# Text the model reads and nothing else: a pair whose catalog kinds are all among these
+# changed the prompt only (the counterfactual for prompt text).
+PROMPT_TEXT_KINDS = {"tool.description", "tool.title", "input_schema.documentation",
+                     "output_schema.documentation"}
 # The kinds each relaxation ignores (a kind matches a name equal to it or below it).
 RULE_KINDS = {
     "ignore_documentation": ["input_schema.documentation", "output_schema.documentation"],
@@ -172,6 +178,9 @@ def pair_numbers(server, report, acc):
         if "tool.description" in tool_kinds and not any(
                 k.startswith(SCHEMA_PREFIXES) for k in tool_kinds):
             acc["pairsDescriptionWithoutSchema"] += 1
+        catalog_kinds = {k for k in kinds if k.startswith(CATALOG_PREFIXES)}
+        if catalog_kinds and catalog_kinds <= PROMPT_TEXT_KINDS:
+            acc["pairsPromptTextOnly"] += 1
         if pair.get("catalogChanged") and not pair.get("serverVersionChanged"):
             acc["staleVersionPairs"].append("%s %s -> %s" % (
                 server, labels[pair["from"]], labels[pair["to"]]))
@@ -180,6 +189,74 @@ def pair_numbers(server, report, acc):
                 hidden = acc["avoided"].setdefault(rule, {})
                 for kind in kinds:
                     bump(hidden, kind)
+
+
+SERVER_INFO_RULE_WORDS = {
+    "exact": "nothing (the gate's rule)",
+    "ignore_version": "serverInfo.version",
+    "ignore_display": "serverInfo.title, description, websiteUrl, icons",
+    "name_only": "every serverInfo member but name",
+    "ignore_server_info": "serverInfo entirely",
+}
+
+
+SERVER_INFO_RULE_ORDER = list(SERVER_INFO_RULE_WORDS)
+
+
+def gate_numbers(server, report, acc):
+    """The gate's verdicts (each pair's `gate`, computed by the gate's own comparison in
+    `udon-mcp evidence drift`): the step that refuses first, per pair, and what each
+    serverInfo relaxation would have let through."""
+    labels = [s.get("label") for s in report.get("series", [])]
+    for pair in report.get("pairs", []):
+        g = pair.get("gate")
+        if g is None:
+            continue
+        acc["pairs"] += 1
+        step = g["refusedAt"] or "none"
+        bump(acc["refusedAt"], step)
+        acc["capturedProtocolVersionsDiffer"] += g["capturedProtocolVersionsDiffer"]
+        acc["toolsReviewed"] += g["toolsReviewed"]
+        acc["toolsRefused"] += g["toolsRefused"]
+        for code, n in g["toolRefusals"].items():
+            bump(acc["toolRefusals"], code, n)
+        for member in g["serverInfoMembers"]:
+            bump(acc["serverInfoMembers"], member)
+        if step == "server_info" and not g["toolsRefused"]:
+            acc["serverInfoOnly"] += 1
+            if g["serverInfoMembers"] == ["version"]:
+                acc["versionOnly"] += 1
+        if pair.get("catalogChanged") and not g["toolsRefused"]:
+            acc["catalogChangedNoToolRefused"] += 1
+        if step == "none" and pair.get("catalogChanged"):
+            acc["passedWithCatalogChange"].append("%s %s -> %s" % (server, labels[pair["from"]], labels[pair["to"]]))
+        for rule, verdict in g["serverInfoRules"].items():
+            r = acc["rules"].setdefault(rule, {"refusedPairs": 0, "letThrough": {}})
+            r["refusedPairs"] += verdict is not None
+            if g["refusedAt"] is not None and verdict is None:
+                for member in g["serverInfoMembers"] or ["(protocol version)"]:
+                    bump(r["letThrough"], "serverInfo." + member)
+
+
+def gate_summary(acc):
+    exact = acc["rules"].get("exact", {}).get("refusedPairs", 0)
+    rules = [{"rule": rule, "ignores": SERVER_INFO_RULE_WORDS.get(rule, rule),
+              "refusedPairs": r["refusedPairs"], "avoided": exact - r["refusedPairs"],
+              "letThrough": dict(sorted(r["letThrough"].items(), key=lambda kv: (-kv[1], kv[0])))}
+             for rule, r in sorted(acc["rules"].items(), key=lambda kv: SERVER_INFO_RULE_ORDER.index(kv[0]))]
+    out = dict(acc, rules=rules, refusedPairs=exact)
+    out["refusedAt"] = {k: acc["refusedAt"].get(k, 0)
+                        for k in ("protocol_version", "server_info", "catalog", "none")}
+    out["serverInfoMembers"] = dict(sorted(acc["serverInfoMembers"].items(), key=lambda kv: (-kv[1], kv[0])))
+    out["toolRefusals"] = dict(sorted(acc["toolRefusals"].items()))
+    return out
+
+
+def new_gate_acc():
+    return {"pairs": 0, "refusedAt": {}, "capturedProtocolVersionsDiffer": 0, "toolsReviewed": 0,
+            "toolsRefused": 0, "toolRefusals": {}, "serverInfoMembers": {}, "serverInfoOnly": 0,
+            "versionOnly": 0, "catalogChangedNoToolRefused": 0, "passedWithCatalogChange": [],
+            "rules": {}}
 
 
 def diff_pair(udon, directory, labels, pair):
@@ -216,6 +293,7 @@ def avoided_changes(udon, directory, report, acc):
 
 def aggregate(reports, dataset, changes=None):
     acc = {"pairs": 0, "catalogChanged": 0, "kinds": {}, "pairsDescriptionWithoutSchema": 0,
+           "pairsPromptTextOnly": 0,
            "staleVersionPairs": [], "avoided": {},
            "tools": {"toolChanges": 0, "withDescription": 0, "descriptionWithoutSchema": 0,
                      "descriptionWithSchema": 0, "descriptionOnly": 0, "withSchema": 0}}
@@ -223,14 +301,18 @@ def aggregate(reports, dataset, changes=None):
     version = {"pairs": 0, "catalogChanged": 0, "catalogChangedVersionUnchanged": 0,
                "versionChangedCatalogUnchanged": 0}
     servers = []
+    gate = new_gate_acc()
     for name, report in reports:
         pair_numbers(name, report, acc)
+        gate_numbers(name, report, gate)
         tool_change_numbers(report, acc["tools"])
         row = {"server": name, "releases": len(report.get("series", [])),
                "pairs": len(report.get("pairs", [])),
                "catalogChanged": sum(1 for p in report.get("pairs", []) if p.get("catalogChanged")),
                "toolsSeen": len(report.get("tools", [])),
                "toolCounts": [s.get("toolCount") for s in report.get("series", [])],
+               "gateRefused": sum(1 for p in report.get("pairs", [])
+                                  if p.get("gate", {}).get("refusedAt") is not None),
                "rules": {}}
         for r in report.get("rules", []):
             if r["rule"] in rules:
@@ -256,8 +338,28 @@ def aggregate(reports, dataset, changes=None):
             "pairs": acc["pairs"], "catalogChangedPairs": acc["catalogChanged"],
             "kinds": kinds, "toolChanges": acc["tools"],
             "pairsDescriptionWithoutSchema": acc["pairsDescriptionWithoutSchema"],
+            "pairsPromptTextOnly": acc["pairsPromptTextOnly"],
             "serverVersion": dict(version, stalePairs=acc["staleVersionPairs"]),
-            "rules": rule_rows, "servers": servers}
+            "rules": rule_rows, "gate": gate_summary(gate), "servers": servers}
+
+
+def threat_numbers(reports, results, dataset, index, data, chosen):
+    import threats  # noqa: E402 (beside this file)
+    packages = {name: s["package"] for name, s in dataset["byServer"].items()}
+    return {"sdk": threats.sdk_split(reports, data, packages),
+            "bootstrap": {"catalogChanged": threats.bootstrap(results["servers"], "catalogChanged"),
+                          "gateRefused": threats.bootstrap(results["servers"], "gateRefused")},
+            "environment": threats.environment_dependent(data, index, chosen),
+            "outputSchemas": threats.output_schemas(data, index, chosen)}
+
+
+def example_texts(udon, reports, results, dataset, data):
+    import examples  # noqa: E402 (beside this file)
+    servers = [(name, os.path.join(data, dataset["byServer"][name]["package"])) for name, _ in reports]
+    kinds = [k for k in results["kinds"] if k.startswith(("tool.", "input_schema.", "output_schema."))
+             and k != "tool.description"]
+    return {"descriptions": examples.description_examples(udon, servers),
+            "kinds": examples.kind_examples(reports, kinds)}
 
 
 # --------------------------------------------------------------------- main
@@ -268,7 +370,7 @@ def main():
     ap.add_argument("--server", action="append", help="only this server (repeatable)")
     ap.add_argument("--json", help="write the study's numbers here")
     ap.add_argument("--md", help="write the Markdown report here")
-    ap.add_argument("--html", help="write the HTML report here")
+    ap.add_argument("--html-dir", help="write each server's HTML page here (udon-mcp evidence drift -o)")
     ap.add_argument("--check", help="compare the numbers with this committed file; exit 1 if they differ")
     ap.add_argument("--command", default="study/drift/report.sh",
                     help="the command line the report names as its source")
@@ -284,15 +386,16 @@ def main():
             reports.append((name, rep))
             avoided_changes(args.udon, directory, rep, changes)
     results = aggregate(reports, dataset, changes)
+    results["threats"] = threat_numbers(reports, results, dataset, index, args.data, chosen)
+    results["examples"] = example_texts(args.udon, reports, results, dataset, args.data)
     results["command"] = args.command
     if args.json:
         write_text(args.json, json.dumps(results, indent=2, ensure_ascii=False) + "\n")
-    if args.md or args.html:
+    if args.md:
         import render  # noqa: E402 (beside this file)
-        if args.md:
-            write_text(args.md, render.markdown(results))
-        if args.html:
-            write_text(args.html, render.html_page(results))
+        write_text(args.md, render.markdown(results))
+    if args.html_dir:
+        write_pages(args.udon, args.data, dataset, [name for name, _ in reports], args.html_dir)
     if args.check:
         want = read_json(args.check)
         if want != results:
@@ -300,9 +403,20 @@ def main():
             sys.exit("report: the numbers differ from %s in: %s"
                      % (os.path.basename(args.check), ", ".join(diff_keys)))
         print("report: the numbers match %s" % os.path.basename(args.check))
-    if not (args.json or args.md or args.html or args.check):
+    if not (args.json or args.md or args.html_dir or args.check):
         json.dump(results, sys.stdout, indent=2, ensure_ascii=False)
         print()
+
+
+def write_pages(udon, data, dataset, names, directory):
+    """Each server's page, written by `udon-mcp evidence drift` itself (the one renderer)."""
+    os.makedirs(directory, exist_ok=True)
+    for name in names:
+        series = os.path.join(data, dataset["byServer"][name]["package"])
+        out = subprocess.run([udon, "evidence", "drift", series, "-o", os.path.join(directory, name + ".html")],
+                             capture_output=True, text=True)
+        if out.returncode != 0:
+            sys.exit("report: udon-mcp evidence drift -o failed on %s (exit %d)" % (name, out.returncode))
 
 
 def write_text(path, text):

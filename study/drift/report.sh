@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The drift study's report: `udon-mcp evidence drift --json` on each server's committed
 # captures, added up into study/drift/results.json, docs/drift-study.md and
-# docs/drift-study.html. No registry, no clock: the same data and build give the same bytes.
+# docs/drift-study/<server>.html (each written by udon-mcp evidence drift itself). No registry, no
+# clock: the same data and build give the same bytes.
 # Usage: study/drift/report.sh            the whole study
 #        study/drift/report.sh --slice    the offline slice CI checks (three servers), written
 #                                         to study/drift/slice.json
@@ -24,6 +25,6 @@ case "${1:-}" in
       --command "study/drift/report.sh --slice" --json "$here/slice.json" ;;
   "")
     exec python3 "$here/report.py" --udon "$UDON_MCP" --command "study/drift/report.sh" \
-      --json "$here/results.json" --md "$repo/docs/drift-study.md" --html "$repo/docs/drift-study.html" ;;
+      --json "$here/results.json" --md "$repo/docs/drift-study.md" --html-dir "$repo/docs/drift-study" ;;
   *) echo "usage: study/drift/report.sh [--slice [--check]]" >&2; exit 2 ;;
 esac

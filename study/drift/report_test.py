@@ -153,10 +153,57 @@ class AggregateTest(unittest.TestCase):
         md = render.markdown(self.r)
         self.assertIn("`study/drift/report.sh`", md)
         self.assertIn("| tool.description | 2 | 66.7% |", md)
-        page = render.html_page(self.r)
-        self.assertTrue(page.startswith("<!DOCTYPE html>"))
-        self.assertIn("<code>study/drift/report.sh</code>", page)
-        self.assertNotIn("<script", page)
+        self.assertIn("[s](drift-study/s.html)", md)
+
+
+class GateNumbersTest(unittest.TestCase):
+    """The gate's per-pair verdicts (computed by udon-mcp) added up as the report says."""
+
+    def verdict(self, at, members=(), refused=0, rules=None):
+        rules = rules or {}
+        return {"refusedAt": at, "capturedProtocolVersionsDiffer": False,
+                "serverInfoMembers": list(members), "toolsReviewed": 2, "toolsRefused": refused,
+                "toolRefusals": {"catalog.tool_drift": refused} if refused else {},
+                "serverInfoRules": {r: rules.get(r, at) for r in report.SERVER_INFO_RULE_ORDER}}
+
+    def test_steps_and_relaxations(self):
+        pairs = [dict(PAIRS[0], gate=self.verdict("catalog", refused=1)),
+                 dict(PAIRS[1], gate=self.verdict("server_info", ["version"], 1,
+                                                  {"ignore_version": "catalog", "name_only": "catalog",
+                                                   "ignore_server_info": "catalog"})),
+                 dict(PAIRS[2], gate=self.verdict("server_info", ["version"], 0,
+                                                  {"ignore_version": None, "name_only": None,
+                                                   "ignore_server_info": None}))]
+        acc = report.new_gate_acc()
+        report.gate_numbers("s", dict(REPORT, pairs=pairs), acc)
+        g = report.gate_summary(acc)
+        self.assertEqual(g["refusedAt"], {"protocol_version": 0, "server_info": 2, "catalog": 1, "none": 0})
+        self.assertEqual(g["refusedPairs"], 3)
+        self.assertEqual((g["serverInfoOnly"], g["versionOnly"]), (1, 1))
+        rules = {x["rule"]: x for x in g["rules"]}
+        self.assertEqual([x["rule"] for x in g["rules"]], report.SERVER_INFO_RULE_ORDER)
+        self.assertEqual(rules["ignore_version"]["avoided"], 1)
+        self.assertEqual(rules["ignore_version"]["letThrough"], {"serverInfo.version": 1})
+        self.assertEqual(rules["ignore_display"]["avoided"], 0)
+
+
+class ThreatsTest(unittest.TestCase):
+    def test_sdk_shaped_pointers(self):
+        import threats
+        self.assertTrue(threats.sdk_shaped("/inputSchema/$schema"))
+        self.assertTrue(threats.sdk_shaped("/execution/taskSupport"))
+        self.assertFalse(threats.sdk_shaped("/inputSchema/properties/execution/type"))
+        self.assertFalse(threats.sdk_shaped("/description"))
+
+    def test_bootstrap_is_seeded_and_brackets_the_rate(self):
+        import threats
+        rows = [{"pairs": 10, "x": 9}, {"pairs": 2, "x": 0}, {"pairs": 5, "x": 3}, {"pairs": 0, "x": 0}]
+        first, again = threats.bootstrap(rows, "x"), threats.bootstrap(rows, "x")
+        self.assertEqual(first, again)
+        self.assertEqual(first["rate"], 70.6)
+        self.assertEqual(first["servers"], 3)
+        self.assertLessEqual(first["low"], first["rate"])
+        self.assertGreaterEqual(first["high"], first["rate"])
 
 
 if __name__ == "__main__":

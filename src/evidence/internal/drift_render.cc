@@ -91,10 +91,12 @@ std::string VersionSentence(const json::Value& v) {
 }
 
 const char* kRuleText =
-    "Would the gate have refused the later release of each pair? The rule exact is the gate's: any difference in a "
-    "Tool object, an added, removed or renamed tool, or another order, pagination or number of occurrences. Each "
+    "Did the catalog change between the releases of each pair? The rule exact compares whole catalogs: any "
+    "difference in a Tool object, an added, removed or renamed tool, or another order, pagination or number of "
+    "occurrences. Each "
     "relaxation ignores the kinds it names; a pair stays refused while any other catalog difference remains. "
-    "serverInfo, the protocol version and the capture instants are not part of the comparison.";
+    "serverInfo, the protocol version and the capture instants are not part of this comparison (the gate "
+    "compares them first: see what the gate refuses), and the gate compares only the called tool.";
 
 std::string MarkdownRules(const json::Value& report) {
   std::string md = "## The rule table\n\n" + std::string(kRuleText) + "\n\n" +
@@ -109,6 +111,49 @@ std::string MarkdownRules(const json::Value& report) {
         Row({Cell(v["pairs"]), Cell(v["catalogChanged"]), Cell(v["catalogChangedVersionUnchanged"]),
              Cell(v["catalogChangedVersionChanged"]), Cell(v["versionChangedCatalogUnchanged"])});
   return md;
+}
+
+constexpr const char* kGateText =
+    "What the gate does with each release's manifest while the next release is the live server, by its own "
+    "comparisons (gate/comparison.h): the first step that refuses. Step 3 (protocol version, serverInfo) refuses "
+    "every call; steps 4-5 refuse the calls of reviewed tools that are missing or changed, nothing else. Each "
+    "serverInfo relaxation drops members before step 3.";
+
+const char* const kGateSteps[] = {"protocol_version", "server_info", "catalog"};
+
+// The gate's rows: per step, then per serverInfo relaxation (absent in older models: none).
+std::vector<std::vector<std::string>> GateRows(const json::Value& report) {
+  std::vector<std::vector<std::string>> rows;
+  if (!report.contains("gate")) return rows;
+  const json::Value& gate = report["gate"];
+  for (const char* step : kGateSteps) rows.push_back({std::string("refused at ") + step, Cell(gate["refusedAt"].value(step, 0))});
+  rows.push_back({"refused (any step)", Cell(gate["refusedPairs"])});
+  for (const json::Value& rule : gate["serverInfoRules"]) {
+    rows.push_back({"refused with serverInfo rule " + Cell(rule["rule"]), Cell(rule["refusedPairs"])});
+  }
+  return rows;
+}
+
+std::string MarkdownGate(const json::Value& report) {
+  const std::vector<std::vector<std::string>> rows = GateRows(report);
+  if (rows.empty()) return "";
+  std::string md = "\n## What the gate refuses\n\n" + std::string(kGateText) + "\n\n" + Header({"measure", "pairs"});
+  for (const auto& row : rows) md += Row(row);
+  return md;
+}
+
+std::string HtmlGate(const json::Value& report) {
+  const std::vector<std::vector<std::string>> rows = GateRows(report);
+  if (rows.empty()) return "";
+  std::vector<charts::Bar> bars;
+  for (const char* step : kGateSteps) {
+    const int pairs = report["gate"]["refusedAt"].value(step, 0);
+    bars.push_back({step, static_cast<double>(pairs), std::to_string(pairs) + " / " + report["gate"]["pairs"].dump()});
+  }
+  return "<h2>What the gate refuses</h2>\n<p>" + charts::Escape(kGateText) + "</p>\n" +
+         charts::BarChart(bars, "Pairs refused, by the first refusing step", static_cast<double>(report["pairs"].size()),
+                          "no pairs") +
+         HtmlTable({"measure", "pairs"}, rows);
 }
 
 std::string MarkdownSeries(const json::Value& report) {
@@ -260,7 +305,7 @@ std::string HtmlDescriptions(const json::Value& report) {
 
 std::string DriftReportMarkdown(const json::Value& report) {
   std::string md = "# udon-mcp drift report\n\n" + Intro(report) + "\n\n" + MarkdownRules(report) +
-                   MarkdownSeries(report);
+                   MarkdownGate(report) + MarkdownSeries(report);
   md += "\n## Tool histories\n\n" + Header({"tool", "history"});
   for (const json::Value& tool : report["tools"]) {
     md += Row({MarkdownValue(tool["name"]), History(report, tool["history"], &MarkdownValue)});
@@ -271,7 +316,7 @@ std::string DriftReportMarkdown(const json::Value& report) {
 
 std::string DriftReportHtml(const json::Value& report) {
   std::string html = internal::HtmlPageStart("udon-mcp drift report") + "<p>" + charts::Escape(Intro(report)) +
-                     "</p>\n" + HtmlRules(report) + HtmlSeriesAndPairs(report);
+                     "</p>\n" + HtmlRules(report) + HtmlGate(report) + HtmlSeriesAndPairs(report);
   std::vector<std::vector<std::string>> tools;
   for (const json::Value& tool : report["tools"]) tools.push_back({Shown(tool["name"]), History(report, tool["history"], &Shown)});
   html += "<h2>Tool histories</h2>\n" + HtmlTable({"tool", "history"}, tools);
