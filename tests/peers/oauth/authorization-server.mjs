@@ -39,6 +39,7 @@ import http from 'node:http';
 import { randomBytes } from 'node:crypto';
 import Provider, { errors } from 'oidc-provider';
 import { exportJWK, generateKeyPair } from 'jose';
+import { parseArgsOrExit, stopOnSignals } from '../http-bridge.mjs';
 
 const RESOURCE_SCOPES = 'mcp:tools mcp:admin';
 
@@ -86,13 +87,7 @@ function parseArgs(argv) {
   return options;
 }
 
-let options;
-try {
-  options = parseArgs(process.argv.slice(2));
-} catch (error) {
-  process.stderr.write(`authorization-server: ${error.message}\n`);
-  process.exit(2);
-}
+const options = parseArgsOrExit('authorization-server', parseArgs);
 
 function isLoopbackHttpUrl(text) {
   const url = URL.parse(text);
@@ -204,10 +199,4 @@ server.listen(options.port, '127.0.0.1', async () => {
   process.stdout.write(JSON.stringify({ issuer, port }) + '\n');
 });
 
-const stop = () => {
-  server.close();
-  server.closeAllConnections();
-  process.exit(0);
-};
-process.on('SIGTERM', stop);
-process.on('SIGINT', stop);
+stopOnSignals(server);

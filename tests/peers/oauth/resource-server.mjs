@@ -41,6 +41,9 @@ import {
   fromJsonSchema,
   legacyStatelessFallback,
 } from '@modelcontextprotocol/server';
+import {
+  parseArgsOrExit, readBody, stopOnSignals, toWebRequest, writeWebResponse,
+} from '../http-bridge.mjs';
 
 const SCOPES = ['mcp:tools', 'mcp:admin'];
 
@@ -74,13 +77,7 @@ function parseArgs(argv) {
   return options;
 }
 
-let options;
-try {
-  options = parseArgs(process.argv.slice(2));
-} catch (error) {
-  process.stderr.write(`resource-server: ${error.message}\n`);
-  process.exit(2);
-}
+const options = parseArgsOrExit('resource-server', parseArgs);
 
 const text = (value) => ({ content: [{ type: 'text', text: value }] });
 const noArguments = fromJsonSchema({ type: 'object', properties: {} });
@@ -147,12 +144,6 @@ function challenge(fields, metadataUrl) {
   return `Bearer ${parts.join(', ')}`;
 }
 
-async function readBody(req) {
-  const chunks = [];
-  for await (const chunk of req) chunks.push(chunk);
-  return Buffer.concat(chunks);
-}
-
 function jsonRpcMethods(body) {
   try {
     const parsed = JSON.parse(body.toString('utf8'));
@@ -164,40 +155,6 @@ function jsonRpcMethods(body) {
 
 function needsAdmin(messages) {
   return messages.some((m) => m.method === 'tools/call' && m.params?.name === 'admin_reset');
-}
-
-function toWebRequest(req, body, signal) {
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (Array.isArray(value)) value.forEach((v) => headers.append(name, v));
-    else if (value !== undefined) headers.set(name, value);
-  }
-  const hasBody = !['GET', 'HEAD'].includes(req.method);
-  return new Request(`http://${req.headers.host ?? 'localhost'}${req.url}`, {
-    method: req.method, headers, body: hasBody ? body : undefined, signal,
-  });
-}
-
-async function writeWebResponse(response, res) {
-  const headers = {};
-  response.headers.forEach((value, name) => { headers[name] = value; });
-  res.writeHead(response.status, headers);
-  if (response.body === null) {
-    res.end();
-    return;
-  }
-  const reader = response.body.getReader();
-  res.on('close', () => { reader.cancel().catch(() => {}); });
-  try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      if (!res.write(value)) await new Promise((resolve) => res.once('drain', resolve));
-    }
-  } catch {
-    // the client went away
-  }
-  res.end();
 }
 
 function metadataPaths() {
@@ -279,13 +236,7 @@ function listen() {
     site.metadataUrl = `http://127.0.0.1:${port}${metadataPaths()[0] ?? `/.well-known/oauth-protected-resource${options.path}`}`;
     process.stdout.write(JSON.stringify({ event: 'listening', port, url: site.resource, resource: site.resource }) + '\n');
   });
-  const stop = () => {
-    server.close();
-    server.closeAllConnections();
-    process.exit(0);
-  };
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
+  stopOnSignals(server);
 }
 
 listen();
