@@ -110,7 +110,7 @@ async function listTools(url, accessToken) {
 
 async function mcpPost(url, accessToken, message) {
   return fetch(url, {
-    method: 'POST',
+    method: 'POST', redirect: 'manual',
     headers: {
       'content-type': 'application/json', accept: 'application/json, text/event-stream',
       ...(accessToken ? { authorization: `Bearer ${accessToken}` } : {}),
@@ -143,14 +143,8 @@ async function checkRotation(metadata, client, refreshToken, resource) {
   return first.body.access_token;
 }
 
-async function main() {
-  const as = await startPeer('authorization-server.mjs', ['--access-token-ttl', '300']);
-  const rs = await startPeer('resource-server.mjs', ['--issuer', as.issuer]);
-  const prm = await (await fetch(new URL(`/.well-known/oauth-protected-resource/mcp`, rs.url))).json();
-  check(prm.resource === rs.resource && prm.authorization_servers[0] === as.issuer, 'protected resource metadata');
-  const metadata = await (await fetch(new URL('/.well-known/oauth-authorization-server', as.issuer))).json();
-  check(metadata.issuer === as.issuer, 'issuer equals the URL it was fetched for');
-  check(metadata.code_challenge_methods_supported.includes('S256'), 'S256 listed');
+// A public native client, registered dynamically, with its loopback listener.
+async function registerClient(metadata) {
   const listener = await loopbackListener();
   const redirectUri = `http://127.0.0.1:${listener.port}/callback`;
   const registration = await fetch(metadata.registration_endpoint, {
@@ -161,7 +155,37 @@ async function main() {
     }),
   });
   check(registration.status === 201, 'dynamic registration 201');
-  const client = await registration.json();
+  return { client: await registration.json(), listener, redirectUri };
+}
+
+// hostile.mjs: the CDN fallback mode logs in and lists tools; the redirect mode sends a
+// request with a valid token across origins.
+async function checkHostile() {
+  const cdn = await startPeer('hostile.mjs', ['cdn-wellknown']);
+  const refused = await fetch(new URL('/.well-known/oauth-authorization-server/tenant', cdn.url));
+  check(refused.status === 403, 'cdn-wellknown: 403 where a 404 was expected');
+  const cdnMetadata = await (await fetch(new URL('/tenant/.well-known/openid-configuration', cdn.url))).json();
+  check(cdnMetadata.issuer === cdn.issuer, 'cdn-wellknown: path-appended OpenID configuration');
+  const registered = await registerClient(cdnMetadata);
+  const tokens = await login(cdnMetadata, registered.client, cdn.resource, registered.redirectUri, registered.listener);
+  check(JSON.stringify(await listTools(cdn.url, tokens.access_token)) === '["echo"]', 'cdn-wellknown: tools/list');
+  const redirect = await startPeer('hostile.mjs', ['redirect-other-origin']);
+  const metadata = await (await fetch(new URL('/.well-known/oauth-authorization-server', redirect.url))).json();
+  const other = await registerClient(metadata);
+  const otherTokens = await login(metadata, other.client, redirect.resource, other.redirectUri, other.listener);
+  const moved = await mcpPost(redirect.url, otherTokens.access_token, { jsonrpc: '2.0', id: 1, method: 'tools/list' });
+  check(moved.status === 307 && moved.headers.get('location').startsWith(redirect.otherOrigin), 'redirect-other-origin: 307 away');
+}
+
+async function main() {
+  const as = await startPeer('authorization-server.mjs', ['--access-token-ttl', '300']);
+  const rs = await startPeer('resource-server.mjs', ['--issuer', as.issuer]);
+  const prm = await (await fetch(new URL(`/.well-known/oauth-protected-resource/mcp`, rs.url))).json();
+  check(prm.resource === rs.resource && prm.authorization_servers[0] === as.issuer, 'protected resource metadata');
+  const metadata = await (await fetch(new URL('/.well-known/oauth-authorization-server', as.issuer))).json();
+  check(metadata.issuer === as.issuer, 'issuer equals the URL it was fetched for');
+  check(metadata.code_challenge_methods_supported.includes('S256'), 'S256 listed');
+  const { client, listener, redirectUri } = await registerClient(metadata);
   const tokens = await login(metadata, client, rs.resource, redirectUri, listener);
   check(tokens.refresh_token, 'a refresh token');
   const names = await listTools(rs.url, tokens.access_token);
@@ -169,6 +193,7 @@ async function main() {
   await checkChallenges(rs, tokens.access_token);
   const refreshed = await checkRotation(metadata, client, tokens.refresh_token, rs.resource);
   check((await listTools(rs.url, refreshed)).length === 4, 'tools/list with the refreshed token');
+  await checkHostile();
   process.stdout.write('oauth peers smoke: ok\n');
 }
 
