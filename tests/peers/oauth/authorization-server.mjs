@@ -141,7 +141,9 @@ async function configuration() {
     jwks: await signingKeys(),
     cookies: { keys: [randomBytes(32).toString('hex')] },
     findAccount: (_ctx, sub) => ({ accountId: sub, claims: () => ({ sub }) }),
-    scopes: ['openid', 'offline_access'],
+    // The resource's scopes are listed too: dynamic registration checks a client's `scope`
+    // against this list (mcp-remote registers with one).
+    scopes: ['openid', 'offline_access', ...RESOURCE_SCOPES.split(' ')],
     pkce: { required: () => true },
     rotateRefreshToken: () => options.rotation,
     // Every client allowed the refresh_token grant gets one (not only with offline_access).

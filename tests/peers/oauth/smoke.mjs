@@ -2,7 +2,9 @@
 // resource-server.mjs, plays a minimal OAuth client by hand (dynamic registration, PKCE S256,
 // state, RFC 8707 resource, a loopback listener), lets login-driver.mjs do the browser's
 // part, checks `iss` and `state`, exchanges the code, lists the tools with the token through
-// the TypeScript SDK client, and checks the refresh token rotates and the 401/403 challenges.
+// the TypeScript SDK client, and checks the refresh token rotates and the 401/403 challenges;
+// then mcp-remote logs in to the same server (mcp-remote-anchor.mjs), and two hostile.mjs
+// modes are checked.
 // Exits 0 when every check holds; otherwise prints the failed check and exits 1.
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
@@ -37,8 +39,8 @@ export function startPeer(script, args) {
   });
 }
 
-function runDriver(url, extra = []) {
-  const child = spawn(process.execPath, [path.join(here, 'login-driver.mjs'), url, ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
+function runScript(script, args) {
+  const child = spawn(process.execPath, [path.join(here, script), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk) => { stdout += chunk; });
@@ -82,7 +84,7 @@ async function login(metadata, client, resource, redirectUri, listener) {
     code_challenge: base64url(createHash('sha256').update(verifier).digest()),
     code_challenge_method: 'S256',
   }).toString();
-  const driver = await runDriver(authorize.href);
+  const driver = await runScript('login-driver.mjs', [authorize.href]);
   check(driver.code === 0, `login driver exit 0 (${driver.stderr.trim()})`);
   const redirect = await listener.received;
   check(redirect.searchParams.get('state') === state, 'state comes back unchanged');
@@ -193,6 +195,8 @@ async function main() {
   await checkChallenges(rs, tokens.access_token);
   const refreshed = await checkRotation(metadata, client, tokens.refresh_token, rs.resource);
   check((await listTools(rs.url, refreshed)).length === 4, 'tools/list with the refreshed token');
+  const anchor = await runScript('mcp-remote-anchor.mjs', [rs.url]);
+  check(anchor.code === 0 && JSON.parse(anchor.stdout).tools.length === 4, `mcp-remote logs in and lists the tools (${anchor.stderr.slice(-500)})`);
   await checkHostile();
   process.stdout.write('oauth peers smoke: ok\n');
 }
