@@ -7,20 +7,16 @@
 // modes are checked.
 // Exits 0 when every check holds; otherwise prints the failed check and exits 1.
 import { spawn } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
-import http from 'node:http';
-import { once } from 'node:events';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import {
+  check, login, postForm, registerClient, runScript,
+} from './client-by-hand.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const children = [];
-
-function check(condition, what) {
-  if (!condition) throw new Error(`check failed: ${what}`);
-}
 
 // Starts a peer and resolves with its first stdout line, parsed.
 export function startPeer(script, args) {
@@ -37,66 +33,6 @@ export function startPeer(script, args) {
     });
     child.on('exit', (code) => reject(new Error(`${script} exited ${code}: ${stderr}`)));
   });
-}
-
-function runScript(script, args) {
-  const child = spawn(process.execPath, [path.join(here, script), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk) => { stdout += chunk; });
-  child.stderr.on('data', (chunk) => { stderr += chunk; });
-  return new Promise((resolve) => child.on('exit', (code) => resolve({ code, stdout, stderr })));
-}
-
-// One request on 127.0.0.1, then closed: what a native client's redirect listener does.
-async function loopbackListener() {
-  const server = http.createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address();
-  const received = new Promise((resolve) => {
-    server.once('request', (req, res) => {
-      res.writeHead(200, { 'content-type': 'text/plain' }).end('You can close this window.');
-      server.close();
-      resolve(new URL(req.url, `http://127.0.0.1:${port}`));
-    });
-  });
-  return { port, received };
-}
-
-async function postForm(url, form) {
-  const response = await fetch(url, {
-    method: 'POST', body: new URLSearchParams(form),
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-  });
-  return { status: response.status, body: await response.json() };
-}
-
-const base64url = (bytes) => Buffer.from(bytes).toString('base64url');
-
-async function login(metadata, client, resource, redirectUri, listener) {
-  const verifier = base64url(randomBytes(32));
-  const state = base64url(randomBytes(16));
-  const authorize = new URL(metadata.authorization_endpoint);
-  authorize.search = new URLSearchParams({
-    response_type: 'code', client_id: client.client_id, redirect_uri: redirectUri,
-    scope: 'mcp:tools', state, resource,
-    code_challenge: base64url(createHash('sha256').update(verifier).digest()),
-    code_challenge_method: 'S256',
-  }).toString();
-  const driver = await runScript('login-driver.mjs', [authorize.href]);
-  check(driver.code === 0, `login driver exit 0 (${driver.stderr.trim()})`);
-  const redirect = await listener.received;
-  check(redirect.searchParams.get('state') === state, 'state comes back unchanged');
-  check(redirect.searchParams.get('iss') === metadata.issuer, 'iss (RFC 9207) is the issuer');
-  const code = redirect.searchParams.get('code');
-  check(code, 'the redirect carries a code');
-  const tokens = await postForm(metadata.token_endpoint, {
-    grant_type: 'authorization_code', code, redirect_uri: redirectUri, client_id: client.client_id,
-    code_verifier: verifier, resource,
-  });
-  check(tokens.status === 200, `token endpoint 200 (${JSON.stringify(tokens.body.error ?? '')})`);
-  return tokens.body;
 }
 
 async function listTools(url, accessToken) {
@@ -143,21 +79,6 @@ async function checkRotation(metadata, client, refreshToken, resource) {
   });
   check(again.status === 400 && again.body.error === 'invalid_grant', 'a spent refresh token is refused (invalid_grant)');
   return first.body.access_token;
-}
-
-// A public native client, registered dynamically, with its loopback listener.
-async function registerClient(metadata) {
-  const listener = await loopbackListener();
-  const redirectUri = `http://127.0.0.1:${listener.port}/callback`;
-  const registration = await fetch(metadata.registration_endpoint, {
-    method: 'POST', headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      redirect_uris: [redirectUri], token_endpoint_auth_method: 'none', application_type: 'native',
-      grant_types: ['authorization_code', 'refresh_token'], client_name: 'oauth-peers-smoke',
-    }),
-  });
-  check(registration.status === 201, 'dynamic registration 201');
-  return { client: await registration.json(), listener, redirectUri };
 }
 
 // hostile.mjs: the CDN fallback mode logs in and lists tools; the redirect mode sends a
