@@ -17,6 +17,8 @@ import {
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const children = [];
+// Even when a check throws from an event handler, no peer outlives the test.
+process.on('exit', () => { for (const child of children) child.kill('SIGTERM'); });
 
 // Starts a peer and resolves with its first stdout line, parsed.
 export function startPeer(script, args) {
