@@ -3,16 +3,18 @@
 // state, RFC 8707 resource, a loopback listener), lets login-driver.mjs do the browser's
 // part, checks `iss` and `state`, exchanges the code, lists the tools with the token through
 // the TypeScript SDK client, and checks the refresh token rotates and the 401/403 challenges;
-// then mcp-remote logs in to the same server (mcp-remote-anchor.mjs), and two hostile.mjs
-// modes are checked.
+// then mcp-remote logs in to the same server (mcp-remote-anchor.mjs), two hostile.mjs modes
+// are checked, and a client identified by a Client ID Metadata Document logs in.
 // Exits 0 when every check holds; otherwise prints the failed check and exits 1.
 import { spawn } from 'node:child_process';
+import http from 'node:http';
+import { once } from 'node:events';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
-  check, login, postForm, registerClient, runScript,
+  check, login, loopbackListener, postForm, registerClient, runScript,
 } from './client-by-hand.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -102,6 +104,30 @@ async function checkHostile() {
   check(moved.status === 307 && moved.headers.get('location').startsWith(redirect.otherOrigin), 'redirect-other-origin: 307 away');
 }
 
+// A Client ID Metadata Document (--cimd): the client_id is the document's https URL, which
+// the authorization server fetches (mapped onto a loopback server here); no registration.
+async function checkMetadataDocument() {
+  const listener = await loopbackListener();
+  const clientId = 'https://client.example/udon-mcp.json';
+  const redirectUri = `http://127.0.0.1:${listener.port}/callback`;
+  const documents = http.createServer((req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({
+      client_id: clientId, client_name: 'udon-mcp', redirect_uris: [redirectUri],
+      grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    }));
+  });
+  documents.listen(0, '127.0.0.1');
+  await once(documents, 'listening');
+  const as = await startPeer('authorization-server.mjs',
+    ['--cimd', '--cimd-fetch-from', `https://client.example/=http://127.0.0.1:${documents.address().port}/`]);
+  const metadata = await (await fetch(new URL('/.well-known/oauth-authorization-server', as.issuer))).json();
+  check(metadata.client_id_metadata_document_supported === true, 'cimd: advertised');
+  const tokens = await login(metadata, { client_id: clientId }, 'http://127.0.0.1:9/mcp', redirectUri, listener);
+  check(tokens.access_token, 'cimd: a token for the document\'s client');
+  documents.close();
+}
+
 async function main() {
   const as = await startPeer('authorization-server.mjs', ['--access-token-ttl', '300']);
   const rs = await startPeer('resource-server.mjs', ['--issuer', as.issuer]);
@@ -121,6 +147,7 @@ async function main() {
   const anchor = await runScript('mcp-remote-anchor.mjs', [rs.url]);
   check(anchor.code === 0 && JSON.parse(anchor.stdout).tools.length === 4, `mcp-remote logs in and lists the tools (${anchor.stderr.slice(-500)})`);
   await checkHostile();
+  await checkMetadataDocument();
   process.stdout.write('oauth peers smoke: ok\n');
 }
 
