@@ -60,15 +60,30 @@ std::string SafeErrorCode(const std::string& code) {
 
 }  // namespace
 
-std::string Base64Url(std::string_view bytes) {
+namespace {
+
+std::string NettleBase64(std::string_view bytes, bool url_alphabet) {
   base64_encode_ctx context;
-  base64url_encode_init(&context);
+  if (url_alphabet) {
+    base64url_encode_init(&context);
+  } else {
+    base64_encode_init(&context);
+  }
   std::string out(BASE64_ENCODE_LENGTH(bytes.size()) + BASE64_ENCODE_FINAL_LENGTH, '\0');
   auto* dst = reinterpret_cast<char*>(out.data());
   std::size_t written = base64_encode_update(&context, dst, bytes.size(),
                                              reinterpret_cast<const std::uint8_t*>(bytes.data()));
   written += base64_encode_final(&context, dst + written);
   out.resize(written);
+  return out;
+}
+
+}  // namespace
+
+std::string Base64(std::string_view bytes) { return NettleBase64(bytes, false); }
+
+std::string Base64Url(std::string_view bytes) {
+  std::string out = NettleBase64(bytes, true);
   while (!out.empty() && out.back() == '=') out.pop_back();
   return out;
 }

@@ -30,8 +30,10 @@ std::string S256Challenge(std::string_view verifier);
 // An unguessable state (32 random bytes, base64url). Errors: auth.random_failed.
 Result<std::string> MakeState();
 
-// base64url without padding (RFC 4648 section 5), over Nettle's codec.
+// base64url without padding (RFC 4648 section 5), and base64 with it (section 4), over
+// Nettle's codec.
 std::string Base64Url(std::string_view bytes);
+std::string Base64(std::string_view bytes);
 // application/x-www-form-urlencoded, RFC 3986 unreserved characters kept.
 std::string FormEncode(std::string_view text);
 // name=value pairs of a query or form body, in order. nullopt when a %-escape is broken.
