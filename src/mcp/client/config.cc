@@ -326,7 +326,10 @@ Result<ServerConfig> RuntimeConfig::Find(std::string_view key) const {
     return udon::MakeError("config.server_unknown", "the server key is not in the runtime configuration");
   }
   UDON_RETURN_IF_ERROR(CheckRunnable(it->second, ProcessEnv()));
-  return it->second;
+  if (it->second.type != ServerType::kHttp || !authorize_http) return it->second;
+  ServerConfig server = it->second;
+  UDON_RETURN_IF_ERROR(authorize_http(server));
+  return server;
 }
 
 EnvLookup ProcessEnv() {

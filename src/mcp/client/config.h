@@ -96,9 +96,14 @@ struct RuntimeConfig {
   std::set<std::string> disabled;                // "disabled": true
   // Human warnings about unsafe but valid entries (inheritEnv: true); never values.
   std::vector<std::string> warnings;
+  // Adds what a stored login gives an http entry (its bearer token) before Find returns it;
+  // set by the command line from the token store (oauth, contract 7.23), which this
+  // component cannot reach. Its error is Find's.
+  std::function<Status(ServerConfig&)> authorize_http;
 
   // The entry of `key`, once it can run: a sandboxed server also needs a working
-  // bubblewrap and its writable directories (CheckRunnable). An unusable entry's error
+  // bubblewrap and its writable directories (CheckRunnable); an http entry gets its stored
+  // login's token (authorize_http). An unusable entry's error
   // comes back here, its message prefixed with the server's key.
   Result<ServerConfig> Find(std::string_view key) const;
 };
