@@ -1,7 +1,7 @@
 // The PostgreSQL token store (issue 39) against a real PostgreSQL 15: logins round-trip,
 // are unreadable in the database, refuse another key and altered rows with stable codes, and
-// one refresher at a time holds a login's refresh lock. The same lock with a real
-// authorization server rotating refresh tokens is tests/integration/oauth_token_store_test.cc.
+// one refresher at a time holds a login's refresh lock, also against a real authorization
+// server that rotates refresh tokens (tests/peers/oauth/, when the npm peers are installed).
 #include "state_pg/token_store.h"
 
 #include <sys/stat.h>
