@@ -26,6 +26,9 @@ constexpr Command kCommands[] = {
     {"serve", RegisterServeCommand},
     {"workbench", RegisterWorkbenchCommand},
     {"adopt", RegisterAdoptCommand},
+    {"login", RegisterLoginCommand},
+    {"logout", RegisterLogoutCommand},
+    {"auth", RegisterAuthCommand},
     {"demo", RegisterDemoCommand},
 };
 

@@ -38,6 +38,9 @@ void RegisterAnalyzeCommand(CLI::App& app);
 void RegisterServeCommand(CLI::App& app);
 void RegisterWorkbenchCommand(CLI::App& app);
 void RegisterAdoptCommand(CLI::App& app);
+void RegisterLoginCommand(CLI::App& app);
+void RegisterLogoutCommand(CLI::App& app);
+void RegisterAuthCommand(CLI::App& app);
 
 void RegisterDemoCommand(CLI::App& app);
 

@@ -16,6 +16,7 @@ int ExitCodeFor(std::string_view code) {
       {"call.indeterminate", 5},    {"uws.timeout", 5},
       {"serve.name_collision", 2},  {"serve.tool_withdrawn", 3},
       {"evidence.index_invalid", 2},
+      {"auth.store_unavailable", 1}, {"auth.random_failed", 1},
   };
   if (auto it = kExplicit.find(code); it != kExplicit.end()) return it->second;
   // Unreadable or malformed input of any kind.
@@ -23,7 +24,7 @@ int ExitCodeFor(std::string_view code) {
     if (code.substr(0, prefix.size()) == prefix) return kExitInvalidInput;
   }
   if (code.substr(0, 5) == "call.") return kExitFailed;
-  for (std::string_view prefix : {"manifest.", "review.", "server.", "catalog.", "binding.", "input."}) {
+  for (std::string_view prefix : {"manifest.", "review.", "server.", "catalog.", "binding.", "input.", "auth."}) {
     if (code.substr(0, prefix.size()) == prefix) return kExitRefused;
   }
   return kExitInternal;

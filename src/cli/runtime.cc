@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "cli/logins.h"
 #include "cli/output.h"
 #include "gate/state.h"
 #include "gate/state_store.h"
@@ -75,6 +76,10 @@ Result<mcp::RuntimeConfig> LoadConfig(const CommonOptions& options) {
   // flags its unsafe entries here, on stderr.
   if (config.ok()) {
     for (const std::string& warning : config->warnings) std::fprintf(stderr, "udon-mcp: warning: %s\n", warning.c_str());
+    // Remote servers behind OAuth get their stored login's token (contract 7.23).
+    if (Result<std::string> state_dir = gate::ResolveStateDir(options.state_dir); state_dir.ok()) {
+      AttachStoredLogins(*config, *state_dir);
+    }
   }
   return config;
 }

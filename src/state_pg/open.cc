@@ -1,6 +1,7 @@
 #include "state_pg/open.h"
 
 #include "state_pg/pg_store.h"
+#include "state_pg/token_store.h"
 #include "state_pg/uri.h"
 
 namespace udon::state_pg {
@@ -49,6 +50,19 @@ Result<std::unique_ptr<gate::EvidenceWriter>> OpenEvidenceWriter(const std::stri
   }
   if (auto parsed = ParseConninfo(file_or_url); !parsed.ok()) return std::move(parsed).error();
   return std::unique_ptr<gate::EvidenceWriter>(new PostgresEvidenceWriter(file_or_url, connect_bound));
+}
+
+Result<std::unique_ptr<oauth::TokenStore>> OpenTokenStore(const std::string& url_or_path, const std::string& state_dir,
+                                                          const std::optional<std::string>& key_file,
+                                                          std::chrono::milliseconds connect_bound) {
+  if (url_or_path.empty()) return MakeError("usage.invalid", "the state store must be a path or a postgres:// URI");
+  if (gate::IsPostgresUrl(url_or_path)) {
+    if (auto parsed = ParseConninfo(url_or_path); !parsed.ok()) return std::move(parsed).error();
+    return std::unique_ptr<oauth::TokenStore>(
+        new PostgresTokenStore(url_or_path, ResolveTokenKeySource(key_file, state_dir), connect_bound));
+  }
+  UDON_RETURN_IF_ERROR(RefuseKeywordConninfo(url_or_path, "the state store"));
+  return std::unique_ptr<oauth::TokenStore>(new oauth::FileTokenStore(url_or_path));
 }
 
 Result<std::vector<std::string>> ReadEvidenceLines(const std::string& url) {

@@ -4,11 +4,13 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "gate/evidence.h"
 #include "gate/state_store.h"
+#include "oauth/token_store.h"
 #include "base/result.h"
 
 namespace udon::state_pg {
@@ -28,6 +30,14 @@ Result<std::shared_ptr<gate::StateStore>> OpenStateStore(
 // A database is reached within `connect_bound` as OpenStateStore's.
 Result<std::unique_ptr<gate::EvidenceWriter>> OpenEvidenceWriter(
     const std::string& file_or_url, std::chrono::milliseconds connect_bound = std::chrono::milliseconds(0));
+
+// Where OAuth logins live beside the state store `url_or_path` names (as OpenStateStore): a
+// database's table, sealed with the key of ResolveTokenKeySource(key_file, state_dir)
+// (token_store.h), or the file store in the state directory `url_or_path`. Errors:
+// usage.invalid (as OpenStateStore's); a database and the key are reached lazily.
+Result<std::unique_ptr<oauth::TokenStore>> OpenTokenStore(
+    const std::string& url_or_path, const std::string& state_dir, const std::optional<std::string>& key_file,
+    std::chrono::milliseconds connect_bound = std::chrono::milliseconds(0));
 
 // Every evidence line of the database, in the order written. Errors: state.unavailable.
 Result<std::vector<std::string>> ReadEvidenceLines(const std::string& url);

@@ -12,23 +12,11 @@
 #include <system_error>
 #include <thread>
 
-#include "base/sha256.h"
-#include "state_pg/internal/connect.h"
+#include "state_pg/internal/session.h"
 #include "state_pg/tls.h"
 #include "state_pg/uri.h"
 
 namespace udon::state_pg {
-
-// A statement a session prepares on its first use, in the same round trip as that first
-// execution (libpq's pipeline mode), and then only binds and executes: nothing is parsed
-// or planned again per call, and nothing a session never runs is prepared.
-struct Statement {
-  const char* name;
-  int count;          // parameters
-  const Oid* types;   // their types
-  const char* sql;
-  bool read_only;     // may run before the session's schema version is known
-};
 
 namespace {
 
@@ -57,147 +45,6 @@ constexpr Statement kAppendEvidence{"udon_append_evidence", 1, kLineTypes,
                                     "INSERT INTO udon_mcp_evidence (record) VALUES ($1)", false};
 constexpr Statement kReadEvidence{"udon_read_evidence", 0, nullptr, "SELECT record FROM udon_mcp_evidence ORDER BY id",
                                   true};
-constexpr const char* kSchemaVersionQuery = "SELECT max(version) FROM udon_mcp_schema_version";
-
-struct ClearResult {
-  void operator()(PGresult* result) const { PQclear(result); }
-};
-using PgResult = std::unique_ptr<PGresult, ClearResult>;
-
-PgResult Owned(PGresult* raw) { return PgResult(raw); }
-
-// The version a schema-version query answered: 0 for none; nullopt when it failed (no
-// schema yet: the table is missing).
-std::optional<int> VersionOf(const PGresult* result) {
-  if (result == nullptr || PQresultStatus(result) != PGRES_TUPLES_OK || PQntuples(result) != 1) return std::nullopt;
-  return PQgetisnull(result, 0, 0) ? 0 : std::atoi(PQgetvalue(result, 0, 0));
-}
-
-}  // namespace
-
-// One libpq session. Never reconnects by itself: a session that ended took its advisory
-// locks with it, and whoever holds this object must learn that (StillHeld).
-class Connection {
- public:
-  Connection(PGconn* conn, std::atomic<std::uint64_t>& round_trips) : conn_(conn), round_trips_(round_trips) {}
-  ~Connection() { PQfinish(conn_); }
-  Connection(const Connection&) = delete;
-  Connection& operator=(const Connection&) = delete;
-
-  bool ok() const { return !broken_ && PQstatus(conn_) == CONNECTION_OK; }
-  // libpq prints the server's notices on stderr by default: server text never reaches
-  // udon-mcp's output.
-  void Silence() { PQsetNoticeProcessor(conn_, [](void*, const char*) {}, nullptr); }
-  // Whether the session's schema version was found to be this binary's.
-  bool ready() const { return ready_; }
-  void MarkReady() { ready_ = true; }
-
-  // Runs one statement with text parameters (a simple statement of the migration). The
-  // result when its status is `expected`, else nullptr (the server's error text is never
-  // kept: it may echo values).
-  PgResult Exec(const char* sql, const std::vector<std::string>& params, ExecStatusType expected = PGRES_TUPLES_OK) {
-    std::vector<const char*> values;
-    for (const std::string& p : params) values.push_back(p.c_str());
-    ++round_trips_;
-    PgResult result = Owned(
-        PQexecParams(conn_, sql, static_cast<int>(values.size()), nullptr, values.data(), nullptr, nullptr, 0));
-    if (!result || PQresultStatus(result.get()) != expected) result.reset();
-    return result;
-  }
-  bool Command(const char* sql, const std::vector<std::string>& params = {}) {
-    return Exec(sql, params, PGRES_COMMAND_OK) != nullptr;
-  }
-  // The schema's version, one round trip.
-  std::optional<int> SchemaVersion() {
-    ++round_trips_;
-    return VersionOf(Owned(PQexec(conn_, kSchemaVersionQuery)).get());
-  }
-
-  // Runs `statement` (prepared in the same round trip when this session has not prepared
-  // it yet). As Exec: the result when its status is `expected`, else nullptr.
-  PgResult Run(const Statement& statement, const std::vector<std::string>& params,
-               ExecStatusType expected = PGRES_TUPLES_OK) {
-    return Pipeline(false, statement, params, expected).result;
-  }
-  // A session's first round trip: its schema's version, and `statement` run (prepared
-  // first) in the same round trip. The result counts only when the version is this
-  // binary's: the statement ran before the schema was known to be right.
-  struct First {
-    std::optional<int> version;
-    PgResult result;
-  };
-  First RunWithVersion(const Statement& statement, const std::vector<std::string>& params,
-                       ExecStatusType expected) {
-    return Pipeline(true, statement, params, expected);
-  }
-
- private:
-  bool Prepared(const Statement& statement) const {
-    return std::find(prepared_.begin(), prepared_.end(), statement.name) != prepared_.end();
-  }
-
-  // One round trip: the version query when asked, Parse when not yet prepared, then Bind
-  // and Execute, and one Sync. A statement the server refused is a null result; a session
-  // whose messages did not all come back is broken (ok() is false from then on).
-  First Pipeline(bool version, const Statement& statement, const std::vector<std::string>& params,
-                 ExecStatusType expected) {
-    First out;
-    if (broken_) return out;
-    std::vector<const char*> values;
-    for (const std::string& p : params) values.push_back(p.c_str());
-    const bool prepare = !Prepared(statement);
-    ++round_trips_;
-    bool sent = PQenterPipelineMode(conn_) == 1 &&
-                (!version || PQsendQueryParams(conn_, kSchemaVersionQuery, 0, nullptr, nullptr, nullptr, nullptr, 0)) &&
-                (!prepare || PQsendPrepare(conn_, statement.name, statement.sql, statement.count, statement.types)) &&
-                PQsendQueryPrepared(conn_, statement.name, static_cast<int>(values.size()), values.data(), nullptr,
-                                    nullptr, 0) &&
-                PQpipelineSync(conn_) == 1;
-    if (!sent) return Broken(std::move(out));
-    if (version) {
-      PgResult answer = Next();
-      if (!answer) return Broken(std::move(out));
-      out.version = VersionOf(answer.get());
-    }
-    if (prepare) {
-      PgResult prepared = Next();
-      if (!prepared) return Broken(std::move(out));
-      if (PQresultStatus(prepared.get()) == PGRES_COMMAND_OK) prepared_.push_back(statement.name);
-    }
-    out.result = Next();
-    if (!out.result) return Broken(std::move(out));
-    if (PQresultStatus(out.result.get()) != expected) out.result.reset();
-    PgResult sync = Owned(PQgetResult(conn_));
-    if (!sync || PQresultStatus(sync.get()) != PGRES_PIPELINE_SYNC || PQexitPipelineMode(conn_) != 1) {
-      return Broken(std::move(out));
-    }
-    return out;
-  }
-
-  // The next query's result in the pipeline (and the null that ends it), or nullptr.
-  PgResult Next() {
-    PgResult result = Owned(PQgetResult(conn_));
-    if (result) {
-      while (PGresult* extra = PQgetResult(conn_)) PQclear(extra);
-    }
-    return result;
-  }
-
-  First Broken(First out) {
-    broken_ = true;
-    out.version.reset();
-    out.result.reset();
-    return out;
-  }
-
-  PGconn* conn_;
-  std::atomic<std::uint64_t>& round_trips_;
-  bool broken_ = false;
-  bool ready_ = false;
-  std::vector<const char*> prepared_;  // the names of the statements prepared on this session
-};
-
-namespace {
 
 constexpr const char* kMigrationLock = "SELECT pg_advisory_xact_lock(1970300014, 1)";  // 'udon', its own key space
 
@@ -227,11 +74,6 @@ void WarnOnceAboutTls(const StoreTls& tls) {
 
 const char* Getenv(const char* name) { return std::getenv(name); }
 
-std::string RunnerId() {
-  char host[256] = {};
-  if (gethostname(host, sizeof host - 1) != 0) std::strcpy(host, "unknown");
-  return std::string(host) + ":" + std::to_string(getpid());
-}
 
 // Brings the schema to kSchemaVersion in one transaction, serialized across runners by a
 // transaction-level advisory lock. Errors: state.unavailable.
@@ -313,22 +155,6 @@ std::optional<bool> TryLock(Connection& connection, const std::string& key) {
   return std::strcmp(PQgetvalue(taken.get(), 0, 0), "t") == 0;
 }
 
-// Polls `try_once` until it takes the lock (true) or `timeout` passes (false).
-// pg_try_advisory_lock in a loop rather than pg_advisory_lock under lock_timeout: the wait
-// stays bounded by the policy without a statement left running on a timeout.
-template <class Try>
-Result<bool> Poll(Try try_once, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  auto pause = std::chrono::milliseconds(1);
-  for (;;) {
-    UDON_ASSIGN_OR_RETURN(bool taken, try_once());
-    if (taken) return true;
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(pause);
-    pause = std::min(pause * 2, std::chrono::milliseconds(20));
-  }
-}
-
 Error LockTimeout(std::chrono::milliseconds timeout) {
   Error error = MakeError("state.lock_timeout", "another call of this serialized tool held its lock too long");
   error.details["timeoutSeconds"] = std::chrono::duration<double>(timeout).count();
@@ -374,14 +200,7 @@ class MainSessionLock : public gate::StateLock {
 
 }  // namespace
 
-std::int64_t AdvisoryKey(std::string_view scope) {
-  const auto digest = base::Sha256(std::string("udon-mcp serialize\n") + std::string(scope));
-  std::uint64_t key = 0;
-  for (int i = 0; i < 8; ++i) key = (key << 8) | digest[static_cast<std::size_t>(i)];
-  std::int64_t signed_key;
-  std::memcpy(&signed_key, &key, sizeof key);
-  return signed_key;
-}
+std::int64_t AdvisoryKey(std::string_view scope) { return LabeledAdvisoryKey("udon-mcp serialize\n", scope); }
 
 PostgresStateStore::PostgresStateStore(std::string uri, std::chrono::milliseconds connect_bound)
     : uri_(std::move(uri)), runner_id_(RunnerId()), connect_bound_(connect_bound) {
@@ -432,32 +251,7 @@ void PostgresStateStore::Warm() {
 Result<std::unique_ptr<Connection>> PostgresStateStore::Open(int cancel_fd) {
   if (!parseable_) return Unavailable(uri_, "libpq cannot parse the state store's connection string");
   WarnOnceAboutTls(tls_);
-  const std::string keepalive = std::to_string(kKeepaliveIdleSeconds);
-  const std::string interval = std::to_string(kKeepaliveIntervalSeconds);
-  const std::string count = std::to_string(kKeepaliveCount);
-  const std::string user_timeout = std::to_string(kKeepaliveBoundSeconds * 1000);
-  // The server's side of the keepalive decides when a vanished runner's session (and its
-  // locks) ends; the client's side when a runner notices a vanished server.
-  const std::string server_options = "-c tcp_keepalives_idle=" + keepalive + " -c tcp_keepalives_interval=" +
-                                     interval + " -c tcp_keepalives_count=" + count +
-                                     " -c tcp_user_timeout=" + user_timeout + " -c synchronous_commit=on";
-  std::vector<std::pair<const char*, const char*>> parameters = {
-      {"connect_timeout", "10"},          {"application_name", "udon-mcp"},
-      {"keepalives", "1"},                {"keepalives_idle", keepalive.c_str()},
-      {"keepalives_interval", interval.c_str()}, {"keepalives_count", count.c_str()},
-      {"tcp_user_timeout", user_timeout.c_str()}, {"options", server_options.c_str()}};
-  if (!tls_.default_sslmode.empty()) parameters.emplace_back("sslmode", tls_.default_sslmode.c_str());
-  // Last, expanded: the URI's own values override every one above.
-  parameters.emplace_back("dbname", uri_.c_str());
-  std::vector<const char*> keys, values;
-  for (const auto& [key, value] : parameters) {
-    keys.push_back(key);
-    values.push_back(value);
-  }
-  keys.push_back(nullptr);
-  values.push_back(nullptr);
-  PGconn* conn = internal::ConnectUnlessCancelled(keys.data(), values.data(), cancel_fd, connect_bound_);
-  auto connection = std::make_unique<Connection>(conn, round_trips_);
+  auto connection = std::make_unique<Connection>(ConnectSession(uri_, tls_, cancel_fd, connect_bound_), round_trips_);
   if (!connection->ok()) return Unreachable();
   connection->Silence();
   // Not ready yet: the schema's version is checked with the session's first statement.

@@ -224,4 +224,8 @@ ProcessResult PgCluster::Psql(const std::string& sql) const {
                      "postgres", "-c", sql});
 }
 
+ProcessResult PgCluster::Dump() const {
+  return RunProcess({bin_ + "/pg_dump", "-h", dir_, "-p", std::to_string(port_), "-U", "udon", "-d", "postgres"});
+}
+
 }  // namespace udon::testing

@@ -57,6 +57,8 @@ class PgCluster {
   bool Start();
   // One statement through psql; its unaligned, tuples-only output.
   ProcessResult Psql(const std::string& sql) const;
+  // pg_dump of the database, as plain SQL: what someone with a copy of it can read.
+  ProcessResult Dump() const;
 
  private:
   bool WaitReady();

@@ -117,6 +117,41 @@ Status CheckType(const json::Value& type, ServerType wanted, const std::string& 
   return OkStatus();
 }
 
+Result<std::optional<std::string>> OptionalExpanded(const json::Value& object, const char* name, const EnvLookup& env,
+                                                   const std::string& pointer) {
+  if (!object.contains(name)) return std::optional<std::string>();
+  UDON_ASSIGN_OR_RETURN(std::string value, ExpandAt(object[name], env, pointer + "/" + name));
+  if (value.empty()) return Invalid("an oauth member must not be empty", pointer + "/" + name);
+  return std::optional<std::string>(std::move(value));
+}
+
+Result<OAuthSettings> ParseOAuth(const json::Value& object, const EnvLookup& env, const std::string& pointer) {
+  if (!object.is_object()) return Invalid("oauth must be an object", pointer);
+  for (const auto& [name, value] : object.items()) {
+    if (name != "clientId" && name != "clientSecret" && name != "redirectPort" && name != "clientMetadataUrl" &&
+        name != "resource") {
+      return Invalid("oauth takes clientId, clientSecret, redirectPort, clientMetadataUrl and resource", pointer);
+    }
+  }
+  OAuthSettings oauth;
+  UDON_ASSIGN_OR_RETURN(oauth.client_id, OptionalExpanded(object, "clientId", env, pointer));
+  UDON_ASSIGN_OR_RETURN(oauth.client_secret, OptionalExpanded(object, "clientSecret", env, pointer));
+  UDON_ASSIGN_OR_RETURN(oauth.client_metadata_url, OptionalExpanded(object, "clientMetadataUrl", env, pointer));
+  if (oauth.client_secret && !oauth.client_id) return Invalid("oauth clientSecret needs clientId", pointer);
+  if (object.contains("redirectPort")) {
+    const json::Value& port = object["redirectPort"];
+    if (!port.is_number_integer() || port.get<long long>() < 1 || port.get<long long>() > 65535) {
+      return Invalid("oauth redirectPort must be a port number", pointer + "/redirectPort");
+    }
+    oauth.redirect_port = static_cast<int>(port.get<long long>());
+  }
+  if (object.contains("resource")) {
+    if (!object["resource"].is_boolean()) return Invalid("oauth resource must be a boolean", pointer + "/resource");
+    oauth.send_resource = object["resource"].get<bool>();
+  }
+  return oauth;
+}
+
 Result<ServerConfig> ParseServer(const std::string& key, const json::Value& entry,
                                  bool typed_root, const EnvLookup& env,
                                  const std::string& base_dir, const std::string& pointer) {
@@ -151,8 +186,8 @@ Result<ServerConfig> ParseServer(const std::string& key, const json::Value& entr
     server.timeout_ms = timeout.get<long long>();
   }
   if (server.type == ServerType::kStdio) {
-    if (entry.contains("url") || entry.contains("serverUrl") || entry.contains("headers")) {
-      return Invalid("a stdio server takes no url or headers", pointer);
+    if (entry.contains("url") || entry.contains("serverUrl") || entry.contains("headers") || entry.contains("oauth")) {
+      return Invalid("a stdio server takes no url, headers or oauth", pointer);
     }
     // Claude Code expands variables in command too (a path under ${HOME}, say).
     if (!entry["command"].is_string()) return Invalid("command must be a non-empty string", pointer + "/command");
@@ -200,6 +235,9 @@ Result<ServerConfig> ParseServer(const std::string& key, const json::Value& entr
                          value.find_first_of("\r\n") != std::string::npos;
         if (bad) return Invalid("a header name or value is not allowed", pointer + "/headers");
       }
+    }
+    if (entry.contains("oauth")) {
+      UDON_ASSIGN_OR_RETURN(server.oauth, ParseOAuth(entry["oauth"], env, pointer + "/oauth"));
     }
   }
   return server;
@@ -288,7 +326,10 @@ Result<ServerConfig> RuntimeConfig::Find(std::string_view key) const {
     return udon::MakeError("config.server_unknown", "the server key is not in the runtime configuration");
   }
   UDON_RETURN_IF_ERROR(CheckRunnable(it->second, ProcessEnv()));
-  return it->second;
+  if (it->second.type != ServerType::kHttp || !authorize_http) return it->second;
+  ServerConfig server = it->second;
+  UDON_RETURN_IF_ERROR(authorize_http(server));
+  return server;
 }
 
 EnvLookup ProcessEnv() {

@@ -52,6 +52,16 @@ struct SandboxSettings {
   std::string etc;                     // a directory shown read-only at /etc ("": the host's /etc)
 };
 
+// An http entry's "oauth" member (issue 39, contract 7.23): how `login` identifies
+// udon-mcp to the server's authorization server. Without it, dynamic registration.
+struct OAuthSettings {
+  std::optional<std::string> client_id;            // a client registered by hand
+  std::optional<std::string> client_secret;        // secret; only with client_id
+  std::optional<int> redirect_port;                // the port that client was registered with
+  std::optional<std::string> client_metadata_url;  // udon-mcp's Client ID Metadata Document
+  bool send_resource = true;                       // false: no RFC 8707 resource parameter
+};
+
 // Deliberately without operator<<: use Describe(), which never shows secret values.
 struct ServerConfig {
   std::string key;
@@ -67,6 +77,7 @@ struct ServerConfig {
   // http
   std::string url;
   std::vector<std::pair<std::string, std::string>> headers;
+  std::optional<OAuthSettings> oauth;
   std::string pointer;  // of the entry in its file ("/mcpServers/<key>")
   std::optional<long long> timeout_ms;  // "timeout": the call timeout clients configure
   // RFC 8785 SHA-256 of the entry as the file writes it (before expansion): what a pin
@@ -85,9 +96,14 @@ struct RuntimeConfig {
   std::set<std::string> disabled;                // "disabled": true
   // Human warnings about unsafe but valid entries (inheritEnv: true); never values.
   std::vector<std::string> warnings;
+  // Adds what a stored login gives an http entry (its bearer token) before Find returns it;
+  // set by the command line from the token store (oauth, contract 7.23), which this
+  // component cannot reach. Its error is Find's.
+  std::function<Status(ServerConfig&)> authorize_http;
 
   // The entry of `key`, once it can run: a sandboxed server also needs a working
-  // bubblewrap and its writable directories (CheckRunnable). An unusable entry's error
+  // bubblewrap and its writable directories (CheckRunnable); an http entry gets its stored
+  // login's token (authorize_http). An unusable entry's error
   // comes back here, its message prefixed with the server's key.
   Result<ServerConfig> Find(std::string_view key) const;
 };

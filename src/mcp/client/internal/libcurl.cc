@@ -27,6 +27,7 @@ CURLcode curl_global_init(long flags) { return UDON_CURL(curl_global_init)(flags
 CURL* curl_easy_init(void) { return UDON_CURL(curl_easy_init)(); }
 void curl_easy_cleanup(CURL* curl) { UDON_CURL(curl_easy_cleanup)(curl); }
 void curl_easy_reset(CURL* curl) { UDON_CURL(curl_easy_reset)(curl); }
+CURLcode curl_easy_perform(CURL* curl) { return UDON_CURL(curl_easy_perform)(curl); }  // oauth's requests
 const char* curl_easy_strerror(CURLcode code) { return UDON_CURL(curl_easy_strerror)(code); }
 curl_slist* curl_slist_append(curl_slist* list, const char* text) { return UDON_CURL(curl_slist_append)(list, text); }
 void curl_slist_free_all(curl_slist* list) { UDON_CURL(curl_slist_free_all)(list); }

@@ -1,0 +1,214 @@
+// `udon-mcp login` against real peers (issue 39): oidc-provider as the authorization server,
+// a TypeScript-SDK Streamable HTTP server that accepts only its tokens, the browser played
+// by login-driver.mjs; then the stored login used by capture and call. And the hostile
+// cases of tests/peers/oauth/hostile.mjs: each a clear code, nothing stored.
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "json/json.h"
+#include "test_support.h"
+
+namespace udon {
+namespace {
+
+using testing::ProcessResult;
+using testing::TempDir;
+
+constexpr const char* kUrlLine = "udon-mcp: open this URL to log in: ";
+
+std::string Peer(const std::string& name) { return testing::SourceDir() + "/tests/peers/oauth/" + name; }
+
+class OAuthLoginTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { prctl(PR_SET_CHILD_SUBREAPER, 1); }
+
+  void SetUp() override { UDON_REQUIRE_PEERS(); }
+
+  void TearDown() override {
+    for (auto& peer : peers_) peer->Stop();
+    peers_.clear();
+    EXPECT_TRUE(testing::Descendants(getpid()).empty()) << "a child process survived";
+  }
+
+  // Starts a peer and returns its first stdout line, parsed.
+  json::Value StartPeer(const std::string& script, const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {testing::NodeBinary(), Peer(script)};
+    argv.insert(argv.end(), args.begin(), args.end());
+    peers_.push_back(std::make_unique<testing::BackgroundProcess>(argv));
+    for (int i = 0; i < 400; ++i) {
+      const std::string output = peers_.back()->Output();
+      for (std::size_t start = 0, end; (end = output.find('\n', start)) != std::string::npos; start = end + 1) {
+        auto line = json::Parse(output.substr(start, end - start));
+        if (line.ok() && line->is_object()) return *line;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ADD_FAILURE() << script << " did not start: " << peers_.back()->Output();
+    return json::Value::object();
+  }
+
+  void Configure(const std::string& url, const json::Value& oauth = json::Value::object()) {
+    dir_.Write("mcp.json", json::Value({{"mcpServers", {{"remote", {{"url", url}, {"oauth", oauth}}}}}}).dump());
+  }
+
+  ProcessResult Udon(std::vector<std::string> args, int expected_exit) {
+    args.insert(args.begin(), testing::UdonMcpBinary());
+    args.insert(args.end(), {"--config", dir_.File("mcp.json")});
+    testing::RunOptions options;
+    options.env["UDON_MCP_STATE_DIR"] = dir_.File("state");
+    ProcessResult result = testing::RunProcess(args, options);
+    if (expected_exit >= 0) EXPECT_EQ(result.exit_code, expected_exit) << result.out << result.err;
+    outputs_ += result.out + result.err;
+    return result;
+  }
+
+  // Runs `login remote --no-browser`, plays the browser with login-driver.mjs (extra
+  // flags tamper with the redirect) once the URL is printed, and returns login's output.
+  std::string Login(const std::vector<std::string>& driver_flags = {}, bool expect_url = true) {
+    testing::RunOptions options;
+    options.env["UDON_MCP_STATE_DIR"] = dir_.File("state");
+    testing::BackgroundProcess login({testing::UdonMcpBinary(), "login", "remote", "--no-browser", "--timeout", "60",
+                                      "--json", "--config", dir_.File("mcp.json")},
+                                     options);
+    std::string url;
+    for (int i = 0; i < 1200 && url.empty() && login.running(); ++i) {
+      const std::string output = login.Output();
+      if (const std::size_t at = output.find(kUrlLine); at != std::string::npos && output.find('\n', at) != std::string::npos) {
+        url = output.substr(at + std::string(kUrlLine).size(), output.find('\n', at) - at - std::string(kUrlLine).size());
+      } else {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+    }
+    if (expect_url) {
+      EXPECT_FALSE(url.empty()) << login.Output();
+      std::vector<std::string> argv = {testing::NodeBinary(), Peer("login-driver.mjs"), url};
+      argv.insert(argv.end(), driver_flags.begin(), driver_flags.end());
+      driver_ = testing::RunProcess(argv);
+    }
+    for (int i = 0; i < 1200 && login.running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_FALSE(login.running());
+    outputs_ += login.Output();
+    return login.Output();
+  }
+
+  bool NothingStored() {
+    const std::string dir = dir_.File("state") + "/oauth";
+    if (!std::filesystem::exists(dir)) return true;
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+      if (entry.path().extension() == ".json") return false;
+    }
+    return true;
+  }
+
+  std::vector<std::unique_ptr<testing::BackgroundProcess>> peers_;
+  TempDir dir_;
+  ProcessResult driver_;
+  std::string outputs_;  // everything udon-mcp printed, for the secrets check
+};
+
+TEST_F(OAuthLoginTest, LogsInAtOidcProviderThenCapturesAndCallsWithTheStoredLogin) {
+  const json::Value as = StartPeer("authorization-server.mjs", {});
+  const json::Value rs = StartPeer("resource-server.mjs", {"--issuer", as["issuer"].get<std::string>()});
+  Configure(rs["url"].get<std::string>());
+
+  ProcessResult refused = Udon({"capture", "--server", "remote", "-o", dir_.File("tools.json"), "--json"}, -1);
+  EXPECT_NE(refused.out.find("auth.login_required"), std::string::npos) << refused.out << refused.err;
+  EXPECT_NE(refused.out.find("udon-mcp login remote"), std::string::npos) << refused.out;
+
+  const std::string login = Login();
+  EXPECT_EQ(driver_.exit_code, 0) << driver_.err;
+  EXPECT_NE(login.find("\"client\":\"dynamic\""), std::string::npos) << login;
+
+  ProcessResult status = Udon({"auth", "status", "--json"}, 0);
+  auto logins = json::Parse(status.out);
+  ASSERT_TRUE(logins.ok()) << status.out;
+  ASSERT_EQ((*logins)["logins"].size(), 1u) << status.out;
+  EXPECT_EQ((*logins)["logins"][0]["issuer"], as["issuer"]);
+  EXPECT_EQ((*logins)["logins"][0]["servers"], json::Value::array({"remote"}));
+
+  Udon({"capture", "--server", "remote", "-o", dir_.File("tools.json")}, 0);
+  Udon({"review", dir_.File("tools.json"), "--server", "remote", "--tool", "echo", "--reviewer", "t@example.test",
+        "--headless", "--independent-calls", "--model-backed", "false", "--reference-based-io", "--concurrency",
+        "safe", "--no-side-effects", "--channel", "/text=data"},
+       0);
+  const std::string sha =
+      testing::RunProcess({testing::UdonMcpBinary(), "digest", dir_.File("tools.json")}).out.substr(0, 64);
+  ProcessResult called = Udon({"call", "--manifest", dir_.File("tools.json"), "--sha256", sha, "--server", "remote",
+                               "--tool", "echo", "--args", R"({"text":"hello"})", "--json", "--evidence",
+                               dir_.File("evidence.jsonl")},
+                              0);
+  EXPECT_NE(called.out.find("hello"), std::string::npos) << called.out;
+
+  // No token, refresh token or client secret anywhere but the store.
+  std::string record;
+  for (const auto& entry : std::filesystem::directory_iterator(dir_.File("state") + "/oauth")) {
+    if (entry.path().extension() == ".json") record = dir_.Read("state/oauth/" + entry.path().filename().string());
+  }
+  auto stored = json::Parse(record);
+  ASSERT_TRUE(stored.ok());
+  std::vector<std::string> secrets = {(*stored)["accessToken"].get<std::string>()};
+  if (stored->contains("refreshToken")) secrets.push_back((*stored)["refreshToken"].get<std::string>());
+  const std::string written = outputs_ + dir_.Read("tools.json") + dir_.Read("evidence.jsonl") + dir_.Read("mcp.json");
+  for (const std::string& secret : secrets) {
+    ASSERT_GT(secret.size(), 8u);
+    EXPECT_EQ(written.find(secret), std::string::npos) << "a token leaked into output or files";
+  }
+}
+
+TEST_F(OAuthLoginTest, ARedirectWithAnotherStateOrIssuerStoresNothing) {
+  const json::Value as = StartPeer("authorization-server.mjs", {});
+  const json::Value rs = StartPeer("resource-server.mjs", {"--issuer", as["issuer"].get<std::string>()});
+  Configure(rs["url"].get<std::string>());
+  EXPECT_NE(Login({"--wrong-state"}).find("auth.state_mismatch"), std::string::npos);
+  EXPECT_TRUE(NothingStored());
+  EXPECT_NE(Login({"--wrong-iss"}).find("auth.iss_mismatch"), std::string::npos);
+  EXPECT_TRUE(NothingStored());
+  EXPECT_NE(Login({"--drop-iss"}).find("auth.iss_mismatch"), std::string::npos);
+  EXPECT_TRUE(NothingStored());
+  EXPECT_NE(Login({"--deny"}).find("auth.login_denied"), std::string::npos);
+  EXPECT_TRUE(NothingStored());
+}
+
+struct HostileCase {
+  std::string mode;
+  std::string code;  // "" : the login must succeed
+  bool reaches_browser;
+};
+
+class OAuthHostileTest : public OAuthLoginTest, public ::testing::WithParamInterface<HostileCase> {};
+
+TEST_P(OAuthHostileTest, RefusesWithAClearCodeAndStoresNothing) {
+  const HostileCase& hostile = GetParam();
+  const json::Value peer = StartPeer("hostile.mjs", {hostile.mode, "--huge-bytes", "8388608", "--slow-ms", "400"});
+  Configure(peer["url"].get<std::string>());
+  const std::string output = Login({}, hostile.reaches_browser);
+  if (hostile.code.empty()) {
+    EXPECT_NE(output.find("\"ok\":true"), std::string::npos) << output;
+    EXPECT_FALSE(NothingStored());
+    return;
+  }
+  EXPECT_NE(output.find(hostile.code), std::string::npos) << output;
+  EXPECT_TRUE(NothingStored());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Modes, OAuthHostileTest,
+    ::testing::Values(HostileCase{"resource-mismatch", "auth.resource_mismatch", false},
+                      HostileCase{"issuer-mismatch", "auth.issuer_mismatch", false},
+                      HostileCase{"no-s256", "auth.pkce_unsupported", false},
+                      HostileCase{"metadata-other-host", "auth.metadata_foreign", false},
+                      HostileCase{"token-garbage", "auth.token_failed", true},
+                      HostileCase{"token-huge", "auth.response_too_large", true},
+                      HostileCase{"token-slow", "auth.timeout", true},
+                      HostileCase{"cdn-wellknown", "", true}),
+    [](const ::testing::TestParamInfo<HostileCase>& info) { return testing::TestIdentifier(info.param.mode); });
+
+}  // namespace
+}  // namespace udon
