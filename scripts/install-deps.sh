@@ -8,6 +8,7 @@ packages=(
   nlohmann-json3-dev libyaml-cpp-dev libcurl4-openssl-dev libssl-dev libcli11-dev
   libcpp-httplib-dev libpcre2-dev nettle-dev googletest libgtest-dev libgmock-dev libbenchmark-dev
   bubblewrap postgresql-15 libpq-dev strace chromium dpkg-dev lintian
+  haproxy  # the load balancer the replica tests start (docs/operations.md)
 )
 # npm is only needed for test peers and benchmark anchors; keep a Node that is already
 # there (machines often carry a newer one than Debian's), else take Debian's.

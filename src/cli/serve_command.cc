@@ -42,6 +42,7 @@ struct ServeOptions {
   std::string token_file;
   bool no_token = false;
   std::vector<std::string> allowed_hosts;
+  int drain_seconds = 30;
   CommonOptions common;
 };
 
@@ -108,12 +109,13 @@ int RefuseToStart(const ServeOptions& o, const Error& error, int exit) {
 }
 int RefuseToStart(const ServeOptions& o, const Error& error) { return RefuseToStart(o, error, ExitCodeFor(error)); }
 
-// Waits for signals: SIGHUP reloads; SIGINT, SIGTERM and SIGUSR1 (the transport ended) stop.
-void WaitForSignals(const sigset_t& set, gateway::Gateway& gateway) {
+// Waits for signals: SIGHUP reloads; SIGINT, SIGTERM and SIGUSR1 (the transport ended) stop,
+// and are returned.
+int WaitForSignals(const sigset_t& set, gateway::Gateway& gateway) {
   for (;;) {
     int signal = 0;
     if (sigwait(&set, &signal) != 0) continue;
-    if (signal != SIGHUP) return;
+    if (signal != SIGHUP) return signal;
     Say("SIGHUP: re-reading the pin and the manifest, starting over from step 1");
     auto offer = gateway.Reload();
     if (offer.ok()) {
@@ -122,6 +124,16 @@ void WaitForSignals(const sigset_t& set, gateway::Gateway& gateway) {
       Say("reload refused (" + offer.error().code + "): " + offer.error().message + "; offering nothing");
     }
   }
+}
+
+// SIGTERM over HTTP: /readyz turns 503 and new requests are refused (503) at once, so the
+// balancer sends them to another replica; the calls in flight get `seconds` to finish.
+void Drain(mcp::HttpServer& http_server, int seconds) {
+  Say("SIGTERM: draining (no new requests; waiting up to " + std::to_string(seconds) +
+      " s for the calls in flight)");
+  const std::size_t left = http_server.Drain(std::chrono::seconds(seconds));
+  if (left > 0) Say(std::to_string(left) + " request(s) still in flight at the drain bound: cancelled");
+  Say("drained; exiting");
 }
 
 mcp::ServerOptions GatewayServerOptions() {
@@ -204,6 +216,9 @@ int Serve(const ServeOptions& o) {
   if (!mcp::IsLoopbackName(listen->host) && listen->host != "0.0.0.0" && listen->host != "::") {
     http.allowed_hosts.push_back(listen->host);
   }
+  http.health_path = "/healthz";
+  http.ready_path = "/readyz";
+  http.ready = [&gateway] { return gateway.Ready(); };
   mcp::HttpServer http_server(server, http);
   auto port = http_server.Bind();
   if (!port.ok()) return ReportError(port.error(), json);
@@ -218,7 +233,7 @@ int Serve(const ServeOptions& o) {
     http_server.Serve();
     wake_main();
   });
-  WaitForSignals(signals, gateway);
+  if (WaitForSignals(signals, gateway) == SIGTERM) Drain(http_server, o.drain_seconds);
   server.CloseSubscriptions();
   http_server.Stop();
   transport.join();
@@ -243,6 +258,9 @@ void RegisterServeCommand(CLI::App& app) {
                     "HTTP on loopback: ask no token (any local user can then call the tools as you)");
   command->add_option("--allow-host", o->allowed_hosts,
                       "HTTP: a host name clients use beside loopback, accepted in Host and Origin (repeatable)");
+  command->add_option("--drain-seconds", o->drain_seconds,
+                      "HTTP: on SIGTERM, how long the calls in flight may take to finish (default 30)")
+      ->check(CLI::Range(0, 3600));
   AddCommonOptions(command, o->common);
   SetAction(command, &o->common.json, [o] { return Serve(*o); });
 }
