@@ -147,7 +147,7 @@ class ReplicasTest : public ::testing::Test {
 
   void SetUp() override {
     UDON_REQUIRE_POSTGRES();
-    if (testing::RunProcess({"haproxy", "-v"}).exit_code != 0) {
+    if (testing::RunProcess({testing::OnPath("haproxy"), "-v"}).exit_code != 0) {
       if (std::getenv("CI") != nullptr) FAIL() << "haproxy missing: run scripts/install-deps.sh";
       GTEST_SKIP() << "haproxy not installed";
     }
@@ -200,7 +200,7 @@ class ReplicasTest : public ::testing::Test {
                      "    balance roundrobin\n    http-response set-header X-Served-By %[srv_name]\n");
     dir_.Write("haproxy.cfg", config);
     haproxy_ = std::make_unique<BackgroundProcess>(
-        std::vector<std::string>{"haproxy", "-db", "-f", dir_.File("haproxy.cfg")});
+        std::vector<std::string>{testing::OnPath("haproxy"), "-db", "-f", dir_.File("haproxy.cfg")});
     ASSERT_TRUE(testing::WaitForPort(front_)) << haproxy_->Output();
   }
 
@@ -403,7 +403,7 @@ TEST_F(ReplicasTest, ARollingRestartUnderLoadLosesNoCall) {
 }
 
 TEST(ReplicaPackagingTest, TheSystemdUnitVerifies) {
-  if (testing::RunProcess({"systemd-analyze", "--version"}).exit_code != 0) {
+  if (testing::RunProcess({testing::OnPath("systemd-analyze"), "--version"}).exit_code != 0) {
     GTEST_SKIP() << "systemd-analyze not installed";
   }
   TempDir dir;
@@ -413,7 +413,7 @@ TEST(ReplicaPackagingTest, TheSystemdUnitVerifies) {
   // The installed binary's path replaced by the build's, which exists here.
   dir.Write("udon-mcp-serve@8101.service", Replace(text.str(), "/usr/bin/udon-mcp", testing::UdonMcpBinary()));
   testing::ProcessResult verify =
-      testing::RunProcess({"systemd-analyze", "verify", "--man=no", dir.File("udon-mcp-serve@8101.service")});
+      testing::RunProcess({testing::OnPath("systemd-analyze"), "verify", "--man=no", dir.File("udon-mcp-serve@8101.service")});
   EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
   EXPECT_EQ(verify.err, "");
 }
