@@ -138,6 +138,7 @@ std::vector<std::string> Lines(const std::string& text) {
 struct LoadFigures {
   std::map<std::string, bool> outcomes;  // entry -> succeeded
   std::size_t failures = 0;
+  std::map<std::string, int> failed_as;  // "HTTP status code" -> how many, to say why
   Clock::time_point last_failure{};
 };
 
@@ -196,12 +197,23 @@ class ReplicasTest : public ::testing::Test {
     for (int i = 0; i < kReplicas; ++i) {
       config = Replace(config, "127.0.0.1:810" + std::to_string(i + 1), "127.0.0.1:" + std::to_string(ports_[i]));
     }
+    config = Replace(config, "    maxconn 4096\n", "    maxconn 4096\n    log stderr format raw local0\n");
+    config = Replace(config, "    mode http\n", "    mode http\n    log global\n    option httplog\n");
     config = Replace(config, "    balance roundrobin\n",
                      "    balance roundrobin\n    http-response set-header X-Served-By %[srv_name]\n");
     dir_.Write("haproxy.cfg", config);
     haproxy_ = std::make_unique<BackgroundProcess>(
         std::vector<std::string>{testing::OnPath("haproxy"), "-db", "-f", dir_.File("haproxy.cfg")});
     ASSERT_TRUE(testing::WaitForPort(front_)) << haproxy_->Output();
+  }
+
+  // HAProxy's log lines of answers that were not 200, for a failure's message.
+  std::string HaproxyErrors() const {
+    std::string lines;
+    for (const std::string& line : Lines(haproxy_->Output())) {
+      if (line.find(" 200 ") == std::string::npos) lines += "\n" + line;
+    }
+    return lines;
   }
 
   // Whether a call through HAProxy is answered by replica `name` within the bound.
@@ -222,11 +234,13 @@ class ReplicasTest : public ::testing::Test {
         ModernClient client(front_);
         for (int n = 0; !stop; ++n) {
           const std::string entry = tag + "-" + std::to_string(t) + "-" + std::to_string(n);
-          const bool ok = client.Call("append_ledger", {{"entry", entry}}).succeeded();
+          const Answer answer = client.Call("append_ledger", {{"entry", entry}});
+          const bool ok = answer.succeeded();
           std::lock_guard lock(mutex);
           figures.outcomes[entry] = ok;
           if (!ok) {
             ++figures.failures;
+            ++figures.failed_as[std::to_string(answer.status) + " " + answer.code() + answer.message.dump()];
             figures.last_failure = Clock::now();
           }
         }
@@ -398,7 +412,8 @@ TEST_F(ReplicasTest, ARollingRestartUnderLoadLosesNoCall) {
   stop = true;
   load.join();
   EXPECT_EQ(CheckDispatches(figures, "roll"), 0u);
-  EXPECT_EQ(figures.failures, 0u) << "a call was lost in the rolling restart";
+  EXPECT_EQ(figures.failures, 0u) << "a call was lost in the rolling restart: "
+                                  << ::testing::PrintToString(figures.failed_as) << HaproxyErrors();
   std::printf("rolling restart under load: calls %zu, failures %zu\n", figures.outcomes.size(), figures.failures);
 }
 
