@@ -95,6 +95,23 @@ class ModernClient {
                                 {"Mcp-Name", tool}};
     return Parse(client_.Post("/mcp", headers, ModernCall(id, tool, arguments).dump(), "application/json"));
   }
+  // The names tools/list offers (one page: the demo's catalog is small).
+  std::set<std::string> ListedTools() {
+    const int id = ++id_;
+    Json request = ModernCall(id, "", Json::object());
+    request["method"] = "tools/list";
+    request["params"].erase("name");
+    request["params"].erase("arguments");
+    httplib::Headers headers = {{"Accept", "application/json, text/event-stream"},
+                                {"MCP-Protocol-Version", "2026-07-28"},
+                                {"Mcp-Method", "tools/list"}};
+    Answer answer = Parse(client_.Post("/mcp", headers, request.dump(), "application/json"));
+    std::set<std::string> names;
+    for (const Json& tool : answer.message.value("result", Json::object()).value("tools", Json::array())) {
+      names.insert(tool.value("name", std::string()));
+    }
+    return names;
+  }
 
  private:
   httplib::Client client_;
@@ -343,6 +360,7 @@ TEST_F(ReplicasTest, AnInvalidationOnOneReplicaRefusesTheNextCallOnEveryReplica)
   StartReplica(0, dir_.File("changing.json"));
   StartReplica(1, dir_.File("slow.json"));
   StartReplica(2, dir_.File("slow.json"));
+  for (int i = 0; i < kReplicas; ++i) ASSERT_EQ(ModernClient(ports_[i]).ListedTools().count("append_ledger"), 1u);
   std::vector<std::thread> in_flight;
   std::vector<Answer> slow(kReplicas * 2);
   for (int i = 0; i < kReplicas * 2; ++i) {
@@ -356,6 +374,13 @@ TEST_F(ReplicasTest, AnInvalidationOnOneReplicaRefusesTheNextCallOnEveryReplica)
   EXPECT_EQ(invalidating.code(), "call.indeterminate") << invalidating.message.dump();
   for (auto& caller : in_flight) caller.join();
 
+  // The other replicas hear of it (LISTEN/NOTIFY) and withdraw the server's tools without
+  // a call of their own: their hosts see the catalog shrink.
+  for (int i = 1; i < kReplicas; ++i) {
+    ModernClient client(ports_[i]);
+    EXPECT_TRUE(WaitFor([&] { return client.ListedTools().count("append_ledger") == 0; }))
+        << "replica " << i << " still offers the invalidated server's tools";
+  }
   const std::size_t dispatched = Lines(dir_.Read("entries.txt")).size();
   for (int round = 0; round < 2; ++round) {
     for (int i = 0; i < kReplicas; ++i) {
