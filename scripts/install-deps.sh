@@ -9,6 +9,7 @@ packages=(
   libcpp-httplib-dev libpcre2-dev nettle-dev googletest libgtest-dev libgmock-dev libbenchmark-dev
   bubblewrap postgresql-15 libpq-dev strace chromium dpkg-dev lintian
   prometheus  # promtool and a real Prometheus for the metrics tests (contract 7.25)
+  haproxy  # the load balancer the replica tests start (docs/operations.md)
 )
 # npm is only needed for test peers and benchmark anchors; keep a Node that is already
 # there (machines often carry a newer one than Debian's), else take Debian's.

@@ -45,6 +45,7 @@ struct ServeOptions {
   std::vector<std::string> allowed_hosts;
   std::string metrics_listen;  // HOST:PORT; empty: /metrics on the HTTP port only
   std::string otlp_endpoint;
+  int drain_seconds = 30;
   CommonOptions common;
 };
 
@@ -111,12 +112,13 @@ int RefuseToStart(const ServeOptions& o, const Error& error, int exit) {
 }
 int RefuseToStart(const ServeOptions& o, const Error& error) { return RefuseToStart(o, error, ExitCodeFor(error)); }
 
-// Waits for signals: SIGHUP reloads; SIGINT, SIGTERM and SIGUSR1 (the transport ended) stop.
-void WaitForSignals(const sigset_t& set, gateway::Gateway& gateway) {
+// Waits for signals: SIGHUP reloads; SIGINT, SIGTERM and SIGUSR1 (the transport ended) stop,
+// and are returned.
+int WaitForSignals(const sigset_t& set, gateway::Gateway& gateway) {
   for (;;) {
     int signal = 0;
     if (sigwait(&set, &signal) != 0) continue;
-    if (signal != SIGHUP) return;
+    if (signal != SIGHUP) return signal;
     Say("SIGHUP: re-reading the pin and the manifest, starting over from step 1");
     auto offer = gateway.Reload();
     if (offer.ok()) {
@@ -125,6 +127,16 @@ void WaitForSignals(const sigset_t& set, gateway::Gateway& gateway) {
       Say("reload refused (" + offer.error().code + "): " + offer.error().message + "; offering nothing");
     }
   }
+}
+
+// SIGTERM over HTTP: /readyz turns 503 and new requests are refused (503) at once, so the
+// balancer sends them to another replica; the calls in flight get `seconds` to finish.
+void Drain(mcp::HttpServer& http_server, int seconds) {
+  Say("SIGTERM: draining (no new requests; waiting up to " + std::to_string(seconds) +
+      " s for the calls in flight)");
+  const std::size_t left = http_server.Drain(std::chrono::seconds(seconds));
+  if (left > 0) Say(std::to_string(left) + " request(s) still in flight at the drain bound: cancelled");
+  Say("drained; exiting");
 }
 
 mcp::ServerOptions GatewayServerOptions() {
@@ -213,6 +225,9 @@ int Serve(const ServeOptions& o) {
     http.allowed_hosts.push_back(listen->host);
   }
   AddMetricsPage(*served, http);
+  http.health_path = "/healthz";
+  http.ready_path = "/readyz";
+  http.ready = [&gateway] { return gateway.Ready(); };
   mcp::HttpServer http_server(server, http);
   SampleSessions(*served, [&http_server] { return http_server.live_sessions(); });
   auto port = http_server.Bind();
@@ -228,7 +243,7 @@ int Serve(const ServeOptions& o) {
     http_server.Serve();
     wake_main();
   });
-  WaitForSignals(signals, gateway);
+  if (WaitForSignals(signals, gateway) == SIGTERM) Drain(http_server, o.drain_seconds);
   server.CloseSubscriptions();
   http_server.Stop();
   transport.join();
@@ -259,6 +274,9 @@ void RegisterServeCommand(CLI::App& app) {
   command->add_option("--otlp-endpoint", o->otlp_endpoint,
                       "Export traces over OTLP/HTTP (JSON) to this base URL (/v1/traces appended; "
                       "default: OTEL_EXPORTER_OTLP_ENDPOINT)");
+  command->add_option("--drain-seconds", o->drain_seconds,
+                      "HTTP: on SIGTERM, how long the calls in flight may take to finish (default 30)")
+      ->check(CLI::Range(0, 3600));
   AddCommonOptions(command, o->common);
   SetAction(command, &o->common.json, [o] { return Serve(*o); });
 }

@@ -404,6 +404,16 @@ void AddAsyncRender(mcp::Server& server) {
   });
 }
 
+// One line appended with one write(2) (O_APPEND): lines of many processes never interleave.
+bool AppendLine(const std::string& path, const std::string& text) {
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return false;
+  const std::string line = text + "\n";
+  const bool written = write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+  close(fd);
+  return written;
+}
+
 // A tool with a side effect that must not run concurrently: it notices when two calls
 // overlap (in this process, or across processes sharing a ledger file) and says so.
 void AddAppendLedger(mcp::Server& server, const CatalogOptions& options) {
@@ -450,9 +460,13 @@ void AddAppendLedger(mcp::Server& server, const CatalogOptions& options) {
   auto ledger = std::make_shared<Ledger>();
   const int delay = options.ledger_delay_ms;
   const std::string file = options.ledger_file;
-  server.AddTool(std::move(tool), [ledger, delay, file](const Value& arguments, ToolContext&) {
+  const std::string entries = options.entries_file;
+  server.AddTool(std::move(tool), [ledger, delay, file, entries](const Value& arguments, ToolContext&) {
     const Value* entry = Argument(arguments, "entry");
     if (entry == nullptr || !entry->is_string()) return ToolError("entry must be a string");
+    if (!entries.empty() && !AppendLine(entries, entry->get<std::string>())) {
+      return ToolError("entries file cannot be written");
+    }
     long ticket = 0;
     bool overlapped = ledger->Enter(ticket);
     int fd = -1;

@@ -14,6 +14,9 @@ struct CatalogOptions {
   std::size_t synthetic_tools = 0;    // generated tools with varied schemas
   int ledger_delay_ms = 200;          // how long append_ledger holds its critical section
   std::string ledger_file;            // optional: append_ledger also appends and locks here
+  // optional: append_ledger appends each call's `entry` here, one line, with one write(2),
+  // before it waits: a test that sends unique entries counts every dispatch (duplicates too)
+  std::string entries_file;
 };
 
 // Registers every tool the options select on `server`.

@@ -127,6 +127,8 @@ void AddTestDoubleOptions(CLI::App& app, DemoOptions& options) {
       ->capture_default_str();
   app.add_option("--ledger-file", options.catalog.ledger_file,
                  "append_ledger also appends to FILE and detects overlap across processes");
+  app.add_option("--entries-file", options.catalog.entries_file,
+                 "append_ledger appends each call's entry argument to FILE (for counting dispatches)");
 }
 
 // The --fault arguments, parsed; nullopt (after saying why on stderr) on the first bad one.

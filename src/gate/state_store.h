@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -59,6 +60,16 @@ class StateStore {
   // connection, issue 31), so that it overlaps the caller's own work; whatever fails is
   // that operation's error. Nothing by default.
   virtual void Warm() {}
+  // Whether the store answers now (serve's /readyz): a database store's one round trip.
+  // Errors: state.unavailable.
+  virtual Status CheckReachable() { return OkStatus(); }
+  // Calls `heard` with the (manifestSha256, server) of every invalidation recorded in this
+  // store from now on, by any process sharing it, as soon as the store tells (a database
+  // store: LISTEN/NOTIFY), from a thread of the store's, until the store goes. A hint for
+  // promptness only (a serve replica withdraws the tools at once): the gate reads the store
+  // before every dispatch regardless. Nothing by default: the state directory cannot tell.
+  using InvalidationHeard = std::function<void(const std::string& manifest_sha256, const std::string& server)>;
+  virtual void WatchInvalidations(InvalidationHeard heard) { (void)heard; }
 };
 
 // The invalidations this process recorded, in memory: every thread sees one the moment it

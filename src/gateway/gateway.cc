@@ -153,6 +153,7 @@ struct Gateway::Shared {
   std::mutex mutex;
   mcp::Server* server = nullptr;  // null once the gateway is gone
   std::vector<OfferedTool> offered;
+  std::string manifest_sha256;                   // of the offer
   std::map<std::string, std::string> withdrawn;  // offered name -> code
 
   // Unlists the tools `select` picks that are still offered; then tells every client.
@@ -196,6 +197,7 @@ Gateway::Gateway(mcp::Server& server, gate::GateEnvironment env, GatewayOptions 
     : server_(server), options_(std::move(options)), shared_(std::make_shared<Shared>()) {
   shared_->server = &server_;
   config_ = env.config;
+  store_ = env.state;
   env.command = "serve";
   env.reuse_connections = true;
   env.max_idle_per_server = kIdleConnectionsPerServer;
@@ -208,6 +210,14 @@ Gateway::Gateway(mcp::Server& server, gate::GateEnvironment env, GatewayOptions 
     return shared->StillOffered(server_key, tool);
   };
   gate_ = std::make_unique<gate::Gate>(std::move(env));
+  // Another replica's invalidation of this manifest withdraws its server's tools here too.
+  if (store_) {
+    store_->WatchInvalidations([shared = shared_](const std::string& manifest_sha256, const std::string& server_key) {
+      shared->Withdraw(
+          [&](const OfferedTool& tool) { return tool.server == server_key && manifest_sha256 == shared->manifest_sha256; },
+          "manifest.invalidated");
+    });
+  }
 }
 
 Gateway::~Gateway() {
@@ -230,6 +240,27 @@ Result<Offer> Gateway::Reload() {
     server_.BroadcastToolsListChanged();
   }
   return offer;
+}
+
+Status Gateway::Ready() {
+  std::set<std::string> servers;
+  {
+    std::lock_guard lock(shared_->mutex);
+    for (const OfferedTool& tool : shared_->offered) servers.insert(tool.server);
+  }
+  if (servers.empty()) return MakeError("serve.not_ready", "the gateway offers no tool");
+  if (!base::ReadFile(options_.manifest_path).ok()) {
+    return MakeError("manifest.unreadable", "the manifest cannot be read");
+  }
+  if (!options_.pin_file.empty() && !base::ReadFile(options_.pin_file, kMaxPinFileBytes).ok()) {
+    return MakeError("io.unreadable", "the pin file cannot be read");
+  }
+  for (const std::string& key : servers) {
+    if (config_ == nullptr || config_->servers.count(key) == 0) {
+      return MakeError("config.server_unknown", "a served server has no configuration entry");
+    }
+  }
+  return store_ ? store_->CheckReachable() : OkStatus();
 }
 
 std::map<std::string, std::string> Gateway::withdrawn() const {
@@ -290,6 +321,7 @@ Result<Offer> Gateway::Build() {
   {
     std::lock_guard lock(shared_->mutex);
     shared_->offered = offer.offered;
+    shared_->manifest_sha256 = offer.manifest_sha256;
     shared_->withdrawn.clear();
     server_.SetTools(std::move(tools));
   }

@@ -84,6 +84,14 @@ class Gateway {
   // offered until a later Reload succeeds (fail closed), and clients hear of it either way.
   Result<Offer> Reload();
 
+  // Whether this gateway can take calls (serve's /readyz): its last start or reload offered
+  // tools, its manifest (and pin file) can be read, every served server has a configuration
+  // entry, and the state store answers. Withdrawn tools do not make it unready: a call to one
+  // is refused with its code on every replica alike. Errors: serve.not_ready (nothing
+  // offered), manifest.unreadable, io.unreadable (the pin file), config.server_unknown,
+  // state.unavailable.
+  Status Ready();
+
   // The offered names withdrawn since the last start, with the code that withdrew them.
   std::map<std::string, std::string> withdrawn() const;
 
@@ -102,6 +110,7 @@ class Gateway {
   std::shared_ptr<manifest::ManifestCache> manifests_;  // the gate's: start-up reads once
   std::unique_ptr<gate::Gate> gate_;
   const mcp::RuntimeConfig* config_ = nullptr;  // the gate's: a pin's bound entries are checked against it
+  std::shared_ptr<gate::StateStore> store_;     // the gate's, when not the state directory
 };
 
 }  // namespace udon::gateway

@@ -1,6 +1,7 @@
 #include "state_pg/pg_store.h"
 
 #include <libpq-fe.h>
+#include <poll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -27,6 +28,7 @@ constexpr Oid kCheckTypes[] = {kText, kText, kBigint};
 constexpr Oid kRecordTypes[] = {kText, kText, kText, kBigint, kText};
 constexpr Oid kKeyTypes[] = {kBigint};
 constexpr Oid kLineTypes[] = {kText};
+constexpr Oid kNotifyTypes[] = {kText, kText};
 
 constexpr Statement kIsInvalidated{
     "udon_is_invalidated", 3, kCheckTypes,
@@ -38,6 +40,11 @@ constexpr Statement kRecord{
     " ON CONFLICT (manifest_sha256, server) DO UPDATE SET reason = excluded.reason, at = excluded.at,"
     " recorded_at = now(), runner = excluded.runner",
     false};
+// The notice every watching process hears when the record commits (WatchInvalidations):
+// "DIGEST SERVER", the digest being 64 hex digits.
+constexpr char kInvalidationChannel[] = "udon_mcp_invalidations";
+constexpr Statement kNotify{"udon_notify", 2, kNotifyTypes,
+                            "SELECT pg_notify('udon_mcp_invalidations', $1 || ' ' || $2)", false};
 constexpr Statement kTryLock{"udon_try_advisory_lock", 1, kKeyTypes, "SELECT pg_try_advisory_lock($1)", false};
 constexpr Statement kUnlock{"udon_advisory_unlock", 1, kKeyTypes, "SELECT pg_advisory_unlock($1)", false};
 constexpr Statement kAlive{"udon_alive", 0, nullptr, "SELECT 1", true};
@@ -234,6 +241,41 @@ PostgresStateStore::~PostgresStateStore() {
     warming_.join();
   }
   if (cancel_warming_ >= 0) close(cancel_warming_);
+  if (watching_.joinable()) {
+    const std::uint64_t one = 1;
+    [[maybe_unused]] const ssize_t written = write(stop_watching_, &one, sizeof one);
+    watching_.join();
+  }
+  if (stop_watching_ >= 0) close(stop_watching_);
+}
+
+void PostgresStateStore::WatchInvalidations(InvalidationHeard heard) {
+  if (watching_.joinable()) return;  // one session per process
+  stop_watching_ = eventfd(0, EFD_CLOEXEC);
+  if (stop_watching_ < 0) return;  // no watch: the store is still read before every dispatch
+  watching_ = std::thread([this, heard = std::move(heard)] { Watch(heard); });
+}
+
+void PostgresStateStore::Watch(const InvalidationHeard& heard) {
+  for (;;) {
+    auto connection = Open(stop_watching_);
+    const int socket = connection.ok() ? (*connection)->Listen(kInvalidationChannel) : -1;
+    std::vector<std::string> payloads;
+    while (socket >= 0) {
+      pollfd waits[2] = {{socket, POLLIN, 0}, {stop_watching_, POLLIN, 0}};
+      if (poll(waits, 2, -1) < 0) continue;
+      if (waits[1].revents != 0) return;
+      payloads.clear();
+      const bool alive = (*connection)->TakeNotices(payloads);
+      for (const std::string& payload : payloads) {
+        const std::size_t space = payload.find(' ');
+        if (space != std::string::npos) heard(payload.substr(0, space), payload.substr(space + 1));
+      }
+      if (!alive) break;
+    }
+    pollfd stop = {stop_watching_, POLLIN, 0};
+    if (poll(&stop, 1, 1000) != 0) return;
+  }
 }
 
 void PostgresStateStore::Warm() {
@@ -317,7 +359,11 @@ Status PostgresStateStore::Record(std::string_view manifest_sha256, std::string_
                               std::to_string(at), runner_id_},
                              PGRES_COMMAND_OK, uri_);
         if (!done.ok()) return Recoded(std::move(done).error(), "state.write_failed");
-        if (*done) return OkStatus();
+        // Durable already; the notice only makes other replicas hear of it sooner.
+        if (*done) {
+          (void)c.Run(kNotify, {std::string(manifest_sha256), std::string(server)});
+          return OkStatus();
+        }
         Error error = MakeError("state.write_failed", "cannot record the invalidation durably");
         error.details["store"] = RedactConninfo(uri_);
         return error;
@@ -411,6 +457,15 @@ void PostgresStateStore::ReleaseMainLock(std::uint64_t session, const std::strin
     main_.reset();
     ++main_session_;
   }
+}
+
+Status PostgresStateStore::CheckReachable() {
+  return WithMain(
+      [&](Connection& c) -> Status {
+        if (c.Run(kAlive, {})) return OkStatus();
+        return Unavailable(uri_, "the store does not answer");
+      },
+      "state.unavailable");
 }
 
 Status PostgresStateStore::MainLockHeld(std::uint64_t session) {

@@ -76,6 +76,13 @@ class PostgresStateStore : public gate::StateStore {
   Result<std::unique_ptr<gate::StateLock>> AcquireSerializeLock(const std::string& scope,
                                                                 std::chrono::milliseconds timeout) override;
 
+  // SELECT 1 on the main session. Errors: state.unavailable.
+  Status CheckReachable() override;
+  // LISTEN on channel udon_mcp_invalidations, on a session of its own (one per store; a
+  // lost one is opened again every second; what it missed meanwhile the gate still reads
+  // before dispatch). Record NOTIFYs there right after its record committed.
+  void WatchInvalidations(InvalidationHeard heard) override;
+
   // Evidence (contract 5, 7.14): one record as its JSON line in udon_mcp_evidence, and
   // every line in insertion order. Errors: evidence.write_failed; state.unavailable.
   Status AppendEvidence(const std::string& line);
@@ -135,6 +142,10 @@ class PostgresStateStore : public gate::StateStore {
   std::thread warming_;                      // Warm's Open() of the main session
   int cancel_warming_ = -1;                  // an eventfd: the destructor ends that Open()
   std::optional<Result<std::unique_ptr<Connection>>> warmed_;  // its outcome, once joined
+  // The session of WatchInvalidations, then one second between attempts; an eventfd ends it.
+  void Watch(const InvalidationHeard& heard);
+  std::thread watching_;
+  int stop_watching_ = -1;
   std::mutex pool_mutex_;
   std::vector<std::unique_ptr<Connection>> idle_;  // lock sessions between locks
   std::atomic<std::uint64_t> round_trips_{0};

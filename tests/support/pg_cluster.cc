@@ -22,17 +22,6 @@ constexpr gid_t kNogroup = 65534;
 
 bool Executable(const std::string& path) { return access(path.c_str(), X_OK) == 0; }
 
-// RunProcess takes a path: a program's place on PATH, or its name when it is nowhere.
-std::string OnPath(const std::string& program) {
-  const char* path = std::getenv("PATH");
-  std::stringstream dirs(path != nullptr ? path : "/usr/bin:/bin");
-  std::string dir;
-  while (std::getline(dirs, dir, ':')) {
-    if (!dir.empty() && Executable(dir + "/" + program)) return dir + "/" + program;
-  }
-  return program;
-}
-
 std::vector<std::string> AsPostgresUser(std::vector<std::string> argv) {
   if (geteuid() != 0) return argv;
   std::vector<std::string> out = {OnPath("setpriv"), "--reuid=" + std::to_string(kNobody),

@@ -93,6 +93,9 @@ class BackgroundProcess {
   std::string log_path_;
 };
 
+// RunProcess takes a path: a program's place on PATH, or its name when it is nowhere.
+std::string OnPath(const std::string& program);
+
 // A TCP port on 127.0.0.1 that was free a moment ago.
 int FreeLoopbackPort();
 // A listening TCP socket (close-on-exec) on an ephemeral port of 127.0.0.1, its port in

@@ -452,4 +452,57 @@ TEST_F(HttpServerTest, ATraceContextReachesTheToolFromMetaElseFromTheHeaders) {
 }
 
 }  // namespace
+// A balancer's probes, and a drain: readiness turns 503 at once, a call in flight is
+// answered, a new request is refused before anything of it starts.
+TEST_F(HttpModernTest, ADrainAnswersTheCallInFlightAndRefusesNewRequestsAndReadiness) {
+  std::atomic<bool> release{false};
+  std::atomic<int> started{0};
+  server_->AddTool({{"name", "slow"}, {"description", "d"}, {"inputSchema", {{"type", "object"}}}},
+                   [&](const Value&, ToolContext&) {
+                     ++started;
+                     while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+                     return ToolOutcome{{{"content", Value::array()}}, {}};
+                   });
+  HttpServerOptions options;
+  options.bearer_token = "probe-token-0123456789abcdef";
+  options.health_path = "/healthz";
+  options.ready_path = "/readyz";
+  options.ready = [] { return udon::OkStatus(); };
+  Start(options);
+  EXPECT_EQ(client_->Get("/readyz")->status, 200) << "probes need no token";
+  httplib::Headers headers = ModernHeaders("tools/call", "slow");
+  headers.emplace("Authorization", "Bearer probe-token-0123456789abcdef");
+  const Message call = MakeRequest(3, "tools/call", ModernParams({{"name", "slow"}}));
+  int in_flight_status = 0;
+  std::thread caller([&] { in_flight_status = Answer(headers, call).first; });
+  while (started == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  std::size_t left = 99;
+  std::thread drain([&] { left = http_->Drain(std::chrono::seconds(30)); });
+  httplib::Client other("127.0.0.1", port_);
+  while (other.Get("/readyz")->status != 503) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_EQ(other.Get("/readyz")->body, R"({"code":"serve.draining","status":"unavailable"})");
+  EXPECT_EQ(other.Get("/healthz")->status, 200);
+  auto refused = other.Post("/mcp", headers, SerializeMessage(call), "application/json");
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 503);
+  EXPECT_EQ(started, 1) << "a request was started while draining";
+  release = true;
+  caller.join();
+  drain.join();
+  EXPECT_EQ(in_flight_status, 200);
+  EXPECT_EQ(left, 0u);
+}
+
+TEST_F(HttpModernTest, ReadinessNamesTheCodeOfWhatIsMissing) {
+  HttpServerOptions options;
+  options.ready_path = "/readyz";
+  options.ready = [] { return udon::Status(udon::MakeError("state.unavailable", "the store does not answer")); };
+  Start(options);
+  auto ready = client_->Get("/readyz");
+  ASSERT_TRUE(ready);
+  EXPECT_EQ(ready->status, 503);
+  EXPECT_EQ(ready->body, R"({"code":"state.unavailable","status":"unavailable"})");
+  EXPECT_EQ(client_->Get("/healthz")->status, 404) << "a path not configured is no probe";
+}
+
 }  // namespace udon::mcp::http_test

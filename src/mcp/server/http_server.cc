@@ -38,7 +38,42 @@ void CarryTraceHeaders(const httplib::Request& request, Message& message) {
   if (request.has_header("tracestate")) meta["tracestate"] = request.get_header_value("tracestate");
 }
 
+// A probe's answer: a fixed word, and the code that makes it unavailable.
+void SetProbe(httplib::Response& response, const Status& status) {
+  json::Value body = {{"status", status.ok() ? "ok" : "unavailable"}};
+  if (!status.ok()) body["code"] = status.error().code;
+  response.status = status.ok() ? 200 : 503;
+  response.set_header("Cache-Control", "no-store");
+  response.set_content(body.dump(), "application/json");
+}
+
 }  // namespace
+
+std::shared_ptr<void> DrainState::Enter() {
+  std::lock_guard lock(mutex);
+  if (draining_) return nullptr;
+  ++requests;
+  return std::shared_ptr<void>(this, [self = shared_from_this()](void*) {
+    std::lock_guard done(self->mutex);
+    if (--self->requests == 0) self->idle.notify_all();
+  });
+}
+
+void DrainState::Begin() {
+  std::lock_guard lock(mutex);
+  draining_ = true;
+}
+
+bool DrainState::draining() {
+  std::lock_guard lock(mutex);
+  return draining_;
+}
+
+std::size_t DrainState::WaitIdle(std::chrono::milliseconds bound) {
+  std::unique_lock lock(mutex);
+  idle.wait_for(lock, bound, [this] { return requests == 0; });
+  return requests;
+}
 
 std::unique_ptr<PeerWatch::Ticket> HttpServer::Impl::WatchClient(const httplib::Request& request,
                                                                  std::function<void()> departed) {
@@ -173,8 +208,14 @@ httplib::Server::Handler HttpServer::Impl::Guarded(
     void (Impl::*handler)(const httplib::Request&, httplib::Response&, RequestHold&)) {
   return [this, handler](const httplib::Request& request, httplib::Response& response) {
     auto hold = std::make_shared<RequestHold>();
+    // Draining: nothing new starts here; a POST counts until its answer is written.
+    if (handler == &Impl::Post ? !(hold->counted = drain->Enter()) : drain->draining()) {
+      response.set_header("Connection", "close");
+      SetJsonRpcError(response, 503, kInternalError, "server draining; send the request again");
+      return;
+    }
     (this->*handler)(request, response, *hold);
-    if ((hold->slot || hold->activity) && response.content_provider_) {
+    if ((hold->slot || hold->activity || hold->counted) && response.content_provider_) {
       response.content_provider_resource_releaser_ =
           [releaser = std::move(response.content_provider_resource_releaser_), hold](bool success) {
             if (releaser) releaser(success);
@@ -189,8 +230,25 @@ httplib::Server::Handler HttpServer::Impl::Guarded(
 // Dynamic Client Registration at /register anyway; that answer's body is an OAuth error
 // (RFC 6749 5.2 shape, which hosts parse and show) whose description tells the person that
 // a bearer token is what is missing.
+// The balancer's probes (options.health_path, ready_path): no token, no Origin, no body read.
+bool HttpServer::Impl::AnswerProbe(const httplib::Request& request, httplib::Response& response) {
+  if (request.method != "GET" && request.method != "HEAD") return false;
+  if (!options.health_path.empty() && request.path == options.health_path) {
+    SetProbe(response, OkStatus());
+    return true;
+  }
+  if (options.ready_path.empty() || request.path != options.ready_path) return false;
+  if (drain->draining()) {
+    SetProbe(response, udon::MakeError("serve.draining", "the server is draining"));
+  } else {
+    SetProbe(response, options.ready ? options.ready() : OkStatus());
+  }
+  return true;
+}
+
 httplib::Server::HandlerResponse HttpServer::Impl::PreRoute(const httplib::Request& request,
                                                             httplib::Response& response) {
+  if (AnswerProbe(request, response)) return httplib::Server::HandlerResponse::Handled;
   const bool page = std::any_of(options.pages.begin(), options.pages.end(),
                                 [&](const HttpServerOptions::Page& p) { return p.path == request.path; });
   if (request.path != options.path && !page) {
@@ -262,6 +320,12 @@ std::uint64_t HttpServer::departures() const { return impl_->watch.departures();
 std::size_t HttpServer::live_sessions() const {
   std::lock_guard lock(impl_->sessions_mutex);
   return impl_->sessions.size();
+}
+
+std::size_t HttpServer::Drain(std::chrono::milliseconds bound) {
+  impl_->drain->Begin();
+  impl_->server.CloseSubscriptions();
+  return impl_->drain->WaitIdle(bound);
 }
 
 void HttpServer::Stop() {

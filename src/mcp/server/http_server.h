@@ -87,6 +87,13 @@ struct HttpServerOptions {
     std::function<std::string()> body;
   };
   std::vector<Page> pages;
+  // Probes for a load balancer (contract 7.17), answered before the token and Origin
+  // checks with a fixed JSON body and nothing else: GET health_path is 200 while the
+  // process serves; GET ready_path is 200 when `ready` says OK and the server is not
+  // draining, else 503 naming the code. Empty paths: not served (404 like any other path).
+  std::string health_path;
+  std::string ready_path;
+  std::function<udon::Status()> ready;  // unset: ready while not draining
 };
 
 // Origin values accepted: absent, or an http(s) origin (scheme://host[:port], parsed as a
@@ -109,6 +116,11 @@ class HttpServer {
   // Serves until Stop() (from another thread or a signal handler thread).
   void Serve();
   void Stop();
+  // Turns ready_path 503 at once and refuses every new request at the endpoint (503,
+  // Connection: close: the balancer sends it elsewhere); listen streams end; then waits at
+  // most `bound` for the POSTs in flight to be answered. Returns how many still were. Stop
+  // afterwards.
+  std::size_t Drain(std::chrono::milliseconds bound);
 
   // How many clients were seen leaving an open stream or a running request before it ended
   // (a seam for tests).

@@ -59,5 +59,7 @@ int PQnfields(const PGresult* res) { return UDON_PQ(PQnfields)(res); }
 char* PQgetvalue(const PGresult* res, int row, int field) { return UDON_PQ(PQgetvalue)(res, row, field); }
 int PQgetisnull(const PGresult* res, int row, int field) { return UDON_PQ(PQgetisnull)(res, row, field); }
 void PQclear(PGresult* res) { UDON_PQ(PQclear)(res); }
+int PQconsumeInput(PGconn* conn) { return UDON_PQ(PQconsumeInput)(conn); }
+PGnotify* PQnotifies(PGconn* conn) { return UDON_PQ(PQnotifies)(conn); }
 
 }  // extern "C"

@@ -81,6 +81,20 @@ class Connection {
   bool Command(const char* sql, const std::vector<std::string>& params = {}) {
     return Exec(sql, params, PGRES_COMMAND_OK) != nullptr;
   }
+  // LISTEN on `channel`, then the socket to wait on (-1: refused).
+  int Listen(const char* channel) {
+    const std::string sql = std::string("LISTEN ") + channel;
+    return Command(sql.c_str()) ? PQsocket(conn_) : -1;
+  }
+  // The payloads of the notices that arrived; false once the session is lost.
+  bool TakeNotices(std::vector<std::string>& payloads) {
+    if (PQconsumeInput(conn_) != 1) return false;
+    while (PGnotify* notice = PQnotifies(conn_)) {
+      payloads.emplace_back(notice->extra);
+      PQfreemem(notice);
+    }
+    return PQstatus(conn_) == CONNECTION_OK;
+  }
   // The schema's version, one round trip.
   std::optional<int> SchemaVersion() {
     ++round_trips_;

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -55,6 +56,22 @@ struct RequestHold {
   };
   std::shared_ptr<InFlightLimit::Slot> slot;
   std::shared_ptr<Activity> activity;
+  std::shared_ptr<void> counted;  // a POST in flight, for Drain (DrainState::Enter)
+};
+
+// Whether the server drains (HttpServer::Drain), and the POSTs it waits for.
+struct DrainState : std::enable_shared_from_this<DrainState> {
+  // A token counting one POST until destroyed; null once draining (the request is refused).
+  std::shared_ptr<void> Enter();
+  std::size_t WaitIdle(std::chrono::milliseconds bound);
+  void Begin();
+  bool draining();
+
+ private:
+  std::mutex mutex;
+  std::condition_variable idle;
+  bool draining_ = false;
+  std::size_t requests = 0;
 };
 
 // Now on the steady clock, as HttpSession::last_used counts it.
@@ -94,6 +111,7 @@ struct HttpServer::Impl {
                      httplib::Response& response);
   bool Authorized(const httplib::Request& request, httplib::Response& response) const;
   httplib::Server::HandlerResponse PreRoute(const httplib::Request& request, httplib::Response& response);
+  bool AnswerProbe(const httplib::Request& request, httplib::Response& response);
   httplib::Server::Handler Guarded(
       void (Impl::*handler)(const httplib::Request&, httplib::Response&, RequestHold&));
 
@@ -101,6 +119,7 @@ struct HttpServer::Impl {
   HttpServerOptions options;
   Listener http;
   std::atomic<bool> stopping{false};
+  std::shared_ptr<DrainState> drain = std::make_shared<DrainState>();
   std::mutex sessions_mutex;
   std::map<std::string, std::shared_ptr<HttpSession>> sessions;  // by Mcp-Session-Id
   std::optional<std::array<std::uint8_t, 32>> bearer_digest;  // of options.bearer_token
