@@ -64,7 +64,9 @@ class OAuthLoginTest : public ::testing::Test {
     testing::RunOptions options;
     options.env["UDON_MCP_STATE_DIR"] = dir_.File("state");
     ProcessResult result = testing::RunProcess(args, options);
-    if (expected_exit >= 0) EXPECT_EQ(result.exit_code, expected_exit) << result.out << result.err;
+    if (expected_exit >= 0) {
+      EXPECT_EQ(result.exit_code, expected_exit) << result.out << result.err;
+    }
     outputs_ += result.out + result.err;
     return result;
   }
@@ -208,7 +210,7 @@ INSTANTIATE_TEST_SUITE_P(
                       HostileCase{"token-huge", "auth.response_too_large", true},
                       HostileCase{"token-slow", "auth.timeout", true},
                       HostileCase{"cdn-wellknown", "", true}),
-    [](const ::testing::TestParamInfo<HostileCase>& info) { return testing::TestIdentifier(info.param.mode); });
+    [](const ::testing::TestParamInfo<HostileCase>& param) { return testing::TestIdentifier(param.param.mode); });
 
 }  // namespace
 }  // namespace udon
