@@ -136,17 +136,19 @@ TEST_F(OAuthLoginTest, LogsInAtOidcProviderThenCapturesAndCallsWithTheStoredLogi
   EXPECT_EQ((*logins)["logins"][0]["servers"], json::Value::array({"remote"}));
 
   Udon({"capture", "--server", "remote", "-o", dir_.File("tools.json")}, 0);
-  Udon({"review", dir_.File("tools.json"), "--server", "remote", "--tool", "echo", "--reviewer", "t@example.test",
+  Udon({"review", dir_.File("tools.json"), "--server", "remote", "--tool", "add", "--reviewer", "t@example.test",
         "--headless", "--independent-calls", "--model-backed", "false", "--reference-based-io", "--concurrency",
-        "safe", "--no-side-effects", "--channel", "/text=data"},
+        "safe", "--no-side-effects", "--channel", "/a=data", "--channel", "/b=data"},
        0);
   const std::string sha =
       testing::RunProcess({testing::UdonMcpBinary(), "digest", dir_.File("tools.json")}).out.substr(0, 64);
   ProcessResult called = Udon({"call", "--manifest", dir_.File("tools.json"), "--sha256", sha, "--server", "remote",
-                               "--tool", "echo", "--args", R"({"text":"hello"})", "--json", "--evidence",
-                               dir_.File("evidence.jsonl")},
+                               "--tool", "add", "--args", R"({"a":2,"b":40})", "--json", "--expect-output",
+                               "--evidence", dir_.File("evidence.jsonl")},
                               0);
-  EXPECT_NE(called.out.find("hello"), std::string::npos) << called.out;
+  auto result = json::Parse(called.out);
+  ASSERT_TRUE(result.ok()) << called.out;
+  EXPECT_EQ((*result)["structuredContent"]["sum"], 42) << called.out;
 
   // No token, refresh token or client secret anywhere but the store.
   std::string record;
