@@ -100,6 +100,15 @@ class OAuthLoginTest : public ::testing::Test {
     return login.Output();
   }
 
+  json::Value StoredRecord() {
+    for (const auto& entry : std::filesystem::directory_iterator(dir_.File("state") + "/oauth")) {
+      if (entry.path().extension() == ".json") {
+        return json::Parse(dir_.Read("state/oauth/" + entry.path().filename().string())).value();
+      }
+    }
+    return json::Value::object();
+  }
+
   bool NothingStored() {
     const std::string dir = dir_.File("state") + "/oauth";
     if (!std::filesystem::exists(dir)) return true;
@@ -178,6 +187,35 @@ TEST_F(OAuthLoginTest, ARedirectWithAnotherStateOrIssuerStoresNothing) {
   EXPECT_TRUE(NothingStored());
   EXPECT_NE(Login({"--deny"}).find("auth.login_denied"), std::string::npos);
   EXPECT_TRUE(NothingStored());
+}
+
+// A token that expires within the refresh margin is refreshed before use; oidc-provider
+// rotates the refresh token every time, so two processes refreshing at once would spend one
+// refresh token twice (invalid_grant) without the refresh lock and the re-read inside it.
+TEST_F(OAuthLoginTest, RefreshesAnExpiringTokenOnceAcrossConcurrentCommands) {
+  const json::Value as = StartPeer("authorization-server.mjs", {"--access-token-ttl", "30"});
+  const json::Value rs = StartPeer("resource-server.mjs", {"--issuer", as["issuer"].get<std::string>()});
+  Configure(rs["url"].get<std::string>());
+  Login();
+  const json::Value first = StoredRecord();
+  ASSERT_TRUE(first.contains("refreshToken")) << first.dump().size();
+  testing::RunOptions options;
+  options.env["UDON_MCP_STATE_DIR"] = dir_.File("state");
+  std::vector<std::thread> runners;
+  std::vector<ProcessResult> results(3);
+  for (int i = 0; i < 3; ++i) {
+    runners.emplace_back([&, i] {
+      results[i] = testing::RunProcess({testing::UdonMcpBinary(), "capture", "--server", "remote", "-o",
+                                        dir_.File("tools" + std::to_string(i) + ".json"), "--config",
+                                        dir_.File("mcp.json")},
+                                       options);
+    });
+  }
+  for (auto& runner : runners) runner.join();
+  for (const ProcessResult& result : results) EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
+  const json::Value refreshed = StoredRecord();
+  EXPECT_NE(refreshed["accessToken"], first["accessToken"]);
+  EXPECT_NE(refreshed["refreshToken"], first["refreshToken"]);
 }
 
 struct HostileCase {
