@@ -33,16 +33,25 @@ void AddStoreOptions(CLI::App* command, std::optional<std::string>& config, std:
                       "State directory (default: $UDON_MCP_STATE_DIR, $XDG_STATE_HOME/udon-mcp)");
 }
 
-// The http entry of `key`, as the file writes it (no stored token attached).
-Result<mcp::ServerConfig> HttpEntry(const std::optional<std::string>& config_path, const std::string& key) {
+// The http entry of the command's server, as the file writes it (no stored token attached),
+// and the state directory that holds its login.
+struct Target {
+  mcp::ServerConfig server;
+  std::string state_dir;
+};
+
+Result<Target> ResolveTarget(const LoginCommandOptions& options) {
   CommonOptions common;
-  common.config = config_path;
+  common.config = options.config;
   UDON_ASSIGN_OR_RETURN(mcp::RuntimeConfig config, LoadConfig(common));
-  UDON_ASSIGN_OR_RETURN(mcp::ServerConfig server, config.Find(key));
-  if (server.type != mcp::ServerType::kHttp) {
+  config.authorize_http = nullptr;  // login must not need the login it is about to make
+  Target target;
+  UDON_ASSIGN_OR_RETURN(target.server, config.Find(options.server));
+  if (target.server.type != mcp::ServerType::kHttp) {
     return MakeError("usage.invalid", "login is for remote (http) servers; a stdio server keeps its environment");
   }
-  return server;
+  UDON_ASSIGN_OR_RETURN(target.state_dir, gate::ResolveStateDir(options.state_dir));
+  return target;
 }
 
 json::Value Describe(const oauth::StoredLogin& login, std::int64_t now) {
@@ -57,15 +66,14 @@ json::Value Describe(const oauth::StoredLogin& login, std::int64_t now) {
 }
 
 int RunLogin(const LoginCommandOptions& options) {
-  Result<mcp::ServerConfig> server = HttpEntry(options.config, options.server);
-  if (!server.ok()) return ReportError(server.error(), options.json);
-  Result<std::string> state_dir = gate::ResolveStateDir(options.state_dir);
-  if (!state_dir.ok()) return ReportError(state_dir.error(), options.json);
-  oauth::FileTokenStore store(*state_dir);
+  Result<Target> target = ResolveTarget(options);
+  if (!target.ok()) return ReportError(target.error(), options.json);
+  const mcp::ServerConfig& server = target->server;
+  oauth::FileTokenStore store(target->state_dir);
   oauth::LoginOptions login;
   login.server_key = options.server;
-  login.server_url = server->url;
-  login.settings = server->oauth.value_or(mcp::OAuthSettings{});
+  login.server_url = server.url;
+  login.settings = server.oauth.value_or(mcp::OAuthSettings{});
   login.scope = options.scope;
   login.open_browser = !options.no_browser;
   login.timeout = std::chrono::seconds(static_cast<long long>(options.timeout_seconds));
@@ -88,12 +96,11 @@ int RunLogin(const LoginCommandOptions& options) {
 }
 
 int RunLogout(const LoginCommandOptions& options) {
-  Result<mcp::ServerConfig> server = HttpEntry(options.config, options.server);
-  if (!server.ok()) return ReportError(server.error(), options.json);
-  Result<std::string> state_dir = gate::ResolveStateDir(options.state_dir);
-  if (!state_dir.ok()) return ReportError(state_dir.error(), options.json);
-  oauth::FileTokenStore store(*state_dir);
-  Result<std::optional<oauth::StoredLogin>> found = oauth::FindLogin(store, server->url);
+  Result<Target> target = ResolveTarget(options);
+  if (!target.ok()) return ReportError(target.error(), options.json);
+  const mcp::ServerConfig& server = target->server;
+  oauth::FileTokenStore store(target->state_dir);
+  Result<std::optional<oauth::StoredLogin>> found = oauth::FindLogin(store, server.url);
   if (!found.ok()) return ReportError(found.error(), options.json);
   const bool removed = found->has_value();
   if (removed) {
@@ -121,8 +128,6 @@ int RunStatus(const StatusOptions& options) {
   Result<std::vector<oauth::StoredLogin>> logins = store.List();
   if (!logins.ok()) return ReportError(logins.error(), options.json);
   // Which configured servers each login serves, when there is a configuration.
-  CommonOptions common;
-  common.config = options.config;
   Result<mcp::RuntimeConfig> config = mcp::LoadRuntimeConfig(options.config, mcp::ProcessEnv());
   const std::int64_t now = std::time(nullptr);
   json::Value rows = json::Value::array();

@@ -64,7 +64,9 @@ class OAuthLoginTest : public ::testing::Test {
     testing::RunOptions options;
     options.env["UDON_MCP_STATE_DIR"] = dir_.File("state");
     ProcessResult result = testing::RunProcess(args, options);
-    if (expected_exit >= 0) EXPECT_EQ(result.exit_code, expected_exit) << result.out << result.err;
+    if (expected_exit >= 0) {
+      EXPECT_EQ(result.exit_code, expected_exit) << result.out << result.err;
+    }
     outputs_ += result.out + result.err;
     return result;
   }
@@ -96,6 +98,15 @@ class OAuthLoginTest : public ::testing::Test {
     EXPECT_FALSE(login.running());
     outputs_ += login.Output();
     return login.Output();
+  }
+
+  json::Value StoredRecord() {
+    for (const auto& entry : std::filesystem::directory_iterator(dir_.File("state") + "/oauth")) {
+      if (entry.path().extension() == ".json") {
+        return json::Parse(dir_.Read("state/oauth/" + entry.path().filename().string())).value();
+      }
+    }
+    return json::Value::object();
   }
 
   bool NothingStored() {
@@ -134,17 +145,19 @@ TEST_F(OAuthLoginTest, LogsInAtOidcProviderThenCapturesAndCallsWithTheStoredLogi
   EXPECT_EQ((*logins)["logins"][0]["servers"], json::Value::array({"remote"}));
 
   Udon({"capture", "--server", "remote", "-o", dir_.File("tools.json")}, 0);
-  Udon({"review", dir_.File("tools.json"), "--server", "remote", "--tool", "echo", "--reviewer", "t@example.test",
+  Udon({"review", dir_.File("tools.json"), "--server", "remote", "--tool", "add", "--reviewer", "t@example.test",
         "--headless", "--independent-calls", "--model-backed", "false", "--reference-based-io", "--concurrency",
-        "safe", "--no-side-effects", "--channel", "/text=data"},
+        "safe", "--no-side-effects", "--channel", "/a=data", "--channel", "/b=data"},
        0);
   const std::string sha =
       testing::RunProcess({testing::UdonMcpBinary(), "digest", dir_.File("tools.json")}).out.substr(0, 64);
   ProcessResult called = Udon({"call", "--manifest", dir_.File("tools.json"), "--sha256", sha, "--server", "remote",
-                               "--tool", "echo", "--args", R"({"text":"hello"})", "--json", "--evidence",
-                               dir_.File("evidence.jsonl")},
+                               "--tool", "add", "--args", R"({"a":2,"b":40})", "--json", "--expect-output",
+                               "--evidence", dir_.File("evidence.jsonl")},
                               0);
-  EXPECT_NE(called.out.find("hello"), std::string::npos) << called.out;
+  auto result = json::Parse(called.out);
+  ASSERT_TRUE(result.ok()) << called.out;
+  EXPECT_EQ((*result)["structuredContent"]["sum"], 42) << called.out;
 
   // No token, refresh token or client secret anywhere but the store.
   std::string record;
@@ -174,6 +187,35 @@ TEST_F(OAuthLoginTest, ARedirectWithAnotherStateOrIssuerStoresNothing) {
   EXPECT_TRUE(NothingStored());
   EXPECT_NE(Login({"--deny"}).find("auth.login_denied"), std::string::npos);
   EXPECT_TRUE(NothingStored());
+}
+
+// A token that expires within the refresh margin is refreshed before use; oidc-provider
+// rotates the refresh token every time, so two processes refreshing at once would spend one
+// refresh token twice (invalid_grant) without the refresh lock and the re-read inside it.
+TEST_F(OAuthLoginTest, RefreshesAnExpiringTokenOnceAcrossConcurrentCommands) {
+  const json::Value as = StartPeer("authorization-server.mjs", {"--access-token-ttl", "30"});
+  const json::Value rs = StartPeer("resource-server.mjs", {"--issuer", as["issuer"].get<std::string>()});
+  Configure(rs["url"].get<std::string>());
+  Login();
+  const json::Value first = StoredRecord();
+  ASSERT_TRUE(first.contains("refreshToken")) << first.dump().size();
+  testing::RunOptions options;
+  options.env["UDON_MCP_STATE_DIR"] = dir_.File("state");
+  std::vector<std::thread> runners;
+  std::vector<ProcessResult> results(3);
+  for (int i = 0; i < 3; ++i) {
+    runners.emplace_back([&, i] {
+      results[i] = testing::RunProcess({testing::UdonMcpBinary(), "capture", "--server", "remote", "-o",
+                                        dir_.File("tools" + std::to_string(i) + ".json"), "--config",
+                                        dir_.File("mcp.json")},
+                                       options);
+    });
+  }
+  for (auto& runner : runners) runner.join();
+  for (const ProcessResult& result : results) EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
+  const json::Value refreshed = StoredRecord();
+  EXPECT_NE(refreshed["accessToken"], first["accessToken"]);
+  EXPECT_NE(refreshed["refreshToken"], first["refreshToken"]);
 }
 
 struct HostileCase {
@@ -208,7 +250,7 @@ INSTANTIATE_TEST_SUITE_P(
                       HostileCase{"token-huge", "auth.response_too_large", true},
                       HostileCase{"token-slow", "auth.timeout", true},
                       HostileCase{"cdn-wellknown", "", true}),
-    [](const ::testing::TestParamInfo<HostileCase>& info) { return testing::TestIdentifier(info.param.mode); });
+    [](const ::testing::TestParamInfo<HostileCase>& param) { return testing::TestIdentifier(param.param.mode); });
 
 }  // namespace
 }  // namespace udon

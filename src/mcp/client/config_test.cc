@@ -87,6 +87,51 @@ TEST(ConfigTest, AnUnusableEntryFailsOnlyTheCommandsThatUseIt) {
   EXPECT_EQ(config->Find("absent").error().code, "config.server_unknown");
 }
 
+TEST(ConfigTest, ReadsAnHttpEntrysOAuthClientAndRefusesBadMembers) {
+  auto config = ParseRuntimeConfig(R"({"mcpServers": {
+      "gh": {"url": "https://h/mcp", "oauth": {"clientId": "id", "clientSecret": "${env:S}", "redirectPort": 8976,
+             "resource": false}},
+      "plain": {"url": "https://h/other", "oauth": {}},
+      "unknown": {"url": "https://h/x", "oauth": {"client_id": "id"}},
+      "secret_only": {"url": "https://h/x", "oauth": {"clientSecret": "s"}},
+      "port": {"url": "https://h/x", "oauth": {"redirectPort": 70000}},
+      "stdio": {"command": "x", "oauth": {}}}})",
+                                   FakeEnv({{"S", "the-secret"}}));
+  ASSERT_TRUE(config.ok()) << config.error().Describe();
+  auto gh = config->Find("gh");
+  ASSERT_TRUE(gh.ok() && gh->oauth.has_value());
+  EXPECT_EQ(gh->oauth->client_id, "id");
+  EXPECT_EQ(gh->oauth->client_secret, "the-secret");
+  EXPECT_EQ(gh->oauth->redirect_port, 8976);
+  EXPECT_FALSE(gh->oauth->send_resource);
+  EXPECT_EQ(gh->Describe().find("the-secret"), std::string::npos);
+  auto plain = config->Find("plain");
+  ASSERT_TRUE(plain.ok() && plain->oauth.has_value());
+  EXPECT_TRUE(plain->oauth->send_resource);
+  for (const char* bad : {"unknown", "secret_only", "port", "stdio"}) {
+    EXPECT_EQ(config->Find(bad).error().code, "config.invalid") << bad;
+  }
+}
+
+// The command line's hook gives an http entry its stored login; stdio entries never see it.
+TEST(ConfigTest, FindRunsTheHttpHookOnACopy) {
+  auto config = ParseRuntimeConfig(R"({"mcpServers": {"r": {"url": "https://h/mcp"}, "s": {"command": "x"}}})",
+                                   FakeEnv({}));
+  ASSERT_TRUE(config.ok());
+  int calls = 0;
+  config->authorize_http = [&calls](ServerConfig& server) -> Status {
+    ++calls;
+    server.headers.emplace_back("Authorization", "Bearer t");
+    return OkStatus();
+  };
+  EXPECT_EQ(config->Find("r")->headers.size(), 1u);
+  EXPECT_EQ(config->Find("r")->headers.size(), 1u);  // not added twice to the stored entry
+  EXPECT_TRUE(config->Find("s").ok());
+  EXPECT_EQ(calls, 2);
+  config->authorize_http = [](ServerConfig&) -> Status { return MakeError("auth.login_required", "log in"); };
+  EXPECT_EQ(config->Find("r").error().code, "auth.login_required");
+}
+
 TEST(ConfigTest, ClaudeCodeReferencesAndDefaults) {
   auto config = ParseRuntimeConfig(R"({"mcpServers": {
       "a": {"command": "${DIR}/bin/server", "args": ["${DIR}", "${MODE:-fast}", "${EMPTY:-dflt}", "${SET:-unused}", "$LITERAL"]}}})",
