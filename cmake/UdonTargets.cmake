@@ -100,7 +100,7 @@ function(udon_check_layers)
       list(APPEND forbidden mcp_server)
     endif()
     if(NOT name STREQUAL "cli")
-      list(APPEND forbidden workbench gateway)
+      list(APPEND forbidden workbench gateway resource_auth)
     endif()
     if(name STREQUAL "workbench")
       list(APPEND forbidden mcp_protocol mcp_client mcp_server catalog capture gate state_pg uws trust workflow
