@@ -16,6 +16,7 @@ int ExitCodeFor(std::string_view code) {
       {"call.indeterminate", 5},    {"uws.timeout", 5},
       {"serve.name_collision", 2},  {"serve.tool_withdrawn", 3},
       {"evidence.index_invalid", 2},
+      {"auth.issuer_mismatch", 2},  {"auth.jwks_invalid", 2},
   };
   if (auto it = kExplicit.find(code); it != kExplicit.end()) return it->second;
   // Unreadable or malformed input of any kind.

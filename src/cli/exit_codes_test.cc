@@ -44,6 +44,8 @@ const std::vector<std::pair<const char*, int>> kContract = {
     {"something.else", 1},                {"internal.error", 1},
     {"serve.name_collision", 2},          {"serve.tool_withdrawn", 3},
     {"evidence.index_invalid", 2},
+    {"auth.issuer_mismatch", 2},          {"auth.jwks_invalid", 2},
+    {"auth.issuer_unreachable", 1},
 };
 
 TEST(ExitCodes, FollowTheContractsTables) {

@@ -106,6 +106,9 @@ struct CallOptions {
   bool keep_result = false;
   // Who asked, for evidence (the gateway's client label; never a secret). Empty: absent.
   std::string client;
+  // The authenticated caller (serve --auth oauth: the access token's sub), recorded only as
+  // an HMAC under the evidence key (caller_hmac_sha256). Empty: absent.
+  std::string caller;
 };
 
 struct StepRecord {

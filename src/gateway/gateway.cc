@@ -302,6 +302,13 @@ mcp::ToolOutcome Gateway::Call(const OfferedTool& tool, const std::string& pin, 
   if (Status offered = shared_->StillOffered(tool.server, tool.tool); !offered.ok()) {
     return {RefusalResult(offered.error(), 3, nullptr), std::nullopt};
   }
+  // A caller's tokens decide what it may call (serve --auth oauth): the same list it was
+  // shown, checked again here because a client may call a name it was never shown.
+  if (const mcp::Caller* caller = context.caller(); caller != nullptr && !caller->MayUse(tool.name)) {
+    const Error refused = MakeError("auth.insufficient_scope",
+                                    "this caller's access token grants no scope that maps to this tool");
+    return {RefusalResult(refused, 3, nullptr), std::nullopt};
+  }
   // Progress is relayed while the handler runs; the relay may be reached for a moment
   // after, so it holds the context only while `open`.
   struct Relay {
@@ -313,6 +320,7 @@ mcp::ToolOutcome Gateway::Call(const OfferedTool& tool, const std::string& pin, 
   gate::CallOptions options;
   options.keep_result = true;
   options.client = context.client_label();
+  if (const mcp::Caller* caller = context.caller()) options.caller = caller->subject;
   options.on_progress = [relay](const json::Value& params) {
     if (!params.contains("progress") || !params["progress"].is_number()) return;
     std::optional<double> total;

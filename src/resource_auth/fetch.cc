@@ -55,6 +55,11 @@ bool IsAcceptableIssuerUrl(const std::string& url) {
   return split && !split->host.empty() && (split->https || IsLoopback(split->host));
 }
 
+std::string HostOf(const std::string& url) {
+  auto split = Split(url);
+  return split ? split->host : std::string();
+}
+
 std::string FormEncode(const std::string& value) {
   std::string out;
   for (unsigned char c : value) {

@@ -32,6 +32,9 @@ Fetcher HttpFetcher(std::chrono::seconds timeout);
 // Whether `url` is https://..., or http:// to localhost, 127.0.0.1 or [::1].
 bool IsAcceptableIssuerUrl(const std::string& url);
 
+// The host of an http(s) URL (without brackets or port); empty when it is not one.
+std::string HostOf(const std::string& url);
+
 // application/x-www-form-urlencoded escaping of one value.
 std::string FormEncode(const std::string& value);
 
