@@ -6,8 +6,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <thread>
 
 #include "base/random.h"
 
@@ -301,6 +303,18 @@ Result<FileLock> FileLock::TryAcquire(const std::string& path) {
     return error;
   }
   return FileLock(fd);
+}
+
+Result<FileLock> FileLock::Acquire(const std::string& path, std::chrono::milliseconds wait) {
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  auto pause = std::chrono::milliseconds(1);
+  for (;;) {
+    Result<FileLock> lock = TryAcquire(path);
+    if (lock.ok() || lock.error().code != "io.locked") return lock;
+    if (std::chrono::steady_clock::now() >= deadline) return lock;
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds(20));
+  }
 }
 
 FileLock::~FileLock() {

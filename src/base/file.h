@@ -3,6 +3,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -64,6 +65,10 @@ class FileLock {
   // Takes the lock without waiting, creating the file 0600 when missing (never through a
   // link). Errors: io.locked (another holder has it), io.write_failed.
   static Result<FileLock> TryAcquire(const std::string& path);
+  // The same, waiting at most `wait` for another holder (flock has no timed wait: it polls,
+  // backing off up to 20 ms). Errors: io.locked (still held when the wait ended),
+  // io.write_failed.
+  static Result<FileLock> Acquire(const std::string& path, std::chrono::milliseconds wait);
   FileLock(FileLock&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
   FileLock& operator=(FileLock&&) = delete;
   FileLock(const FileLock&) = delete;

@@ -41,6 +41,7 @@ import {
   originValidationResponse,
 } from '@modelcontextprotocol/server';
 import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
+import { readBody, toWebRequest, writeWebResponse } from './http-bridge.mjs';
 
 function parseArgs(argv) {
   const options = {
@@ -169,43 +170,6 @@ async function serveOverStdio() {
   });
 }
 
-// Node's http request -> a web-standard Request (the SDK's HTTP entry is fetch-shaped).
-async function toWebRequest(req, signal) {
-  const chunks = [];
-  for await (const chunk of req) chunks.push(chunk);
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (Array.isArray(value)) value.forEach((v) => headers.append(name, v));
-    else if (value !== undefined) headers.set(name, value);
-  }
-  const hasBody = !['GET', 'HEAD'].includes(req.method);
-  return new Request(`http://${req.headers.host ?? 'localhost'}${req.url}`, {
-    method: req.method, headers, body: hasBody ? Buffer.concat(chunks) : undefined, signal,
-  });
-}
-
-async function writeWebResponse(response, res) {
-  const headers = {};
-  response.headers.forEach((value, name) => { headers[name] = value; });
-  res.writeHead(response.status, headers);
-  if (response.body === null) {
-    res.end();
-    return;
-  }
-  const reader = response.body.getReader();
-  res.on('close', () => { reader.cancel().catch(() => {}); });
-  try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      if (!res.write(value)) await new Promise((resolve) => res.once('drain', resolve));
-    }
-  } catch {
-    // the client went away
-  }
-  res.end();
-}
-
 async function serveOverHttp() {
   const factory = () => buildServer();
   const handler = options.era === 'legacy'
@@ -221,7 +185,7 @@ async function serveOverHttp() {
     const abort = new AbortController();
     res.on('close', () => abort.abort());
     try {
-      const request = await toWebRequest(req, abort.signal);
+      const request = toWebRequest(req, await readBody(req), abort.signal);
       const rejected = hostHeaderValidationResponse(request, localhostAllowedHostnames()) ??
         originValidationResponse(request, localhostAllowedOrigins());
       await writeWebResponse(rejected ?? await handler.fetch(request), res);
