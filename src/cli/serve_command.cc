@@ -158,7 +158,9 @@ Result<Credentials> ReadCredentials(const ServeOptions& o, const ListenAddress& 
     }
     UDON_ASSIGN_OR_RETURN(credentials.guard, StartResourceGuard(o.oauth));
   }
-  if (!o.token_file.empty()) UDON_ASSIGN_OR_RETURN(credentials.token, ReadTokenFile(o.token_file));
+  if (!o.token_file.empty()) {
+    UDON_ASSIGN_OR_RETURN(credentials.token, ReadTokenFile(o.token_file));
+  }
   return credentials;
 }
 

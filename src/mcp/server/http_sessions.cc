@@ -68,7 +68,7 @@ bool HttpServer::Impl::MakeRoom() {
 // initialize: a new session under a fresh id (128 bits from the OS CSPRNG: a session id is
 // the only thing that stands between a client and another's session).
 std::shared_ptr<HttpSession> HttpServer::Impl::OpenSession(const httplib::Request& request,
-                                                           httplib::Response& response) {
+                                                           httplib::Response& response, const Caller* caller) {
   if (request.has_header(kSessionHeader)) {
     SetJsonRpcError(response, 400, kInvalidRequest, "initialize must not carry a session id");
     return nullptr;
