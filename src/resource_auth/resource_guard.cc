@@ -219,17 +219,20 @@ Result<AuthenticatedCaller> ResourceGuard::Authenticate(const std::string& autho
 }
 
 Challenge ResourceGuard::ChallengeFor(const Error& error) const {
+  // Scopes a host may ask for; grants read from another claim are no scopes to ask for.
   std::vector<std::string> scopes;
-  for (const auto& [grant, tools] : options_.grant_tools) scopes.push_back(grant);
+  if (options_.grants_claim == "scope") {
+    for (const auto& [grant, tools] : options_.grant_tools) scopes.push_back(grant);
+  }
+  const std::string scope = scopes.empty() ? std::string() : ", scope=\"" + Joined(scopes) + "\"";
   const std::string metadata = "resource_metadata=\"" + MetadataUrl() + "\"";
   Challenge challenge;
   challenge.message = error.message;
   if (error.code == "auth.token_missing") {
-    challenge.www_authenticate = "Bearer " + metadata + ", scope=\"" + Joined(scopes) + "\"";
+    challenge.www_authenticate = "Bearer " + metadata + scope;
   } else if (error.code == "auth.insufficient_scope") {
     challenge.status = 403;
-    challenge.www_authenticate =
-        "Bearer error=\"insufficient_scope\", scope=\"" + Joined(scopes) + "\", " + metadata;
+    challenge.www_authenticate = "Bearer error=\"insufficient_scope\"" + scope + ", " + metadata;
   } else if (error.code == "auth.token_invalid" || error.code == "auth.token_expired") {
     challenge.www_authenticate = "Bearer error=\"invalid_token\", error_description=\"" + error.message + "\", " + metadata;
   } else {

@@ -125,6 +125,9 @@ TEST(ResourceGuardTest, GrantsDecideTheToolsAndNoGrantIsForbidden) {
   auto roled = role_guard->Authenticate("Bearer " + testing::Token("EdDSA", key.get(), "k", claims), kNow);
   ASSERT_TRUE(roled.ok());
   EXPECT_FALSE(roled->all_tools);
+  // Roles are no scopes a host could ask for: the challenge names none.
+  const Challenge by_role_challenge = role_guard->ChallengeFor(role_guard->Authenticate("", kNow).error());
+  EXPECT_EQ(by_role_challenge.www_authenticate.find("scope="), std::string::npos);
 }
 
 TEST(ResourceGuardTest, ChallengesNameTheMetadataAndNeverTheToken) {
