@@ -44,6 +44,8 @@ const std::vector<std::pair<const char*, int>> kContract = {
     {"something.else", 1},                {"internal.error", 1},
     {"serve.name_collision", 2},          {"serve.tool_withdrawn", 3},
     {"evidence.index_invalid", 2},
+    {"auth.issuer_metadata_invalid", 2}, {"auth.jwks_invalid", 2},
+    {"auth.issuer_unreachable", 1},
 };
 
 TEST(ExitCodes, FollowTheContractsTables) {
@@ -78,7 +80,7 @@ TEST(ExitCodes, EvidenceStatesTheExitTheCommandExitsWith) {
   for (const auto& [code, exit] : kContract) {
     const std::string_view name = code;
     if (name.rfind("uws.", 0) != 0 && name.rfind("probe.", 0) != 0 && name.rfind("content_trust.", 0) != 0 &&
-        name.rfind("serve.", 0) != 0 && name != "evidence.index_invalid") {
+        name.rfind("serve.", 0) != 0 && name.rfind("auth.", 0) != 0 && name != "evidence.index_invalid") {
       codes.push_back(code);
     }
   }

@@ -16,6 +16,7 @@
 #include "cli/output.h"
 #include "cli/runtime.h"
 #include "cli/serve_telemetry.h"
+#include "cli/serve_oauth.h"
 #include "cli/serve_token.h"
 #include "gateway/gateway.h"
 #include "gateway/startup_refusal.h"
@@ -40,8 +41,10 @@ struct ServeOptions {
   std::vector<std::string> servers;
   std::string transport = "stdio";
   std::string listen = "127.0.0.1:0";
+  std::string auth = "token";
   std::string token_file;
   bool no_token = false;
+  ServeOAuthOptions oauth;
   std::vector<std::string> allowed_hosts;
   std::string metrics_listen;  // HOST:PORT; empty: /metrics on the HTTP port only
   std::string otlp_endpoint;
@@ -147,6 +150,38 @@ mcp::ServerOptions GatewayServerOptions() {
   return options;
 }
 
+// How HTTP callers prove themselves: the static bearer token (--token-file, else minted
+// later), none (--no-token on loopback), or OAuth access tokens (--auth oauth).
+struct Credentials {
+  std::string token;
+  std::shared_ptr<resource_auth::ResourceGuard> guard;
+};
+
+// Errors: usage.invalid, io.unreadable, and StartResourceGuard's.
+Result<Credentials> ReadCredentials(const ServeOptions& o, const ListenAddress& listen) {
+  if (o.no_token && !o.token_file.empty()) {
+    return MakeError("usage.invalid", "give at most one of --token-file and --no-token");
+  }
+  if (o.no_token && o.transport == "http" && !mcp::IsLoopbackName(listen.host)) {
+    return MakeError("usage.invalid", "--no-token is for a loopback --listen address only");
+  }
+  if (o.auth != "token" && o.auth != "oauth") return MakeError("usage.invalid", "--auth must be token or oauth");
+  Credentials credentials;
+  if (o.auth == "oauth") {
+    if (o.transport != "http" || o.no_token || !o.token_file.empty()) {
+      return MakeError("usage.invalid", "--auth oauth is for --transport http, without --token-file or --no-token");
+    }
+    UDON_ASSIGN_OR_RETURN(credentials.guard, StartResourceGuard(o.oauth));
+  }
+  if (!o.token_file.empty()) {
+    UDON_ASSIGN_OR_RETURN(credentials.token, ReadTokenFile(o.token_file));
+  }
+  return credentials;
+}
+
+int ServeHttp(const ServeOptions& o, const ListenAddress& listen, Credentials credentials, const std::string& state_dir,
+              std::chrono::seconds session_idle, gateway::Gateway& gateway, mcp::Server& server);
+
 int Serve(const ServeOptions& o) {
   const sigset_t signals = ServeSignals();
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
@@ -159,18 +194,8 @@ int Serve(const ServeOptions& o) {
   }
   auto listen = ParseListen(o.listen);
   if (!listen.ok()) return RefuseToStart(o, listen.error());
-  if (o.no_token && !o.token_file.empty()) {
-    return RefuseToStart(o, MakeError("usage.invalid", "give at most one of --token-file and --no-token"));
-  }
-  if (o.no_token && o.transport == "http" && !mcp::IsLoopbackName(listen->host)) {
-    return RefuseToStart(o, MakeError("usage.invalid", "--no-token is for a loopback --listen address only"));
-  }
-  std::string token;
-  if (!o.token_file.empty()) {
-    auto read = ReadTokenFile(o.token_file);
-    if (!read.ok()) return RefuseToStart(o, read.error());
-    token = std::move(read).value();
-  }
+  auto credentials = ReadCredentials(o, *listen);
+  if (!credentials.ok()) return RefuseToStart(o, credentials.error());
   auto prepared = PrepareGate(o.common, "serve", false);
   if (!prepared.ok()) return RefuseToStart(o, prepared.error());
 
@@ -206,37 +231,49 @@ int Serve(const ServeOptions& o) {
     close(stop[1]);
     return kExitOk;
   }
+  return ServeHttp(o, *listen, std::move(credentials).value(), (*prepared)->env.state_dir,
+                   std::chrono::seconds((*prepared)->env.policy.session_idle_seconds), gateway, server);
+}
+
+int ServeHttp(const ServeOptions& o, const ListenAddress& listen, Credentials credentials, const std::string& state_dir,
+              std::chrono::seconds session_idle, gateway::Gateway& gateway, mcp::Server& server) {
+  const bool json = false;  // stdout may be the MCP channel: errors go to stderr
+  const sigset_t signals = ServeSignals();
+  const pthread_t main_thread = pthread_self();
+  auto wake_main = [main_thread] { pthread_kill(main_thread, SIGUSR1); };
   std::string minted_path;
-  if (token.empty() && !o.no_token) {
-    auto minted = MintServeToken((*prepared)->env.state_dir);
+  if (credentials.token.empty() && !o.no_token && !credentials.guard) {
+    auto minted = MintServeToken(state_dir);
     if (!minted.ok()) return ReportError(minted.error(), json);
-    token = minted->token;
+    credentials.token = minted->token;
     minted_path = minted->path;
   }
   mcp::HttpServerOptions http;
-  http.host = listen->host;
-  http.port = listen->port;
-  http.bearer_token = token;
+  http.host = listen.host;
+  http.port = listen.port;
+  http.bearer_token = credentials.token;
   http.unauthorized_message = kServeUnauthorizedMessage;
   http.max_in_flight_per_client = kMaxInFlightPerClient;
-  http.session_idle = std::chrono::seconds((*prepared)->env.policy.session_idle_seconds);
+  http.session_idle = session_idle;
   http.allowed_hosts = o.allowed_hosts;
-  if (!mcp::IsLoopbackName(listen->host) && listen->host != "0.0.0.0" && listen->host != "::") {
-    http.allowed_hosts.push_back(listen->host);
+  if (!mcp::IsLoopbackName(listen.host) && listen.host != "0.0.0.0" && listen.host != "::") {
+    http.allowed_hosts.push_back(listen.host);
   }
   AddMetricsPage(*served, http);
   http.health_path = "/healthz";
   http.ready_path = "/readyz";
   http.ready = [&gateway] { return gateway.Ready(); };
+  if (credentials.guard) ProtectWithOAuth(credentials.guard, o.oauth, http);
   mcp::HttpServer http_server(server, http);
   SampleSessions(*served, [&http_server] { return http_server.live_sessions(); });
   auto port = http_server.Bind();
   if (!port.ok()) return ReportError(port.error(), json);
   const std::string url = "http://" +
-                          (listen->host.find(':') != std::string::npos ? "[" + listen->host + "]" : listen->host) +
+                          (listen.host.find(':') != std::string::npos ? "[" + listen.host + "]" : listen.host) +
                           ":" + std::to_string(*port) + http.path;
   // Before "listening on", which hosts and tests wait for.
   if (!minted_path.empty()) Say(TokenInstructions(minted_path, url));
+  if (credentials.guard) Say("--auth oauth: access tokens of " + o.oauth.issuer + " for " + o.oauth.audience);
   if (o.no_token) Say("--no-token: any local user can call the offered tools with this process's rights");
   Say("listening on " + url);
   std::thread transport([&http_server, wake_main] {
@@ -267,6 +304,9 @@ void RegisterServeCommand(CLI::App& app) {
                       "HTTP: require this bearer token (default: one minted into STATE_DIR/serve-token)");
   command->add_flag("--no-token", o->no_token,
                     "HTTP on loopback: ask no token (any local user can then call the tools as you)");
+  command->add_option("--auth", o->auth,
+                      "HTTP: token (default: the static bearer token) or oauth (an OAuth 2.1 protected resource)");
+  AddServeOAuthOptions(command, o->oauth);
   command->add_option("--allow-host", o->allowed_hosts,
                       "HTTP: a host name clients use beside loopback, accepted in Host and Origin (repeatable)");
   command->add_option("--metrics-listen", o->metrics_listen,

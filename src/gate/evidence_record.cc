@@ -109,6 +109,7 @@ void ForEachMember(Record& r, Visit&& visit) {
   visit("server", r.server);
   visit("tool", r.tool);
   visit("client", r.client);
+  visit("callerHmacSha256", r.caller_hmac_sha256);
   visit("steps", r.steps);
   visit("code", r.code);
   visit("exit", r.exit);

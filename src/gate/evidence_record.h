@@ -45,6 +45,8 @@ struct EvidenceRecord {
   std::optional<std::string> tool;
   // serve: which of the gateway's clients asked (a label, never a secret).
   std::optional<std::string> client;
+  // serve --auth oauth: the caller's token subject, keyed like the argument digest.
+  std::optional<std::string> caller_hmac_sha256;
   std::optional<std::vector<EvidenceStep>> steps;
   std::optional<std::string> code;  // "ok" or the refusal
   std::optional<int> exit;          // DecisionExit

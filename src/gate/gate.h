@@ -108,6 +108,9 @@ struct CallOptions {
   std::string client;
   // W3C trace context the upstream's tools/call carries (params._meta, HTTP headers).
   mcp::TraceContext trace;
+  // The authenticated caller (serve --auth oauth: the access token's sub), recorded only as
+  // an HMAC under the evidence key (caller_hmac_sha256). Empty: absent.
+  std::string caller;
 };
 
 struct StepRecord {

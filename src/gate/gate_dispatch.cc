@@ -210,6 +210,11 @@ EvidenceRecord Gate::MakeRecord(const Run& run, const GateResult& result, const 
   record.server = run.binding.server;
   record.tool = run.binding.tool;
   if (!run.options.client.empty()) record.client = run.options.client;
+  if (!run.options.caller.empty()) {
+    // The subject keyed like a value: a shared evidence file names no one outright.
+    std::string caller = KeyedDigest(json::Value(run.options.caller));
+    if (!caller.empty()) record.caller_hmac_sha256 = std::move(caller);
+  }
   record.code = code;
   record.exit = DecisionExit(result.error);
   record.dispatched = result.dispatched;
@@ -240,7 +245,9 @@ EvidenceRecord Gate::MakeRecord(const Run& run, const GateResult& result, const 
   }
   if (!run.arguments_digest.empty()) record.arguments_hmac_sha256 = run.arguments_digest;
   if (!run.result_digest.empty()) record.result_hmac_sha256 = run.result_digest;
-  if (!run.arguments_digest.empty() || !run.result_digest.empty()) record.digest_key_id = KeyId();
+  if (!run.arguments_digest.empty() || !run.result_digest.empty() || record.caller_hmac_sha256) {
+    record.digest_key_id = KeyId();
+  }
   record.store_tls = env_.state->WeakenedTls();
   if (result.error && result.error->details.contains("cause")) record.cause = result.error->details["cause"];
   if (result.error && result.error->details.contains("reason")) record.reason = result.error->details["reason"];

@@ -331,6 +331,13 @@ Result<Offer> Gateway::Build() {
 
 mcp::ToolOutcome Gateway::Call(const OfferedTool& tool, const std::string& pin, const json::Value& arguments,
                                mcp::ToolContext& context) {
+  // A caller's tokens decide what it may call (serve --auth oauth): the same list it was
+  // shown, checked again here because a client may call a name it was never shown.
+  if (const mcp::Caller* caller = context.caller(); caller != nullptr && !caller->MayUse(tool.name)) {
+    const Error refused = MakeError("auth.insufficient_scope",
+                                    "this caller's access token grants no scope that maps to this tool");
+    return {RefusalResult(refused, 3, nullptr), std::nullopt};
+  }
   // Progress is relayed while the handler runs; the relay may be reached for a moment
   // after, so it holds the context only while `open`.
   struct Relay {
@@ -342,6 +349,7 @@ mcp::ToolOutcome Gateway::Call(const OfferedTool& tool, const std::string& pin, 
   gate::CallOptions options;
   options.keep_result = true;
   options.client = context.client_label();
+  if (const mcp::Caller* caller = context.caller()) options.caller = caller->subject;
   options.on_progress = [relay](const json::Value& params) {
     if (!params.contains("progress") || !params["progress"].is_number()) return;
     std::optional<double> total;

@@ -8,29 +8,32 @@ namespace udon::mcp {
 
 // A legacy (2025-03-26 to 2025-11-25) request: initialize opens a session, anything else
 // belongs to one; a request is answered as JSON or as an SSE stream of its own.
-void HttpServer::Impl::ServeLegacy(const httplib::Request& request, Message message, httplib::Response& response) {
+void HttpServer::Impl::ServeLegacy(const httplib::Request& request, Message message, httplib::Response& response,
+                                   const std::shared_ptr<const Caller>& caller) {
   if (!server.ServesLegacy()) {
     RefuseLegacy(std::move(message), response);
     return;
   }
   std::shared_ptr<HttpSession> session =
-      message.kind == MessageKind::kRequest && message.method == "initialize" ? OpenSession(request, response)
-                                                                             : FindSession(request, response);
+      message.kind == MessageKind::kRequest && message.method == "initialize" ? OpenSession(request, response, caller.get())
+                                                                             : FindSession(request, response, caller.get());
   if (session == nullptr) return;
   if (message.kind != MessageKind::kRequest) {
     session->core->Handle(std::move(message), session->stream);
     response.status = 202;
     return;
   }
+  HandleOptions handle_options;
+  handle_options.caller = caller;
   if (options.json_responses) {
     auto collector = std::make_shared<JsonCollector>(session->stream);
-    session->core->Handle(std::move(message), collector);
+    session->core->Handle(std::move(message), collector, nullptr, handle_options);
     const std::string body = collector->body();
     response.status = body.empty() ? 202 : 200;  // empty: the request was cancelled
     if (!body.empty()) response.set_content(body, "application/json");
     return;
   }
-  AnswerWithSse(std::move(session), std::move(message), response);
+  AnswerWithSse(std::move(session), std::move(message), std::move(handle_options), response);
 }
 
 // A modern-only server answers a legacy request (initialize) with the core's refusal.
@@ -47,17 +50,17 @@ void HttpServer::Impl::RefuseLegacy(Message message, httplib::Response& response
 }
 
 void HttpServer::Impl::AnswerWithSse(std::shared_ptr<HttpSession> session, Message message,
-                                     httplib::Response& response) {
+                                     HandleOptions handle_options, httplib::Response& response) {
   response.set_header("Cache-Control", "no-cache");
   auto pending = std::make_shared<Message>(std::move(message));
   const long retry_ms = options.retry_ms;
   response.set_chunked_content_provider(
       "text/event-stream",
-      [session, pending, retry_ms](std::size_t, httplib::DataSink& sink) {
+      [session, pending, retry_ms, handle_options](std::size_t, httplib::DataSink& sink) {
         const std::string prefix = std::to_string(session->next_stream++) + "-";
         auto stream = std::make_shared<PostStream>(&sink, prefix);
         stream->Prime(retry_ms);
-        session->core->Handle(std::move(*pending), stream);
+        session->core->Handle(std::move(*pending), stream, nullptr, handle_options);
         stream->Detach();
         sink.done();
         return true;

@@ -132,7 +132,7 @@ bool HttpServer::Impl::CheckParamHeaders(const httplib::Request& request, const 
 // free thread there: 503 at once. While that work runs, the client's departure (its socket
 // closed) cancels it at once.
 void HttpServer::Impl::ServeModern(const httplib::Request& http_request, Message message,
-                                   httplib::Response& response) {
+                                   httplib::Response& response, std::shared_ptr<const Caller> caller) {
   if (message.kind != MessageKind::kRequest) {
     response.status = 202;  // no client notification means anything here without a session
     return;
@@ -181,6 +181,7 @@ void HttpServer::Impl::ServeModern(const httplib::Request& http_request, Message
   };
   HandleOptions handle_options;
   handle_options.modern = true;
+  handle_options.caller = std::move(caller);
   session->Handle(std::move(message), channel, runner, handle_options);
   if (refused) {
     response.status = 503;

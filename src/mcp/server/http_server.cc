@@ -161,16 +161,35 @@ void HttpServer::Impl::Post(const httplib::Request& request, httplib::Response& 
   }
   if (IsModern(request, message)) {
     if (message.kind == MessageKind::kRequest && !CheckModernHeaders(request, message, response)) return;
-    ServeModern(request, std::move(message), response);
+    ServeModern(request, std::move(message), response, hold.caller);
     return;
   }
-  ServeLegacy(request, std::move(message), response);
+  ServeLegacy(request, std::move(message), response, hold.caller);
 }
 
+// The caller PreRoute admitted, for the handler that httplib runs next on the same thread
+// for the same request (every request passes PreRoute first, which always sets it): so a
+// request is judged before its body is read, and its caller still travels with it.
+namespace {
+thread_local std::shared_ptr<const Caller> admitted_caller;
+}  // namespace
+
 bool HttpServer::Impl::Authorized(const httplib::Request& request, httplib::Response& response) const {
+  if (options.authenticate) return AuthenticateCaller(request, response);
   if (!bearer_digest || HasBearerToken(request.get_header_value("Authorization"), *bearer_digest)) return true;
   response.set_header("WWW-Authenticate", "Bearer");
   SetJsonRpcError(response, 401, kInvalidRequest, options.unauthorized_message.c_str());
+  return false;
+}
+
+bool HttpServer::Impl::AuthenticateCaller(const httplib::Request& request, httplib::Response& response) const {
+  AuthVerdict verdict = options.authenticate(request.get_header_value("Authorization"));
+  if (verdict.caller) {
+    admitted_caller = std::move(verdict.caller);
+    return true;
+  }
+  if (!verdict.www_authenticate.empty()) response.set_header("WWW-Authenticate", verdict.www_authenticate);
+  SetJsonRpcError(response, verdict.status, kInvalidRequest, verdict.message.c_str());
   return false;
 }
 
@@ -214,6 +233,7 @@ httplib::Server::Handler HttpServer::Impl::Guarded(
       SetJsonRpcError(response, 503, kInternalError, "server draining; send the request again");
       return;
     }
+    hold->caller = std::move(admitted_caller);
     (this->*handler)(request, response, *hold);
     if ((hold->slot || hold->activity || hold->counted) && response.content_provider_) {
       response.content_provider_resource_releaser_ =
@@ -249,12 +269,19 @@ bool HttpServer::Impl::AnswerProbe(const httplib::Request& request, httplib::Res
 httplib::Server::HandlerResponse HttpServer::Impl::PreRoute(const httplib::Request& request,
                                                             httplib::Response& response) {
   if (AnswerProbe(request, response)) return httplib::Server::HandlerResponse::Handled;
+  admitted_caller = nullptr;
   const bool page = std::any_of(options.pages.begin(), options.pages.end(),
                                 [&](const HttpServerOptions::Page& p) { return p.path == request.path; });
   if (request.path != options.path && !page) {
+    if (auto document = options.public_documents.find(request.path);
+        document != options.public_documents.end() && request.method == "GET") {
+      response.set_header("Access-Control-Allow-Origin", "*");  // public metadata, for browser-based hosts
+      response.set_content(document->second, "application/json");
+      return httplib::Server::HandlerResponse::Handled;
+    }
     const json::Value body = {
         {"error", "invalid_request"},
-        {"error_description", bearer_digest ? options.unauthorized_message
+        {"error_description", bearer_digest || options.authenticate ? options.unauthorized_message
                                             : std::string("not found: this server's only endpoint is ") + options.path}};
     response.status = 404;
     response.set_content(body.dump(), "application/json");

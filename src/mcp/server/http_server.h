@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -28,6 +29,16 @@
 #include "mcp/server/server.h"
 
 namespace udon::mcp {
+
+// An authenticate hook's judgement of one request's Authorization header: its caller, or a
+// refusal (401 or 403) with the WWW-Authenticate value and words for the JSON-RPC error.
+struct AuthVerdict {
+  std::shared_ptr<const Caller> caller;  // set: admitted
+  int status = 401;
+  std::string www_authenticate = "Bearer";
+  std::string message;
+};
+using Authenticate = std::function<AuthVerdict(const std::string& authorization)>;
 
 struct HttpServerOptions {
   std::string host = "127.0.0.1";
@@ -71,6 +82,13 @@ struct HttpServerOptions {
   std::string unauthorized_message =
       "this MCP server requires a bearer token and offers no OAuth; configure the host to send the "
       "Authorization header as Bearer followed by the token";
+  // When set (serve --auth oauth), it judges every request to the endpoint instead of
+  // bearer_token; its caller decides what tools/list shows and what the tool handler sees,
+  // and a legacy session belongs to the subject that opened it (another's: 404).
+  Authenticate authenticate;
+  // Paths beside the endpoint answered to GET with these JSON bytes and no credential (the
+  // RFC 9728 protected resource metadata). Every other path stays 404.
+  std::map<std::string, std::string> public_documents;
   // Requests in flight per client (0: unlimited); open streams (GET, subscriptions/listen)
   // have a budget of the same size of their own. A client is its live legacy session
   // (Mcp-Session-Id) when it names one, else its peer address; a legacy initialize counts

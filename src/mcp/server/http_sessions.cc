@@ -68,7 +68,7 @@ bool HttpServer::Impl::MakeRoom() {
 // initialize: a new session under a fresh id (128 bits from the OS CSPRNG: a session id is
 // the only thing that stands between a client and another's session).
 std::shared_ptr<HttpSession> HttpServer::Impl::OpenSession(const httplib::Request& request,
-                                                           httplib::Response& response) {
+                                                           httplib::Response& response, const Caller* caller) {
   if (request.has_header(kSessionHeader)) {
     SetJsonRpcError(response, 400, kInvalidRequest, "initialize must not carry a session id");
     return nullptr;
@@ -83,6 +83,7 @@ std::shared_ptr<HttpSession> HttpServer::Impl::OpenSession(const httplib::Reques
   session->core = server.NewSession(session->stream);
   session->core->SetOrigin("tcp", *id);
   session->last_used = SteadyNanos();
+  if (caller != nullptr) session->subject = caller->subject;
   {
     std::lock_guard lock(sessions_mutex);
     if (sessions.size() >= options.max_sessions && !MakeRoom()) {
@@ -95,14 +96,19 @@ std::shared_ptr<HttpSession> HttpServer::Impl::OpenSession(const httplib::Reques
   return session;
 }
 
+// A session opened by one authenticated caller is not found for another: its id alone
+// gives no one else its stream or its place.
 std::shared_ptr<HttpSession> HttpServer::Impl::FindSession(const httplib::Request& request,
-                                                           httplib::Response& response) {
+                                                           httplib::Response& response, const Caller* caller) {
   if (!request.has_header(kSessionHeader)) {
     SetJsonRpcError(response, 400, kInvalidRequest, "missing session id");
     return nullptr;
   }
   std::lock_guard lock(sessions_mutex);
   auto session = LiveSession(request.get_header_value(kSessionHeader));
+  if (session != nullptr && session->subject != (caller != nullptr ? caller->subject : std::string())) {
+    session = nullptr;
+  }
   if (session == nullptr) SetJsonRpcError(response, 404, kInvalidRequest, "session not found");
   return session;
 }
@@ -113,7 +119,7 @@ void HttpServer::Impl::Get(const httplib::Request& request, httplib::Response& r
     SetJsonRpcError(response, 406, kInvalidRequest, "Accept must list text/event-stream");
     return;
   }
-  auto session = FindSession(request, response);
+  auto session = FindSession(request, response, hold.caller.get());
   if (session == nullptr) return;
   // The stream mostly waits: its thread is counted out of the connection threads.
   std::shared_ptr<WorkerPool::Lasting> lasting = WorkerPool::HoldLasting();
@@ -176,7 +182,7 @@ void HttpServer::Impl::Get(const httplib::Request& request, httplib::Response& r
 
 void HttpServer::Impl::Delete(const httplib::Request& request, httplib::Response& response, RequestHold& hold) {
   if (!Admit(request, response) || !Enter(request, response, hold, false)) return;
-  auto session = FindSession(request, response);
+  auto session = FindSession(request, response, hold.caller.get());
   if (session == nullptr) return;
   {
     std::lock_guard lock(sessions_mutex);

@@ -18,6 +18,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -44,6 +45,16 @@ class MessageSink {
 
 class Server;
 
+// Who a transport authenticated (Streamable HTTP with an authenticate hook: OAuth), and the
+// tools that caller may see in tools/list and call. Absent (nullptr): the transport's one
+// credential, or none, which lets every caller see and call every listed tool.
+struct Caller {
+  std::string subject;  // never a credential
+  bool all_tools = false;
+  std::set<std::string, std::less<>> tools;
+  bool MayUse(std::string_view tool) const { return all_tools || tools.count(tool) > 0; }
+};
+
 // What a tool handler sees of its request: arguments, progress and logging tied to the
 // request, the client's declared capabilities, and cancellation.
 class ToolContext {
@@ -69,6 +80,8 @@ class ToolContext {
   const std::string& protocol_version() const { return protocol_version_; }
   const std::string& network_transport() const { return network_transport_; }
   const std::string& session_id() const { return session_id_; }
+  // The authenticated caller, when the transport authenticates callers (else nullptr).
+  const Caller* caller() const { return caller_.get(); }
   // Tells the clients that asked for it that the tool list changed: in the modern era the
   // subscriptions/listen streams that opted in, in the legacy era this session's stream.
   void ToolsListChanged();
@@ -100,6 +113,7 @@ class ToolContext {
   std::string protocol_version_;
   std::string network_transport_;
   std::string session_id_;
+  std::shared_ptr<const Caller> caller_;
   int min_log_severity_ = 0;  // modern: -1 means no logs were asked for
   std::function<void()> tools_list_changed_;
   mutable std::mutex mutex_;
@@ -233,12 +247,13 @@ class Server {
   // tools/list's page: at most `count` tools (0: all) from `offset`, as serialized Tools
   // (LeanToolList::Frame::kToolsArray), and how many tools are listed in all; nullopt when
   // `offset` is past the end. Without a transforming hook each Tool's text was written
-  // once, when it was added: a page copies bytes, it builds and serializes no Tool.
+  // once, when it was added: a page copies bytes, it builds and serializes no Tool. A
+  // `caller` limited to some tools is shown those alone, paged the same way.
   struct ListedPage {
     std::shared_ptr<const LeanToolList> tools;
     std::size_t total = 0;
   };
-  std::optional<ListedPage> ListedTools(std::size_t offset, std::size_t count) const;
+  std::optional<ListedPage> ListedTools(std::size_t offset, std::size_t count, const Caller* caller = nullptr) const;
 
   // Sends notifications/tools/list_changed to every open subscriptions/listen stream that
   // acknowledged toolsListChanged (and to nobody else).
@@ -293,6 +308,8 @@ struct HandleOptions {
   // The transport already knows the request is modern (an HTTP request with a modern
   // MCP-Protocol-Version header): its _meta is validated even when it names no version.
   bool modern = false;
+  // The authenticated caller: tools/list shows, and tools/call reaches, only its tools.
+  std::shared_ptr<const Caller> caller;
 };
 
 // One client connection's protocol state.
@@ -316,11 +333,11 @@ class ServerSession {
   void SetOrigin(std::string network_transport, std::string session_id = {});
 
  private:
-  Message Dispatch(const Message& request, Era era);
-  Message DispatchModern(const Message& request);
+  Message Dispatch(const Message& request, Era era, const Caller* caller);
+  Message DispatchModern(const Message& request, const Caller* caller);
   Message Initialize(const Message& request);
   Message Discover(const Message& request);
-  Message ListTools(const Message& request, Era era);
+  Message ListTools(const Message& request, Era era, const Caller* caller);
   Message EmptyList(const Message& request, const char* member);
   void Finish(const Message& request, Message response, const std::shared_ptr<MessageSink>& related,
               Era era);

@@ -78,10 +78,11 @@ void ServerSession::Handle(Message message, std::shared_ptr<MessageSink> related
         return;
       }
     }
-    Finish(message, Dispatch(message, era), related, era);
+    Finish(message, Dispatch(message, era, options.caller.get()), related, era);
     return;
   }
   auto context = NewContext(message, era, related);
+  context->caller_ = options.caller;
   {
     std::lock_guard lock(mutex_);
     if (!in_flight_.emplace(IdKey(message.id), context).second) {
@@ -192,23 +193,23 @@ void ServerSession::Finish(const Message& request, Message response,
   if (hooks != nullptr) hooks->AfterResponse(request, *this);
 }
 
-Message ServerSession::Dispatch(const Message& request, Era era) {
+Message ServerSession::Dispatch(const Message& request, Era era, const Caller* caller) {
   if (!request.params.is_null() && !request.params.is_object()) {
     return InvalidParams(request.id, "params must be an object");
   }
-  if (era == Era::kModern) return DispatchModern(request);
+  if (era == Era::kModern) return DispatchModern(request, caller);
   if (request.method == "initialize") return Initialize(request);
   if (request.method == "ping") return MakeResult(request.id, json::Value::object());
-  if (request.method == "tools/list") return ListTools(request, era);
+  if (request.method == "tools/list") return ListTools(request, era, caller);
   if (request.method == "logging/setLevel" && server_.options_.logging) {
     return MakeResult(request.id, json::Value::object());
   }
   return MakeError(request.id, kMethodNotFound, "method not found");
 }
 
-Message ServerSession::DispatchModern(const Message& request) {
+Message ServerSession::DispatchModern(const Message& request, const Caller* caller) {
   if (request.method == kDiscoverMethod) return Discover(request);
-  if (request.method == "tools/list") return ListTools(request, Era::kModern);
+  if (request.method == "tools/list") return ListTools(request, Era::kModern, caller);
   if (server_.options_.empty_prompts_and_resources) {
     if (request.method == "prompts/list") return EmptyList(request, "prompts");
     if (request.method == "resources/list") return EmptyList(request, "resources");
@@ -299,7 +300,7 @@ Message ServerSession::EmptyList(const Message& request, const char* member) {
                                  {"cacheScope", CacheScopeName(server_.options_.cache_scope)}});
 }
 
-Message ServerSession::ListTools(const Message& request, Era era) {
+Message ServerSession::ListTools(const Message& request, Era era, const Caller* caller) {
   std::size_t offset = 0;
   if (request.params.is_object() && request.params.contains("cursor")) {
     const json::Value& cursor = request.params["cursor"];
@@ -308,7 +309,7 @@ Message ServerSession::ListTools(const Message& request, Era era) {
     if (!decoded) return InvalidParams(request.id, "invalid cursor");
     offset = *decoded;
   }
-  std::optional<Server::ListedPage> listed = server_.ListedTools(offset, server_.options_.page_size);
+  std::optional<Server::ListedPage> listed = server_.ListedTools(offset, server_.options_.page_size, caller);
   if (!listed) return InvalidParams(request.id, "invalid cursor");
   const std::size_t end = offset + listed->tools->tools.size();
   json::Value result = {{"tools", json::Value::array()}};  // the stand-in for lean_tools

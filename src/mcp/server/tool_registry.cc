@@ -108,12 +108,19 @@ std::vector<json::Value> Server::ListedTools() const {
   return tools;
 }
 
-std::optional<Server::ListedPage> Server::ListedTools(std::size_t offset, std::size_t count) const {
+std::optional<Server::ListedPage> Server::ListedTools(std::size_t offset, std::size_t count,
+                                                      const Caller* caller) const {
   auto page_end = [&](std::size_t total) { return count == 0 ? total : std::min(total, offset + count); };
   ToolsArrayWriter writer;
   ListedPage page;
-  if (hooks_ != nullptr && hooks_->TransformsTools()) {
-    const std::vector<json::Value> tools = ListedTools();
+  const bool limited = caller != nullptr && !caller->all_tools;
+  if ((hooks_ != nullptr && hooks_->TransformsTools()) || limited) {
+    std::vector<json::Value> tools = ListedTools();
+    if (limited) {
+      std::erase_if(tools, [caller](const json::Value& tool) {
+        return !tool.contains("name") || !tool["name"].is_string() || !caller->MayUse(tool["name"].get<std::string>());
+      });
+    }
     if (offset > tools.size()) return std::nullopt;
     for (std::size_t i = offset; i < page_end(tools.size()); ++i) writer.Add(tools[i], SerializeValue(tools[i]));
     page.total = tools.size();

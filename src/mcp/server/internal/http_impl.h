@@ -57,6 +57,7 @@ struct RequestHold {
   std::shared_ptr<InFlightLimit::Slot> slot;
   std::shared_ptr<Activity> activity;
   std::shared_ptr<void> counted;  // a POST in flight, for Drain (DrainState::Enter)
+  std::shared_ptr<const Caller> caller;  // the authenticate hook's, when there is one
 };
 
 // Whether the server drains (HttpServer::Drain), and the POSTs it waits for.
@@ -88,28 +89,32 @@ struct HttpServer::Impl {
                           httplib::Response& response);
   bool CheckParamHeaders(const httplib::Request& request, const Message& message,
                          const std::string& tool_name, httplib::Response& response);
-  void ServeModern(const httplib::Request& request, Message message, httplib::Response& response);
+  void ServeModern(const httplib::Request& request, Message message, httplib::Response& response,
+                   std::shared_ptr<const Caller> caller);
   void AnswerModernOnce(RequestChannel& channel, httplib::Response& response);
   void StreamModern(std::shared_ptr<ServerSession> session, std::shared_ptr<RequestChannel> channel,
                     std::shared_ptr<PeerWatch::Ticket> ticket, std::shared_ptr<WorkerPool::Lasting> lasting,
                     httplib::Response& response);
   std::unique_ptr<PeerWatch::Ticket> WatchClient(const httplib::Request& request,
                                                  std::function<void()> departed);
-  void ServeLegacy(const httplib::Request& request, Message message, httplib::Response& response);
+  void ServeLegacy(const httplib::Request& request, Message message, httplib::Response& response,
+                   const std::shared_ptr<const Caller>& caller);
   bool Enter(const httplib::Request& request, httplib::Response& response, RequestHold& hold, bool stream);
   std::shared_ptr<HttpSession> LiveSession(const std::string& id);
   bool MakeRoom();
   void Forget(std::map<std::string, std::shared_ptr<HttpSession>>::iterator it);
   void RefuseLegacy(Message message, httplib::Response& response);
-  std::shared_ptr<HttpSession> OpenSession(const httplib::Request& request, httplib::Response& response);
-  std::shared_ptr<HttpSession> FindSession(const httplib::Request& request,
-                                           httplib::Response& response);
+  std::shared_ptr<HttpSession> OpenSession(const httplib::Request& request, httplib::Response& response,
+                                           const Caller* caller);
+  std::shared_ptr<HttpSession> FindSession(const httplib::Request& request, httplib::Response& response,
+                                           const Caller* caller);
   void Post(const httplib::Request& request, httplib::Response& response, RequestHold& hold);
   void Get(const httplib::Request& request, httplib::Response& response, RequestHold& hold);
   void Delete(const httplib::Request& request, httplib::Response& response, RequestHold& hold);
-  void AnswerWithSse(std::shared_ptr<HttpSession> session, Message message,
+  void AnswerWithSse(std::shared_ptr<HttpSession> session, Message message, HandleOptions handle_options,
                      httplib::Response& response);
   bool Authorized(const httplib::Request& request, httplib::Response& response) const;
+  bool AuthenticateCaller(const httplib::Request& request, httplib::Response& response) const;
   httplib::Server::HandlerResponse PreRoute(const httplib::Request& request, httplib::Response& response);
   bool AnswerProbe(const httplib::Request& request, httplib::Response& response);
   httplib::Server::Handler Guarded(

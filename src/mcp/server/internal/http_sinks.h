@@ -99,6 +99,7 @@ struct HttpSession {
   std::atomic<int> busy{0};
   // When a request last began or ended (steady clock, nanoseconds): idle time and LRU order.
   std::atomic<std::int64_t> last_used{0};
+  std::string subject;  // the authenticated caller that opened it (authenticate hook), else empty
 };
 
 // A POST response stream: events written straight to the connection while the request is

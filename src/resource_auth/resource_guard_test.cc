@@ -1,0 +1,204 @@
+// The protected resource's judgement of requests: discovery through the issuer's metadata,
+// key rotation with a bounded re-fetch, introspection and its cache, grants to tools, and
+// the RFC 6750 / RFC 9728 answers. The issuer is a fake fetcher that counts requests.
+#include "resource_auth/resource_guard.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "resource_auth/test_tokens.h"
+
+namespace udon::resource_auth {
+namespace {
+
+constexpr std::int64_t kNow = 1'800'000'000;
+const std::string kIssuer = "https://issuer.example";
+const std::string kAudience = "https://gateway.example/mcp";
+const std::string kJwksUri = "https://issuer.example/jwks";
+const std::string kIntrospection = "https://issuer.example/token/introspection";
+
+struct FakeIssuer {
+  std::map<std::string, std::string> bodies;
+  std::map<std::string, int> asked;
+  std::vector<FetchRequest> requests;
+  Fetcher fetcher() {
+    return [this](const FetchRequest& request) -> Result<std::string> {
+      ++asked[request.url];
+      requests.push_back(request);
+      auto it = bodies.find(request.url);
+      if (it == bodies.end()) return MakeError("auth.issuer_unreachable", "404");
+      return it->second;
+    };
+  }
+};
+
+ResourceGuardOptions Options() {
+  ResourceGuardOptions options;
+  options.issuer = kIssuer;
+  options.audience = kAudience;
+  options.grant_tools = {{"convert", {"convert_units"}}, {"admin", {"*"}}};
+  return options;
+}
+
+json::Value Claims(const std::string& scope) {
+  return {{"iss", kIssuer}, {"aud", kAudience}, {"sub", "alice"}, {"exp", kNow + 600}, {"scope", scope}};
+}
+
+std::unique_ptr<ResourceGuard> Guard(FakeIssuer& issuer, ResourceGuardOptions options = Options()) {
+  auto guard = ResourceGuard::Create(std::move(options), issuer.fetcher());
+  EXPECT_TRUE(guard.ok());
+  return std::move(guard).value();
+}
+
+std::string CodeOf(const Result<AuthenticatedCaller>& result) { return result.ok() ? "ok" : result.error().code; }
+
+TEST(ResourceGuardTest, MetadataIsTheIssuersOwnAndNamesItsKeys) {
+  FakeIssuer issuer;
+  issuer.bodies[kIssuer + "/.well-known/openid-configuration"] =
+      json::Value({{"issuer", "https://evil.example"}, {"jwks_uri", kJwksUri}}).dump();
+  EXPECT_EQ(Guard(issuer)->Discover(kNow).error().code, "auth.issuer_metadata_invalid");
+  EXPECT_EQ(issuer.asked[kIssuer + "/.well-known/oauth-authorization-server"], 1);  // RFC 8414 first
+  issuer.bodies[kIssuer + "/.well-known/openid-configuration"] =
+      json::Value({{"issuer", kIssuer}, {"jwks_uri", "http://issuer.example/jwks"}}).dump();
+  EXPECT_EQ(Guard(issuer)->Discover(kNow).error().code, "auth.issuer_metadata_invalid");  // keys over plain HTTP
+  FakeIssuer silent;
+  EXPECT_EQ(Guard(silent)->Discover(kNow).error().code, "auth.issuer_unreachable");
+}
+
+TEST(ResourceGuardTest, RotatedKeysAreFetchedOnceForAnUnknownKidWithinTheInterval) {
+  FakeIssuer issuer;
+  issuer.bodies[kIssuer + "/.well-known/oauth-authorization-server"] =
+      json::Value({{"issuer", kIssuer}, {"jwks_uri", kJwksUri}}).dump();
+  auto old_key = testing::Generate("ES256");
+  auto new_key = testing::Generate("ES256");
+  issuer.bodies[kJwksUri] = json::Value({{"keys", {testing::Jwk(old_key.get(), "old")}}}).dump();
+  auto guard = Guard(issuer);
+  ASSERT_TRUE(guard->Discover(kNow).ok());
+  EXPECT_EQ(CodeOf(guard->Authenticate("Bearer " + testing::Token("ES256", old_key.get(), "old", Claims("convert")), kNow)),
+            "ok");
+  EXPECT_EQ(issuer.asked[kJwksUri], 1);
+  // The issuer rotates: the new kid fetches the set again and is accepted.
+  issuer.bodies[kJwksUri] = json::Value({{"keys", {testing::Jwk(new_key.get(), "new")}}}).dump();
+  const std::string fresh = testing::Token("ES256", new_key.get(), "new", Claims("convert"));
+  EXPECT_EQ(CodeOf(guard->Authenticate("Bearer " + fresh, kNow)), "ok");
+  EXPECT_EQ(issuer.asked[kJwksUri], 2);
+  // Made-up kids do not make the gateway hammer the issuer.
+  for (int i = 0; i < 20; ++i) {
+    const std::string made_up = testing::Token("ES256", new_key.get(), "kid" + std::to_string(i), Claims("convert"));
+    EXPECT_EQ(CodeOf(guard->Authenticate("Bearer " + made_up, kNow + 1)), "auth.token_invalid");
+  }
+  EXPECT_EQ(issuer.asked[kJwksUri], 2);
+  // The old key is gone from the set: its tokens no longer pass.
+  const std::string stale = testing::Token("ES256", old_key.get(), "old", Claims("convert"));
+  EXPECT_EQ(CodeOf(guard->Authenticate("Bearer " + stale, kNow + 1)), "auth.token_invalid");
+}
+
+TEST(ResourceGuardTest, GrantsDecideTheToolsAndNoGrantIsForbidden) {
+  FakeIssuer issuer;
+  issuer.bodies[kIssuer + "/.well-known/oauth-authorization-server"] =
+      json::Value({{"issuer", kIssuer}, {"jwks_uri", kJwksUri}}).dump();
+  auto key = testing::Generate("EdDSA");
+  issuer.bodies[kJwksUri] = json::Value({{"keys", {testing::Jwk(key.get(), "k")}}}).dump();
+  auto guard = Guard(issuer);
+  ASSERT_TRUE(guard->Discover(kNow).ok());
+  auto narrow = guard->Authenticate("Bearer " + testing::Token("EdDSA", key.get(), "k", Claims("openid convert")), kNow);
+  ASSERT_TRUE(narrow.ok());
+  EXPECT_EQ(narrow->subject, "alice");
+  EXPECT_FALSE(narrow->all_tools);
+  EXPECT_EQ(narrow->tools, (std::set<std::string, std::less<>>{"convert_units"}));
+  auto wide = guard->Authenticate("Bearer " + testing::Token("EdDSA", key.get(), "k", Claims("admin")), kNow);
+  ASSERT_TRUE(wide.ok());
+  EXPECT_TRUE(wide->all_tools);
+  auto none = guard->Authenticate("Bearer " + testing::Token("EdDSA", key.get(), "k", Claims("openid")), kNow);
+  EXPECT_EQ(CodeOf(none), "auth.insufficient_scope");
+  const Challenge forbidden = guard->ChallengeFor(none.error());
+  EXPECT_EQ(forbidden.status, 403);
+  EXPECT_NE(forbidden.www_authenticate.find("error=\"insufficient_scope\""), std::string::npos);
+  // Another claim as the grants: a roles array.
+  ResourceGuardOptions by_role = Options();
+  by_role.grants_claim = "roles";
+  auto role_guard = Guard(issuer, by_role);
+  ASSERT_TRUE(role_guard->Discover(kNow).ok());
+  json::Value claims = Claims("admin");
+  claims["roles"] = json::Value::array({"convert"});
+  auto roled = role_guard->Authenticate("Bearer " + testing::Token("EdDSA", key.get(), "k", claims), kNow);
+  ASSERT_TRUE(roled.ok());
+  EXPECT_FALSE(roled->all_tools);
+  // Roles are no scopes a host could ask for: the challenge names none.
+  const Challenge by_role_challenge = role_guard->ChallengeFor(role_guard->Authenticate("", kNow).error());
+  EXPECT_EQ(by_role_challenge.www_authenticate.find("scope="), std::string::npos);
+}
+
+TEST(ResourceGuardTest, ChallengesNameTheMetadataAndNeverTheToken) {
+  FakeIssuer issuer;
+  auto guard = Guard(issuer);
+  EXPECT_EQ(guard->MetadataUrl(), "https://gateway.example/.well-known/oauth-protected-resource/mcp");
+  EXPECT_EQ(guard->MetadataPaths(),
+            (std::vector<std::string>{"/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"}));
+  auto metadata = json::Parse(guard->MetadataJson());
+  ASSERT_TRUE(metadata.ok());
+  EXPECT_EQ((*metadata)["resource"], kAudience);
+  EXPECT_EQ((*metadata)["authorization_servers"], json::Value::array({kIssuer}));
+  for (const char* header : {"", "Basic YWxpY2U6cHc=", "Bearer", "Bearer ", "Bearer a b"}) {
+    auto missing = guard->Authenticate(header, kNow);
+    EXPECT_EQ(CodeOf(missing), "auth.token_missing") << header;
+  }
+  const Challenge missing = guard->ChallengeFor(guard->Authenticate("", kNow).error());
+  EXPECT_EQ(missing.status, 401);
+  EXPECT_EQ(missing.www_authenticate,
+            "Bearer resource_metadata=\"https://gateway.example/.well-known/oauth-protected-resource/mcp\", "
+            "scope=\"admin convert\"");
+  const Challenge invalid = guard->ChallengeFor(MakeError("auth.token_invalid", "access token refused: x"));
+  EXPECT_EQ(invalid.status, 401);
+  EXPECT_EQ(invalid.www_authenticate.rfind("Bearer error=\"invalid_token\"", 0), 0U);
+  EXPECT_EQ(guard->ChallengeFor(MakeError("auth.issuer_unreachable", "x")).status, 503);
+}
+
+TEST(ResourceGuardTest, OpaqueTokensAreIntrospectedAndCachedUntilTheirExpiry) {
+  FakeIssuer issuer;
+  issuer.bodies[kIssuer + "/.well-known/oauth-authorization-server"] =
+      json::Value({{"issuer", kIssuer}, {"introspection_endpoint", kIntrospection}}).dump();
+  ResourceGuardOptions options = Options();
+  options.introspection_client_id = "gateway";
+  options.introspection_client_secret = "s3cret";
+  auto guard = Guard(issuer, options);
+  ASSERT_TRUE(guard->Discover(kNow).ok());
+  json::Value answer = Claims("convert");
+  answer["active"] = true;
+  answer["exp"] = kNow + 100;
+  issuer.bodies[kIntrospection] = answer.dump();
+  EXPECT_EQ(CodeOf(guard->Authenticate("Bearer opaque-1", kNow)), "ok");
+  ASSERT_EQ(issuer.requests.size(), 2U);
+  EXPECT_EQ(issuer.requests.back().form, "token=opaque-1&token_type_hint=access_token");
+  EXPECT_EQ(issuer.requests.back().basic_user, "gateway");
+  EXPECT_EQ(CodeOf(guard->Authenticate("Bearer opaque-1", kNow + 50)), "ok");
+  EXPECT_EQ(issuer.asked[kIntrospection], 1);  // cached
+  // Past its exp the cache does not answer; the issuer is asked again.
+  answer["active"] = false;
+  issuer.bodies[kIntrospection] = answer.dump();
+  EXPECT_EQ(CodeOf(guard->Authenticate("Bearer opaque-1", kNow + 100)), "auth.token_invalid");
+  EXPECT_EQ(issuer.asked[kIntrospection], 2);
+  // An active answer for another audience is still refused.
+  answer = Claims("convert");
+  answer["active"] = true;
+  answer["aud"] = "https://other.example/mcp";
+  issuer.bodies[kIntrospection] = answer.dump();
+  EXPECT_EQ(CodeOf(guard->Authenticate("Bearer opaque-2", kNow)), "auth.token_invalid");
+}
+
+TEST(ResourceGuardTest, ConfigurationMustBeUsable) {
+  FakeIssuer issuer;
+  ResourceGuardOptions options = Options();
+  options.issuer = "http://issuer.example";  // plain HTTP to another host
+  EXPECT_FALSE(ResourceGuard::Create(options, issuer.fetcher()).ok());
+  options = Options();
+  options.grant_tools.clear();
+  EXPECT_FALSE(ResourceGuard::Create(options, issuer.fetcher()).ok());
+  options = Options();
+  options.issuer = "http://127.0.0.1:4000";
+  EXPECT_TRUE(ResourceGuard::Create(options, issuer.fetcher()).ok());
+}
+
+}  // namespace
+}  // namespace udon::resource_auth
