@@ -8,18 +8,18 @@ namespace udon::gate {
 ConnectionPool::ConnectionPool(std::size_t max_idle_per_server)
     : max_idle_per_server_(max_idle_per_server == 0 ? 1 : max_idle_per_server) {}
 
-std::unique_ptr<PooledConnection> ConnectionPool::Take(const std::string& server) {
+std::shared_ptr<PooledConnection> ConnectionPool::Take(const std::string& server) {
   std::lock_guard<std::mutex> guard(mutex_);
   auto it = idle_.find(server);
   if (it == idle_.end() || it->second.empty()) return nullptr;
-  std::unique_ptr<PooledConnection> taken = std::move(it->second.back());
+  std::shared_ptr<PooledConnection> taken = std::move(it->second.back());
   it->second.pop_back();
   if (it->second.empty()) idle_.erase(it);
   return taken;
 }
 
-std::unique_ptr<PooledConnection> ConnectionPool::Keep(const std::string& server,
-                                                       std::unique_ptr<PooledConnection> connection) {
+std::shared_ptr<PooledConnection> ConnectionPool::Keep(const std::string& server,
+                                                       std::shared_ptr<PooledConnection> connection) {
   std::lock_guard<std::mutex> guard(mutex_);
   auto& slots = idle_[server];
   if (slots.size() >= max_idle_per_server_) return connection;
@@ -27,9 +27,9 @@ std::unique_ptr<PooledConnection> ConnectionPool::Keep(const std::string& server
   return nullptr;
 }
 
-std::vector<std::pair<std::string, std::unique_ptr<PooledConnection>>> ConnectionPool::TakeAll() {
+std::vector<std::pair<std::string, std::shared_ptr<PooledConnection>>> ConnectionPool::TakeAll() {
   std::lock_guard<std::mutex> guard(mutex_);
-  std::vector<std::pair<std::string, std::unique_ptr<PooledConnection>>> all;
+  std::vector<std::pair<std::string, std::shared_ptr<PooledConnection>>> all;
   for (auto& [server, slots] : idle_) {
     for (auto& connection : slots) all.emplace_back(server, std::move(connection));
   }

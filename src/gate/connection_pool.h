@@ -29,6 +29,9 @@ struct PooledConnection {
   std::string manifest_sha256;  // what it was bound for
   // While idle in the pool: the connection's observer that watches for list_changed.
   std::optional<std::uint64_t> idle_watch;
+  // Shared by coalesced calls (gate/internal/lane.h): no further call may join it; its
+  // last user closes it. Guarded by the lane's mutex.
+  bool retired = false;
 };
 
 // At most `max_idle_per_server` idle connections per server (one, unless concurrent callers
@@ -38,17 +41,17 @@ class ConnectionPool {
   explicit ConnectionPool(std::size_t max_idle_per_server = 1);
   // One of the server's idle connections (the most recently kept), out of the pool; null
   // when there is none.
-  std::unique_ptr<PooledConnection> Take(const std::string& server);
+  std::shared_ptr<PooledConnection> Take(const std::string& server);
   // Keeps the connection while the server has fewer idle than the bound (null returned);
   // otherwise hands it back, for the caller to close.
-  std::unique_ptr<PooledConnection> Keep(const std::string& server, std::unique_ptr<PooledConnection> connection);
+  std::shared_ptr<PooledConnection> Keep(const std::string& server, std::shared_ptr<PooledConnection> connection);
   // Every idle connection with its server, out of the pool (the gate closes them when it ends).
-  std::vector<std::pair<std::string, std::unique_ptr<PooledConnection>>> TakeAll();
+  std::vector<std::pair<std::string, std::shared_ptr<PooledConnection>>> TakeAll();
 
  private:
   std::size_t max_idle_per_server_;
   std::mutex mutex_;
-  std::map<std::string, std::vector<std::unique_ptr<PooledConnection>>> idle_;
+  std::map<std::string, std::vector<std::shared_ptr<PooledConnection>>> idle_;
 };
 
 // Whether a list_changed reached the connection after its binding began (false while

@@ -20,6 +20,7 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -63,6 +64,11 @@ struct GateEnvironment {
   // With reuse: how many idle connections a server may keep (concurrent callers, such as
   // the gateway's clients, each need one).
   std::size_t max_idle_per_server = 1;
+  // With reuse (contract 4, coalesced verification): concurrent calls of one server share
+  // its connection, and one re-list (on stdio with one ping barrier) sent after all of them
+  // arrived verifies them all. Each keeps its own static checks, comparison and last check
+  // before dispatch. Off: every call has a connection and a re-list of its own.
+  bool coalesce_verification = false;
   // Hears of every durable invalidation this gate records (list_changed after a binding,
   // during a call, or on an idle pooled connection the moment it arrives), with the
   // server and the reason; from any thread, after the record was written (or failed to be).
@@ -155,6 +161,8 @@ class Gate {
  private:
   struct Run;
   struct RecordedServer;
+  struct Verification;
+  struct Lane;
 
   enum class Reach { kStatic, kVerify, kCall };
   GateResult Execute(const manifest::Binding& binding, const json::Value* arguments,
@@ -167,6 +175,19 @@ class Gate {
   Status CheckParamHeaders(Run& run);
   Status ValidateArguments(Run& run);
   Status StepConnect(Run& run);
+  Status ConnectOwn(Run& run, const RecordedServer& recorded, const mcp::ServerConfig& server);
+  // Coalesced verification (gate_coalesce.cc).
+  bool Coalesced(const Run& run) const;
+  std::shared_ptr<Lane> LaneFor(const std::string& server);
+  Status ConnectThroughLane(Run& run, const RecordedServer& recorded, const mcp::ServerConfig& server);
+  Status ListShared(Run& run);
+  std::shared_ptr<Verification> JoinVerification(Run& run);
+  void ListForAll(Run& leader, Verification& verification, bool bound);
+  Status Settle(Run& run, Status compared);
+  void BindConnection(Run& run);
+  void LeaveLaneOnDeath(Run& run);
+  // Whether this run was the shared connection's last user (then it keeps or closes it).
+  bool LeaveLane(Run& run, bool& keep);
   Status ReuseFromPool(Run& run, const RecordedServer& recorded);
   Status OpenFresh(Run& run, const mcp::ServerConfig& server);
   Result<mcp::InitializeResult> Handshake(Run& run, const RecordedServer& recorded);
@@ -175,6 +196,7 @@ class Gate {
   Status ClosePooled(const std::string& server, PooledConnection& pooled, const char* reason);
   Status StepList(Run& run);
   Status StepCompare(Run& run);
+  Status CompareLiveTool(Run& run);
   Status SelectLiveTool(Run& run, const mcp::ToolPages& pages);
   Status StepArguments(Run& run);
   Status Barrier(Run& run);
@@ -208,6 +230,8 @@ class Gate {
   bool key_loaded_ = false;
   std::optional<EvidenceKey> key_;
   ConnectionPool pool_;
+  std::mutex lanes_mutex_;
+  std::map<std::string, std::shared_ptr<Lane>> lanes_;
 };
 
 }  // namespace udon::gate
