@@ -89,6 +89,9 @@ struct GateEnvironment {
   // Test seam: runs after each successful step, so a test can place an event exactly
   // between two steps (e.g. list_changed after "compare", before dispatch).
   std::function<void(const std::string& step, mcp::Connection& connection)> after_step;
+  // Test seam: runs when a coalesced call joined a verification not yet sent, under the
+  // lane's lock (it must not block or call the gate).
+  std::function<void()> on_verification_joined;
   // Test seam: runs when the gate compiles a reviewed Tool's schemas (not when it reuses
   // them), with the tool's name.
   std::function<void(const std::string& tool)> on_schema_compile;

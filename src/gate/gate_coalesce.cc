@@ -101,6 +101,7 @@ std::shared_ptr<Gate::Verification> Gate::JoinVerification(Run& run) {
   std::shared_ptr<Verification> mine = lane.next;
   ++mine->unsettled;
   mine->checked_through = std::min(mine->checked_through, run.checked_through);
+  if (env_.on_verification_joined) env_.on_verification_joined();
   while (!mine->done) {
     if (lane.in_flight) {
       lane.changed.wait(lock);
