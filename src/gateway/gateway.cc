@@ -199,6 +199,7 @@ Gateway::Gateway(mcp::Server& server, gate::GateEnvironment env, GatewayOptions 
   env.command = "serve";
   env.reuse_connections = true;
   env.max_idle_per_server = kIdleConnectionsPerServer;
+  env.coalesce_verification = true;  // contract 4: one re-list verifies the calls that arrived before it
   if (!env.manifests) env.manifests = std::make_shared<manifest::ManifestCache>();
   manifests_ = env.manifests;
   env.on_invalidated = [shared = shared_](const std::string& server_key, const std::string&) {
