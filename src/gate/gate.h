@@ -69,6 +69,11 @@ struct GateEnvironment {
   // arrived verifies them all. Each keeps its own static checks, comparison and last check
   // before dispatch. Off: every call has a connection and a re-list of its own.
   bool coalesce_verification = false;
+  // With reuse: an idle connection beyond the newest of its server is closed (its process
+  // and reader thread end) once idle longer than this; 0: kept until the gate ends.
+  std::chrono::milliseconds idle_close_after{0};
+  // Test seam: the steady clock the idle interval is measured on; default: steady_clock.
+  IdleClock idle_clock;
   // Hears of every durable invalidation this gate records (list_changed after a binding,
   // during a call, or on an idle pooled connection the moment it arrives), with the
   // server and the reason; from any thread, after the record was written (or failed to be).
@@ -172,6 +177,8 @@ class Gate {
                      const CallOptions& options, Reach reach);
   // A kept connection's watch: a list_changed while it sits idle is recorded at once.
   void WatchWhileIdle(const std::string& server, PooledConnection& pooled);
+  // Closes idle connections out of the pool, recording a notice any saw after its binding.
+  void CloseIdle(std::vector<std::pair<std::string, std::shared_ptr<PooledConnection>>> idle);
   Status StepDigest(Run& run);
   Status StepStatic(Run& run);
   Result<bool> Invalidated(Run& run);

@@ -167,7 +167,10 @@ void Gate::Release(Run& run, bool keep) {
     WatchWhileIdle(run.binding.server, *run.connection);
     PooledConnection* kept = run.connection.get();
     run.connection = pool_.Keep(run.binding.server, std::move(run.connection));
-    if (!run.connection) return;
+    if (!run.connection) {
+      CloseIdle(pool_.TakeExpired());  // after a burst, the connections no call took since
+      return;
+    }
     if (kept->idle_watch) run.connection->client->connection().RemoveEventObserver(*kept->idle_watch);
   }
   run.connection->client->Close();
