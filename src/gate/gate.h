@@ -13,7 +13,10 @@
 //                equal); stdio: a ping barrier; list_changed since step 5?
 //   7 recheck    (calls only) an invalidation recorded since step 2, in this process
 //                (InvalidationMemory) or in the store, or the embedder's withdrawal
-// then dispatch, with list_changed during the call making the outcome indeterminate.
+// then dispatch: a last look at the connection's events, tools/call, with list_changed
+// during the call making the outcome indeterminate. Coalesced (serve, gate_coalesce.cc):
+// concurrent calls of one server share steps 3 and 4 (one re-list, and one ping, sent
+// after all of them arrived); every other step stays each call's own.
 // A reused pooled connection found dead before dispatch (its HTTP session gone, its
 // process exited) is replaced once by a fresh one that runs steps 3 to 7 again.
 #pragma once
