@@ -4,7 +4,9 @@
 // neither records nor closes anything on its own.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -29,26 +31,44 @@ struct PooledConnection {
   std::string manifest_sha256;  // what it was bound for
   // While idle in the pool: the connection's observer that watches for list_changed.
   std::optional<std::uint64_t> idle_watch;
+  // Shared by coalesced calls (gate/internal/lane.h): no further call may join it; its
+  // last user closes it. Guarded by the lane's mutex.
+  bool retired = false;
 };
+
+// When an idle connection was kept; steady, so a wall-clock step neither trims nor keeps one.
+using IdleClock = std::function<std::chrono::steady_clock::time_point()>;
 
 // At most `max_idle_per_server` idle connections per server (one, unless concurrent callers
 // such as the gateway ask for more); safe to use from concurrent calls.
 class ConnectionPool {
  public:
   explicit ConnectionPool(std::size_t max_idle_per_server = 1);
+  // With `idle_limit` > 0: connections idle longer than it are handed out by TakeExpired,
+  // except each server's most recently kept one (the steady state has no cold start).
+  ConnectionPool(std::size_t max_idle_per_server, std::chrono::milliseconds idle_limit, IdleClock clock);
   // One of the server's idle connections (the most recently kept), out of the pool; null
   // when there is none.
-  std::unique_ptr<PooledConnection> Take(const std::string& server);
+  std::shared_ptr<PooledConnection> Take(const std::string& server);
   // Keeps the connection while the server has fewer idle than the bound (null returned);
   // otherwise hands it back, for the caller to close.
-  std::unique_ptr<PooledConnection> Keep(const std::string& server, std::unique_ptr<PooledConnection> connection);
+  std::shared_ptr<PooledConnection> Keep(const std::string& server, std::shared_ptr<PooledConnection> connection);
   // Every idle connection with its server, out of the pool (the gate closes them when it ends).
-  std::vector<std::pair<std::string, std::unique_ptr<PooledConnection>>> TakeAll();
+  std::vector<std::pair<std::string, std::shared_ptr<PooledConnection>>> TakeAll();
+  // The connections idle beyond the limit, out of the pool, for the caller to close (their
+  // processes and reader threads end with them); none without a limit.
+  std::vector<std::pair<std::string, std::shared_ptr<PooledConnection>>> TakeExpired();
 
  private:
+  struct Idle {
+    std::shared_ptr<PooledConnection> connection;
+    std::chrono::steady_clock::time_point since;
+  };
   std::size_t max_idle_per_server_;
+  std::chrono::milliseconds idle_limit_{0};
+  IdleClock clock_;
   std::mutex mutex_;
-  std::map<std::string, std::vector<std::unique_ptr<PooledConnection>>> idle_;
+  std::map<std::string, std::vector<Idle>> idle_;  // oldest kept first
 };
 
 // Whether a list_changed reached the connection after its binding began (false while

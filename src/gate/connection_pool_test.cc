@@ -24,6 +24,34 @@ std::unique_ptr<PooledConnection> Unopened(std::string manifest_sha256) {
   return pooled;
 }
 
+// Issue 41, 2: after a burst, the idle connections beyond each server's newest end once
+// idle longer than the limit; the newest stays (no cold start in the steady state).
+TEST(ConnectionPoolTest, IdleConnectionsBeyondTheNewestExpireAfterTheLimit) {
+  auto now = std::chrono::steady_clock::time_point{};
+  ConnectionPool pool(8, 1000ms, [&now] { return now; });
+  for (const char* manifest : {"a1", "a2", "a3"}) EXPECT_EQ(pool.Keep("a", Unopened(manifest)), nullptr);
+  EXPECT_EQ(pool.Keep("b", Unopened("b1")), nullptr);
+  now += 1000ms;
+  EXPECT_TRUE(pool.TakeExpired().empty()) << "not yet beyond the limit";
+  now += 1ms;
+  auto expired = pool.TakeExpired();
+  ASSERT_EQ(expired.size(), 2u);
+  EXPECT_EQ(expired[0].second->manifest_sha256, "a1");
+  EXPECT_EQ(expired[1].second->manifest_sha256, "a2");
+  EXPECT_TRUE(pool.TakeExpired().empty());
+  EXPECT_EQ(pool.Take("a")->manifest_sha256, "a3") << "each server's newest stays";
+  EXPECT_EQ(pool.Take("b")->manifest_sha256, "b1");
+}
+
+TEST(ConnectionPoolTest, WithoutALimitNothingExpires) {
+  auto now = std::chrono::steady_clock::time_point{};
+  ConnectionPool pool(8, 0ms, [&now] { return now; });
+  EXPECT_EQ(pool.Keep("a", Unopened("a1")), nullptr);
+  EXPECT_EQ(pool.Keep("a", Unopened("a2")), nullptr);
+  now += std::chrono::hours(24);
+  EXPECT_TRUE(pool.TakeExpired().empty());
+}
+
 TEST(ConnectionPoolTest, TakeHandsOutWhatWasKeptOnce) {
   ConnectionPool pool;
   EXPECT_EQ(pool.Take("a"), nullptr);

@@ -35,7 +35,7 @@ using internal::Refuse;
 using internal::WarnTo;
 
 Gate::Gate(GateEnvironment environment)
-    : env_(std::move(environment)), pool_(env_.max_idle_per_server) {
+    : env_(std::move(environment)), pool_(env_.max_idle_per_server, env_.idle_close_after, env_.idle_clock) {
   if (!env_.manifests) env_.manifests = std::make_shared<manifest::ManifestCache>();
   if (!env_.connect) {
     env_.connect = [](const mcp::ServerConfig& server, const mcp::ClientOptions& options) {
@@ -46,8 +46,10 @@ Gate::Gate(GateEnvironment environment)
   if (!env_.invalidations) env_.invalidations = std::make_shared<InvalidationMemory>();
 }
 
-Gate::~Gate() {
-  for (auto& [server, pooled] : pool_.TakeAll()) {
+Gate::~Gate() { CloseIdle(pool_.TakeAll()); }
+
+void Gate::CloseIdle(std::vector<std::pair<std::string, std::shared_ptr<PooledConnection>>> idle) {
+  for (auto& [server, pooled] : idle) {
     if (!ClosePooled(server, *pooled, "list_changed_while_idle").ok()) {
       Warn("the invalidation seen on an idle connection could not be recorded");
     }

@@ -13,13 +13,17 @@
 //                equal); stdio: a ping barrier; list_changed since step 5?
 //   7 recheck    (calls only) an invalidation recorded since step 2, in this process
 //                (InvalidationMemory) or in the store, or the embedder's withdrawal
-// then dispatch, with list_changed during the call making the outcome indeterminate.
+// then dispatch: a last look at the connection's events, tools/call, with list_changed
+// during the call making the outcome indeterminate. Coalesced (serve, gate_coalesce.cc):
+// concurrent calls of one server share steps 3 and 4 (one re-list, and one ping, sent
+// after all of them arrived); every other step stays each call's own.
 // A reused pooled connection found dead before dispatch (its HTTP session gone, its
 // process exited) is replaced once by a fresh one that runs steps 3 to 7 again.
 #pragma once
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -63,6 +67,16 @@ struct GateEnvironment {
   // With reuse: how many idle connections a server may keep (concurrent callers, such as
   // the gateway's clients, each need one).
   std::size_t max_idle_per_server = 1;
+  // With reuse (contract 4, coalesced verification): concurrent calls of one server share
+  // its connection, and one re-list (on stdio with one ping barrier) sent after all of them
+  // arrived verifies them all. Each keeps its own static checks, comparison and last check
+  // before dispatch. Off: every call has a connection and a re-list of its own.
+  bool coalesce_verification = false;
+  // With reuse: an idle connection beyond the newest of its server is closed (its process
+  // and reader thread end) once idle longer than this; 0: kept until the gate ends.
+  std::chrono::milliseconds idle_close_after{0};
+  // Test seam: the steady clock the idle interval is measured on; default: steady_clock.
+  IdleClock idle_clock;
   // Hears of every durable invalidation this gate records (list_changed after a binding,
   // during a call, or on an idle pooled connection the moment it arrives), with the
   // server and the reason; from any thread, after the record was written (or failed to be).
@@ -83,6 +97,9 @@ struct GateEnvironment {
   // Test seam: runs after each successful step, so a test can place an event exactly
   // between two steps (e.g. list_changed after "compare", before dispatch).
   std::function<void(const std::string& step, mcp::Connection& connection)> after_step;
+  // Test seam: runs when a coalesced call joined a verification not yet sent, under the
+  // lane's lock (it must not block or call the gate).
+  std::function<void()> on_verification_joined;
   // Test seam: runs when the gate compiles a reviewed Tool's schemas (not when it reuses
   // them), with the tool's name.
   std::function<void(const std::string& tool)> on_schema_compile;
@@ -161,18 +178,35 @@ class Gate {
  private:
   struct Run;
   struct RecordedServer;
+  struct Verification;
+  struct Lane;
 
   enum class Reach { kStatic, kVerify, kCall };
   GateResult Execute(const manifest::Binding& binding, const json::Value* arguments,
                      const CallOptions& options, Reach reach);
   // A kept connection's watch: a list_changed while it sits idle is recorded at once.
   void WatchWhileIdle(const std::string& server, PooledConnection& pooled);
+  // Closes idle connections out of the pool, recording a notice any saw after its binding.
+  void CloseIdle(std::vector<std::pair<std::string, std::shared_ptr<PooledConnection>>> idle);
   Status StepDigest(Run& run);
   Status StepStatic(Run& run);
   Result<bool> Invalidated(Run& run);
   Status CheckParamHeaders(Run& run);
   Status ValidateArguments(Run& run);
   Status StepConnect(Run& run);
+  Status ConnectOwn(Run& run, const RecordedServer& recorded, const mcp::ServerConfig& server);
+  // Coalesced verification (gate_coalesce.cc).
+  bool Coalesced(const Run& run) const;
+  std::shared_ptr<Lane> LaneFor(const std::string& server);
+  Status ConnectThroughLane(Run& run, const RecordedServer& recorded, const mcp::ServerConfig& server);
+  Status ListShared(Run& run);
+  std::shared_ptr<Verification> JoinVerification(Run& run);
+  void ListForAll(Run& leader, Verification& verification, bool bound);
+  Status Settle(Run& run, Status compared);
+  void BindConnection(Run& run);
+  void LeaveLaneOnDeath(Run& run);
+  // Whether this run was the shared connection's last user (then it keeps or closes it).
+  bool LeaveLane(Run& run, bool& keep);
   Status ReuseFromPool(Run& run, const RecordedServer& recorded);
   Status OpenFresh(Run& run, const mcp::ServerConfig& server);
   Result<mcp::InitializeResult> Handshake(Run& run, const RecordedServer& recorded);
@@ -181,6 +215,7 @@ class Gate {
   Status ClosePooled(const std::string& server, PooledConnection& pooled, const char* reason);
   Status StepList(Run& run);
   Status StepCompare(Run& run);
+  Status CompareLiveTool(Run& run);
   Status SelectLiveTool(Run& run, const mcp::ToolPages& pages);
   Status StepArguments(Run& run);
   Status Barrier(Run& run);
@@ -214,6 +249,8 @@ class Gate {
   bool key_loaded_ = false;
   std::optional<EvidenceKey> key_;
   ConnectionPool pool_;
+  std::mutex lanes_mutex_;
+  std::map<std::string, std::shared_ptr<Lane>> lanes_;
 };
 
 }  // namespace udon::gate

@@ -35,7 +35,8 @@ Status Gate::ValidateArguments(Run& run) {
 Status Gate::StepArguments(Run& run) {
   if (run.arguments != nullptr) {
     run.arguments_digest = KeyedDigest(*run.arguments);
-    UDON_RETURN_IF_ERROR(Barrier(run));
+    // Coalesced: the verification's one barrier, sent after its re-list, serves this call.
+    if (!run.lane) UDON_RETURN_IF_ERROR(Barrier(run));
   }
   Status events = CheckBindingEvents(run, run.bound_sequence, false);
   run.checked_through = run.connection->client->connection().LastSequence();

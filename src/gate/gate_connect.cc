@@ -86,7 +86,7 @@ void Gate::WatchWhileIdle(const std::string& server, PooledConnection& pooled) {
 // first comparison, so the proposal's rule applies even while it sat idle between calls).
 // Not reused: run.connection stays empty and run.reuse_refused says why.
 Status Gate::ReuseFromPool(Run& run, const RecordedServer& recorded) {
-  std::unique_ptr<PooledConnection> pooled = pool_.Take(run.binding.server);
+  std::shared_ptr<PooledConnection> pooled = pool_.Take(run.binding.server);
   if (!pooled) return OkStatus();
   if (pooled->idle_watch) {
     // In use again: this run's own checks see every event from here on.
@@ -126,6 +126,7 @@ Status Gate::ReuseFromPool(Run& run, const RecordedServer& recorded) {
 bool Gate::ReplaceDeadConnection(Run& run, const Error& error) {
   if (!run.reused || run.replaced || run.result->dispatched || !run.connection) return false;
   if (error.code != "server.connect_failed" || run.connection->client->connection().connected()) return false;
+  LeaveLaneOnDeath(run);
   // A list_changed the dead connection saw after its binding is recorded, and refuses.
   const bool changed = ListChangedSinceBinding(*run.connection);
   NoteUnrecorded(run, ClosePooled(run.binding.server, *run.connection, "list_changed_between_calls"));
@@ -153,7 +154,7 @@ Status Gate::OpenFresh(Run& run, const mcp::ServerConfig& server) {
     error.details["cause"] = client.error().code;
     return error;
   }
-  run.connection = std::make_unique<PooledConnection>();
+  run.connection = std::make_shared<PooledConnection>();
   run.connection->client = std::move(client).value();
   return OkStatus();
 }
@@ -222,12 +223,17 @@ Status Gate::StepConnect(Run& run) {
   if (!server_config.ok()) return std::move(server_config).error();
   const json::Value& recorded_info = *run.manifest->server_info(run.binding.server);
   const RecordedServer recorded{*run.manifest->protocol_version(), &recorded_info, DigestOrEmpty(recorded_info)};
+  if (Coalesced(run)) return ConnectThroughLane(run, recorded, *server_config);
+  return ConnectOwn(run, recorded, *server_config);
+}
 
+// A pooled connection while it stays eligible, else a fresh one (this run's own).
+Status Gate::ConnectOwn(Run& run, const RecordedServer& recorded, const mcp::ServerConfig& server) {
   if (env_.reuse_connections && !run.replaced) {
     UDON_RETURN_IF_ERROR(ReuseFromPool(run, recorded));
     if (run.reused) return OkStatus();
   }
-  UDON_RETURN_IF_ERROR(OpenFresh(run, *server_config));
+  UDON_RETURN_IF_ERROR(OpenFresh(run, server));
   UDON_ASSIGN_OR_RETURN(mcp::InitializeResult init, Handshake(run, recorded));
   UDON_RETURN_IF_ERROR(CheckNegotiated(run, recorded, init));
   UDON_RETURN_IF_ERROR(SubscribeToToolList(run));

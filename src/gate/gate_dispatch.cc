@@ -64,6 +64,9 @@ std::string ToolErrorText(const json::Value& content) {
 
 Status Gate::Dispatch(Run& run) {
   mcp::Client& client = *run.connection->client;
+  // The last look, with nothing between it and the send: what arrived since step 6 (on a
+  // shared connection, a notice another call's dispatch drew) refuses this call.
+  UDON_RETURN_IF_ERROR(CheckBindingEvents(run, run.checked_through, false));
   const auto start = Clock::now();
   run.result->dispatched = true;
   auto outcome = client.CallTool(run.binding.tool, *run.arguments, CallTimeout(run.binding.server), run.location.tool,
@@ -158,12 +161,16 @@ void Gate::Release(Run& run, bool keep) {
   if (run.connection->client->initialized() && run.connection->client->initialized()->era == mcp::Era::kModern) {
     run.subscription = mcp::SubscriptionName(run.connection->client->subscription());
   }
+  if (run.lane && !LeaveLane(run, keep)) return;  // other calls still use the shared connection
   if (keep && env_.reuse_connections && run.connection->client->connection().connected()) {
     // Null once kept; handed back when the server already has a connection kept.
     WatchWhileIdle(run.binding.server, *run.connection);
     PooledConnection* kept = run.connection.get();
     run.connection = pool_.Keep(run.binding.server, std::move(run.connection));
-    if (!run.connection) return;
+    if (!run.connection) {
+      CloseIdle(pool_.TakeExpired());  // after a burst, the connections no call took since
+      return;
+    }
     if (kept->idle_watch) run.connection->client->connection().RemoveEventObserver(*kept->idle_watch);
   }
   run.connection->client->Close();

@@ -29,6 +29,7 @@ Status Gate::StepList(Run& run) {
     UDON_ASSIGN_OR_RETURN(run.lock, env_.state->AcquireSerializeLock(
                                         scope, std::chrono::seconds(env_.policy.serialize_timeout_seconds)));
   }
+  if (run.lane) return ListShared(run);
   mcp::Client& client = *run.connection->client;
   catalog::ListingRules rules = catalog::ListingRulesFor(env_.policy, /*for_gate=*/true);
   rules.bound = run.connection->bound_since.has_value();
@@ -72,7 +73,17 @@ Status Gate::SelectLiveTool(Run& run, const mcp::ToolPages& pages) {
   return OkStatus();
 }
 
+// Step 5; coalesced, no member goes on before every member of its verification compared,
+// and a catalog refusal of any of them refuses all (Settle).
 Status Gate::StepCompare(Run& run) {
+  Status compared = CompareLiveTool(run);
+  if (run.lane) compared = Settle(run, std::move(compared));
+  if (!compared.ok()) return compared;
+  BindConnection(run);
+  return OkStatus();
+}
+
+Status Gate::CompareLiveTool(Run& run) {
   Status same = CompareReviewedTool({run.live_tool_bytes, run.live_tool_canonical}, run.compiled->canonical);
   if (!same.ok()) {
     // Only a drifted Tool is built, for the pointers of its differences.
@@ -81,11 +92,6 @@ Status Gate::StepCompare(Run& run) {
     Error error = std::move(same).error();
     error.details["pointers"] = run.drift;
     return error;
-  }
-  run.bound_sequence = run.checked_through;
-  if (!run.connection->bound_since) {
-    run.connection->bound_since = run.bound_sequence;
-    run.connection->manifest_sha256 = run.manifest->sha256();
   }
   return OkStatus();
 }

@@ -72,7 +72,11 @@ struct Gate::Run {
   std::optional<schema::CompiledSchema> input_schema;
   std::optional<schema::CompiledSchema> output_schema;
 
-  std::unique_ptr<PooledConnection> connection;
+  std::shared_ptr<PooledConnection> connection;
+  // Coalesced verification: the lane whose shared connection this run uses (null: its own
+  // connection), and the verification it joined.
+  std::shared_ptr<Lane> lane;
+  std::shared_ptr<Verification> verification;
   bool reused = false;
   std::string reuse_refused;  // why a pooled connection was not reused
   bool replaced = false;      // a dead reused connection was replaced by a fresh one

@@ -1,0 +1,54 @@
+// Private to the gate's sources: coalesced verification (contract 4, "one verification for
+// the calls that arrived before it"). Concurrent calls of one server share its connection
+// (a lane); a call that reaches the listing while a verification is in flight waits for
+// the next one, whose re-list (and stdio ping barrier) is sent only after every call it
+// verifies has joined. gate_coalesce.cc holds the logic.
+#ifndef UDON_GATE_INTERNAL_LANE_H_
+#define UDON_GATE_INTERNAL_LANE_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <optional>
+
+#include "base/result.h"
+#include "catalog/catalog.h"
+#include "gate/connection_pool.h"
+#include "gate/gate.h"
+#include "mcp/client/tool_pages.h"
+
+namespace udon::gate {
+
+// One shared re-list and what it found, for every call that joined before it was sent.
+struct Gate::Verification {
+  int unsettled = 0;  // members that have not yet compared their own Tool
+  // The oldest event sequence any member had examined when it joined: the listing looks
+  // for list_changed after it.
+  std::uint64_t checked_through = std::numeric_limits<std::uint64_t>::max();
+  bool done = false;
+  bool barrier = false;
+  std::optional<Error> error;  // the listing's or the barrier's: every member's refusal
+  std::shared_ptr<const mcp::ToolPages> pages;
+  catalog::ListingFacts facts;
+  // The first catalog refusal a member's own comparison found (drift, a missing or
+  // duplicated tool): it refuses every member, none of which dispatches before all compared.
+  std::optional<Error> catalog_failure;
+};
+
+// A server's shared connection and its verifications. Guarded by `mutex`: which connection
+// is shared, whether one is being opened, the in-flight and next verifications, and the
+// shared connection's bound_since and retired flag.
+struct Gate::Lane {
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::shared_ptr<PooledConnection> connection;
+  bool connecting = false;
+  std::shared_ptr<Verification> in_flight;
+  std::shared_ptr<Verification> next;
+};
+
+}  // namespace udon::gate
+
+#endif  // UDON_GATE_INTERNAL_LANE_H_
