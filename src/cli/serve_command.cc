@@ -180,7 +180,8 @@ Result<Credentials> ReadCredentials(const ServeOptions& o, const ListenAddress& 
 }
 
 int ServeHttp(const ServeOptions& o, const ListenAddress& listen, Credentials credentials, const std::string& state_dir,
-              std::chrono::seconds session_idle, gateway::Gateway& gateway, mcp::Server& server);
+              std::chrono::seconds session_idle, gateway::Gateway& gateway, mcp::Server& server,
+              ServeTelemetry& served);
 
 int Serve(const ServeOptions& o) {
   const sigset_t signals = ServeSignals();
@@ -232,11 +233,12 @@ int Serve(const ServeOptions& o) {
     return kExitOk;
   }
   return ServeHttp(o, *listen, std::move(credentials).value(), (*prepared)->env.state_dir,
-                   std::chrono::seconds((*prepared)->env.policy.session_idle_seconds), gateway, server);
+                   std::chrono::seconds((*prepared)->env.policy.session_idle_seconds), gateway, server, *served);
 }
 
 int ServeHttp(const ServeOptions& o, const ListenAddress& listen, Credentials credentials, const std::string& state_dir,
-              std::chrono::seconds session_idle, gateway::Gateway& gateway, mcp::Server& server) {
+              std::chrono::seconds session_idle, gateway::Gateway& gateway, mcp::Server& server,
+              ServeTelemetry& served) {
   const bool json = false;  // stdout may be the MCP channel: errors go to stderr
   const sigset_t signals = ServeSignals();
   const pthread_t main_thread = pthread_self();
@@ -259,13 +261,13 @@ int ServeHttp(const ServeOptions& o, const ListenAddress& listen, Credentials cr
   if (!mcp::IsLoopbackName(listen.host) && listen.host != "0.0.0.0" && listen.host != "::") {
     http.allowed_hosts.push_back(listen.host);
   }
-  AddMetricsPage(*served, http);
+  AddMetricsPage(served, http);
   http.health_path = "/healthz";
   http.ready_path = "/readyz";
   http.ready = [&gateway] { return gateway.Ready(); };
   if (credentials.guard) ProtectWithOAuth(credentials.guard, o.oauth, http);
   mcp::HttpServer http_server(server, http);
-  SampleSessions(*served, [&http_server] { return http_server.live_sessions(); });
+  SampleSessions(served, [&http_server] { return http_server.live_sessions(); });
   auto port = http_server.Bind();
   if (!port.ok()) return ReportError(port.error(), json);
   const std::string url = "http://" +
@@ -284,7 +286,7 @@ int ServeHttp(const ServeOptions& o, const ListenAddress& listen, Credentials cr
   server.CloseSubscriptions();
   http_server.Stop();
   transport.join();
-  served->listener.reset();  // its page samples http_server's sessions
+  served.listener.reset();  // its page samples http_server's sessions
   return kExitOk;
 }
 
