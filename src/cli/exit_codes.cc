@@ -17,7 +17,7 @@ int ExitCodeFor(std::string_view code) {
       {"serve.name_collision", 2},  {"serve.tool_withdrawn", 3},
       {"evidence.index_invalid", 2},
       {"auth.store_unavailable", 1}, {"auth.random_failed", 1},
-      {"auth.issuer_metadata_invalid", 2}, {"auth.jwks_invalid", 2},
+      {"auth.issuer_metadata_invalid", 2}, {"auth.jwks_invalid", 2}, {"auth.issuer_unreachable", 1},
   };
   if (auto it = kExplicit.find(code); it != kExplicit.end()) return it->second;
   // Unreadable or malformed input of any kind.
