@@ -61,6 +61,10 @@ class ObservedStore : public gate::StateStore {
   }
   std::optional<std::string> WeakenedTls() const override { return inner_->WeakenedTls(); }
   void Warm() override { inner_->Warm(); }
+  // Readiness and the replicas' invalidation watch are the inner store's: an observer that
+  // dropped them would leave /readyz green on a dead store and replicas deaf to NOTIFY.
+  Status CheckReachable() override { return inner_->CheckReachable(); }
+  void WatchInvalidations(InvalidationHeard heard) override { inner_->WatchInvalidations(std::move(heard)); }
 
  private:
   void Note(const char* operation, std::chrono::steady_clock::time_point start, const std::string& outcome) {
