@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  cmake ninja-build g++ clang-14 libclang-rt-14-dev pkg-config ca-certificates python3 curl
+  cmake ninja-build g++ clang-14 libclang-rt-14-dev lld pkg-config ca-certificates python3 curl
   nlohmann-json3-dev libyaml-cpp-dev libcurl4-openssl-dev libssl-dev libcli11-dev
   libcpp-httplib-dev libpcre2-dev nettle-dev googletest libgtest-dev libgmock-dev libbenchmark-dev
   bubblewrap postgresql-15 libpq-dev strace chromium dpkg-dev lintian

@@ -1,6 +1,7 @@
 #include "capture/capture.h"
 
 #include <atomic>
+#include <chrono>
 
 #include <gtest/gtest.h>
 
@@ -61,9 +62,13 @@ class CaptureTest : public ::testing::Test {
     options.connect = [this](const mcp::ServerConfig& server, const mcp::ClientOptions& client_options) {
       ++connects_;
       ScriptedServer* target = server.key == "one" ? &one_ : &two_;
+      // A silent server/discover costs the whole probe timeout; the tests need its outcome,
+      // not its length.
+      mcp::ClientOptions quick_probe = client_options;
+      quick_probe.probe_timeout = std::chrono::milliseconds(100);
       auto client = std::make_unique<mcp::Client>(
           std::make_unique<mcp::MemoryTransport>([target](const Message& m, mcp::MemoryPeer& p) { target->Handle(m, p); }),
-          client_options);
+          quick_probe);
       Status started = client->Start();
       if (!started.ok()) return Result<std::unique_ptr<mcp::Client>>(std::move(started).error());
       return Result<std::unique_ptr<mcp::Client>>(std::move(client));

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -362,7 +363,9 @@ TEST_F(SecretsCanaryTest, FailingServersShowNoSecret) {
   EXPECT_EQ(EveryCommand("not-found.json"), all_failed);
 }
 
-// One HTTP request head as it reaches a loopback listener that then hangs up.
+// The first HTTP request head that reaches a loopback listener which hangs up on every
+// connection (a client that retries meets the same, so it fails at once instead of waiting
+// in the listen queue for its timeout).
 class HangUpListener {
  public:
   HangUpListener() {
@@ -374,33 +377,46 @@ class HangUpListener {
     thread_ = std::thread([this] { Serve(); });
   }
   ~HangUpListener() {
-    if (thread_.joinable()) thread_.join();
+    Stop();
     close(fd_);
   }
   int port() const { return port_; }
-  // Waits for the first request head (empty if none came within 30 s).
+  // The first request head (empty if none came); call after the client has finished.
   std::string Head() {
-    if (thread_.joinable()) thread_.join();
+    Stop();
     return head_;
   }
 
  private:
+  void Stop() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
   void Serve() {
-    pollfd waiting{fd_, POLLIN, 0};
-    if (poll(&waiting, 1, 30'000) != 1) return;
-    const int client = accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
-    if (client < 0) return;
+    while (!stop_) {
+      pollfd waiting{fd_, POLLIN, 0};
+      if (poll(&waiting, 1, 100) != 1) continue;
+      const int client = accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (client < 0) continue;
+      std::string head = ReadHead(client);
+      close(client);
+      if (head_.empty()) head_ = std::move(head);
+    }
+  }
+  static std::string ReadHead(int client) {
+    std::string head;
     char buffer[4096];
-    while (head_.find("\r\n\r\n") == std::string::npos && head_.size() < 65536) {
+    while (head.find("\r\n\r\n") == std::string::npos && head.size() < 65536) {
       pollfd readable{client, POLLIN, 0};
       if (poll(&readable, 1, 10'000) != 1) break;
       const ssize_t n = read(client, buffer, sizeof buffer);
       if (n <= 0) break;
-      head_.append(buffer, static_cast<std::size_t>(n));
+      head.append(buffer, static_cast<std::size_t>(n));
     }
-    close(client);
+    return head;
   }
 
+  std::atomic<bool> stop_{false};
   int fd_ = -1;
   int port_ = 0;
   std::thread thread_;
