@@ -33,18 +33,6 @@ std::string Slurp(const std::string& path) {
 
 std::string Peer(const std::string& name) { return SourceDir() + "/tests/peers/oauth/" + name; }
 
-// The first match of `pattern` (its group 1) in the process's output within 60 s.
-std::string AwaitOutput(BackgroundProcess& process, const std::regex& pattern) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (std::chrono::steady_clock::now() < deadline && process.running()) {
-    std::smatch match;
-    const std::string output = process.Output();
-    if (std::regex_search(output, match, pattern)) return match[1];
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return {};
-}
-
 // mcp-remote's stored access token (its *_tokens.json in the config directory).
 std::string StoredAccessToken(const std::string& config_dir) {
   for (const auto& entry : std::filesystem::recursive_directory_iterator(config_dir)) {
