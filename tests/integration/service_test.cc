@@ -4,7 +4,8 @@
 // (oidc-provider, tests/peers/oauth), each replica's metrics scraped and checked by
 // promtool, its spans received by an OTLP receiver; a rolling restart under an
 // authenticated caller's load loses and repeats no call, and an invalidation one replica
-// records refuses the next call on the others.
+// records refuses the next call on the others. The replicas' service options come from
+// `serve --settings` files.
 #include <signal.h>
 
 #include <atomic>
@@ -47,10 +48,21 @@ class ServiceTest : public ReplicaFixture {
     token_ = Json::parse(login.out)["accessToken"].get<std::string>();
   }
 
+  // The service options in a settings file per replica (serve --settings), as a deployment
+  // keeps them; its listen address is overridden by the command line's --listen.
   std::vector<std::string> ReplicaOptions(int i) const override {
-    return {"--auth", "oauth", "--issuer", issuer_, "--audience", audience_, "--scope-tools",
-            "mcp:tools=append_ledger,render_turntable", "--metrics-listen",
-            "127.0.0.1:" + std::to_string(metrics_ports_[i]), "--otlp-endpoint", "http://127.0.0.1:" + receiver_port_};
+    const Json settings = {
+        {"listen", "127.0.0.1:1"},
+        {"metricsListen", "127.0.0.1:" + std::to_string(metrics_ports_[i])},
+        {"otlpEndpoint", "http://127.0.0.1:" + receiver_port_},
+        {"drainSeconds", 20},
+        {"auth",
+         {{"issuer", issuer_},
+          {"audience", audience_},
+          {"scopeTools", {{"mcp:tools", {"append_ledger", "render_turntable"}}}}}}};
+    const std::string name = "serve-" + std::to_string(i) + ".json";
+    dir_.Write(name, settings.dump());
+    return {"--settings", dir_.File(name)};
   }
 
   // Replica 0's upstream announces a list change during render_turntable (the invalidation).
