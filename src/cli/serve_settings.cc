@@ -1,6 +1,7 @@
 #include "cli/serve_settings.h"
 
 #include "base/file.h"
+#include "json/pointer.h"
 #include "json/yaml.h"
 
 namespace udon::cli {
@@ -11,13 +12,13 @@ Error Invalid(const std::string& pointer, const std::string& message) {
 }
 
 Result<std::string> Text(const json::Value& value, const std::string& pointer) {
-  if (!value.is_string() || value.get<std::string>().empty()) return Invalid(pointer, pointer + " must be a non-empty string");
+  if (!value.is_string() || value.get<std::string>().empty()) return Invalid(pointer, "a member that must be a non-empty string");
   return value.get<std::string>();
 }
 
 Result<int> Integer(const json::Value& value, const std::string& pointer, int minimum, int maximum) {
   if (!value.is_number_integer() || value.get<long long>() < minimum || value.get<long long>() > maximum) {
-    return Invalid(pointer, pointer + " must be an integer from " + std::to_string(minimum) + " to " +
+    return Invalid(pointer, "a member that must be an integer from " + std::to_string(minimum) + " to " +
                                 std::to_string(maximum));
   }
   return static_cast<int>(value.get<long long>());
@@ -25,11 +26,11 @@ Result<int> Integer(const json::Value& value, const std::string& pointer, int mi
 
 // scopeTools: {"SCOPE": ["TOOL", ...]} as --scope-tools SCOPE=TOOL,... gives it.
 Result<std::vector<std::string>> ScopeTools(const json::Value& value, const std::string& pointer) {
-  if (!value.is_object() || value.empty()) return Invalid(pointer, pointer + " must map scopes to arrays of tool names");
+  if (!value.is_object() || value.empty()) return Invalid(pointer, "a member that must map scopes to arrays of tool names");
   std::vector<std::string> mappings;
   for (const auto& [scope, tools] : value.items()) {
-    const std::string at = pointer + "/" + scope;
-    if (!tools.is_array() || tools.empty()) return Invalid(at, at + " must be a non-empty array of tool names");
+    const std::string at = pointer + "/" + json::Pointer::EscapeToken(scope);
+    if (!tools.is_array() || tools.empty()) return Invalid(at, "a member that must be a non-empty array of tool names");
     std::string mapping = scope + "=";
     for (std::size_t i = 0; i < tools.size(); ++i) {
       UDON_ASSIGN_OR_RETURN(std::string tool, Text(tools[i], at + "/" + std::to_string(i)));
@@ -42,28 +43,28 @@ Result<std::vector<std::string>> ScopeTools(const json::Value& value, const std:
 
 Status ReadIntrospection(const json::Value& value, ServeOAuthOptions& auth) {
   const std::string pointer = "/auth/introspection";
-  if (!value.is_object()) return Invalid(pointer, pointer + " must be an object");
+  if (!value.is_object()) return Invalid(pointer, "a member that must be an object");
   for (const auto& [member, item] : value.items()) {
-    const std::string at = pointer + "/" + member;
+    const std::string at = pointer + "/" + json::Pointer::EscapeToken(member);
     if (member == "clientId") {
       UDON_ASSIGN_OR_RETURN(auth.introspection_client_id, Text(item, at));
     } else if (member == "secretFile") {
       UDON_ASSIGN_OR_RETURN(auth.introspection_secret_file, Text(item, at));
     } else {
-      return Invalid(at, "unknown member " + at);
+      return Invalid(at, "an unknown member");
     }
   }
   if (auth.introspection_client_id.empty() || auth.introspection_secret_file.empty()) {
-    return Invalid(pointer, pointer + " needs clientId and secretFile");
+    return Invalid(pointer, "introspection needs clientId and secretFile");
   }
   return OkStatus();
 }
 
 Result<ServeOAuthOptions> ReadAuth(const json::Value& value) {
-  if (!value.is_object()) return Invalid("/auth", "/auth must be an object");
+  if (!value.is_object()) return Invalid("/auth", "a member that must be an object");
   ServeOAuthOptions auth;
   for (const auto& [member, item] : value.items()) {
-    const std::string at = "/auth/" + member;
+    const std::string at = "/auth/" + json::Pointer::EscapeToken(member);
     if (member == "issuer") {
       UDON_ASSIGN_OR_RETURN(auth.issuer, Text(item, at));
     } else if (member == "audience") {
@@ -77,17 +78,17 @@ Result<ServeOAuthOptions> ReadAuth(const json::Value& value) {
     } else if (member == "introspection") {
       UDON_RETURN_IF_ERROR(ReadIntrospection(item, auth));
     } else {
-      return Invalid(at, "unknown member " + at);
+      return Invalid(at, "an unknown member");
     }
   }
   for (const char* required : {"issuer", "audience", "scopeTools"}) {
-    if (!value.contains(required)) return Invalid(std::string("/auth/") + required, std::string("/auth needs ") + required);
+    if (!value.contains(required)) return Invalid(std::string("/auth/") + required, "a required member is missing");
   }
   return auth;
 }
 
 Status ReadMember(const std::string& member, const json::Value& value, ServeSettings& settings) {
-  const std::string at = "/" + member;
+  const std::string at = "/" + json::Pointer::EscapeToken(member);
   if (member == "listen") {
     UDON_ASSIGN_OR_RETURN(settings.listen, Text(value, at));
   } else if (member == "metricsListen") {
@@ -101,7 +102,7 @@ Status ReadMember(const std::string& member, const json::Value& value, ServeSett
   } else if (member == "auth") {
     UDON_ASSIGN_OR_RETURN(settings.auth, ReadAuth(value));
   } else {
-    return Invalid(at, "unknown member " + at);
+    return Invalid(at, "an unknown member");
   }
   return OkStatus();
 }

@@ -61,6 +61,7 @@ TEST(ServeSettingsTest, UnknownMembersAndBadValuesAreRefusedWithTheirPointer) {
        "  introspection: {clientId: c, secret: s}",
        "/auth/introspection/secret"},
       {"drainSeconds: 4000", "/drainSeconds"},
+      {"a/b~c: 1", "/a~1b~0c"},
       {"drainSeconds: '30'", "/drainSeconds"},
       {"state: 7", "/state"},
   };
