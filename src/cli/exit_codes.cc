@@ -14,7 +14,7 @@ int ExitCodeFor(std::string_view code) {
       {"state.unavailable", 2},     {"state.lock_timeout", 3},    {"content_trust.blocked", 3},
       {"probe.side_effects_refused", 3}, {"uws.criteria_unsatisfied", 4},
       {"call.indeterminate", 5},    {"uws.timeout", 5},
-      {"serve.name_collision", 2},  {"serve.tool_withdrawn", 3},
+      {"serve.name_collision", 2},  {"serve.tool_withdrawn", 3},  {"serve.settings_invalid", 2},
       {"evidence.index_invalid", 2},
       {"auth.store_unavailable", 1}, {"auth.random_failed", 1},
       {"auth.issuer_metadata_invalid", 2}, {"auth.jwks_invalid", 2}, {"auth.issuer_unreachable", 1},

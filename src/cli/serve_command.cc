@@ -17,6 +17,7 @@
 #include "cli/runtime.h"
 #include "cli/serve_telemetry.h"
 #include "cli/serve_oauth.h"
+#include "cli/serve_settings.h"
 #include "cli/serve_token.h"
 #include "gateway/gateway.h"
 #include "gateway/startup_refusal.h"
@@ -49,6 +50,7 @@ struct ServeOptions {
   std::string metrics_listen;  // HOST:PORT; empty: /metrics on the HTTP port only
   std::string otlp_endpoint;
   int drain_seconds = 30;
+  std::string settings_file;  // --settings: the defaults of the options above
   CommonOptions common;
 };
 
@@ -179,14 +181,44 @@ Result<Credentials> ReadCredentials(const ServeOptions& o, const ListenAddress& 
   return credentials;
 }
 
+// The OAuth options of --settings' auth member that the command line left unset.
+void ApplyAuthSettings(const ServeOAuthOptions& file, ServeOptions& o, const CLI::App& command) {
+  auto unset = [&](const char* flag) { return command.count(flag) == 0; };
+  if (unset("--auth")) o.auth = "oauth";
+  if (unset("--issuer")) o.oauth.issuer = file.issuer;
+  if (unset("--audience")) o.oauth.audience = file.audience;
+  if (unset("--scope-tools")) o.oauth.scope_tools = file.scope_tools;
+  if (unset("--grants-claim")) o.oauth.grants_claim = file.grants_claim;
+  if (unset("--clock-skew")) o.oauth.clock_skew_seconds = file.clock_skew_seconds;
+  if (unset("--introspection-client-id")) o.oauth.introspection_client_id = file.introspection_client_id;
+  if (unset("--introspection-secret-file")) o.oauth.introspection_secret_file = file.introspection_secret_file;
+}
+
+// --settings FILE: its values for the options the command line left unset (flags win).
+// Errors: ReadServeSettings's.
+Status ApplySettings(ServeOptions& o, const CLI::App& command) {
+  if (o.settings_file.empty()) return OkStatus();
+  UDON_ASSIGN_OR_RETURN(ServeSettings file, ReadServeSettings(o.settings_file));
+  auto unset = [&](const char* flag) { return command.count(flag) == 0; };
+  if (file.listen && unset("--listen")) o.listen = *file.listen;
+  if (file.metrics_listen && unset("--metrics-listen")) o.metrics_listen = *file.metrics_listen;
+  if (file.otlp_endpoint && unset("--otlp-endpoint")) o.otlp_endpoint = *file.otlp_endpoint;
+  if (file.drain_seconds && unset("--drain-seconds")) o.drain_seconds = *file.drain_seconds;
+  if (file.state && !o.common.state) o.common.state = file.state;
+  if (file.auth) ApplyAuthSettings(*file.auth, o, command);
+  return OkStatus();
+}
+
 int ServeHttp(const ServeOptions& o, const ListenAddress& listen, Credentials credentials, const std::string& state_dir,
               std::chrono::seconds session_idle, gateway::Gateway& gateway, mcp::Server& server,
               ServeTelemetry& served);
 
-int Serve(const ServeOptions& o) {
+int Serve(const ServeOptions& given, const CLI::App& command) {
   const sigset_t signals = ServeSignals();
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   const bool json = false;  // stdout may be the MCP channel: errors go to stderr
+  ServeOptions o = given;
+  if (Status applied = ApplySettings(o, command); !applied.ok()) return RefuseToStart(o, applied.error());
   if (o.transport != "stdio" && o.transport != "http") {
     return RefuseToStart(o, MakeError("usage.invalid", "--transport must be stdio or http"));
   }
@@ -320,7 +352,10 @@ void RegisterServeCommand(CLI::App& app) {
                       "HTTP: on SIGTERM, how long the calls in flight may take to finish (default 30)")
       ->check(CLI::Range(0, 3600));
   AddCommonOptions(command, o->common);
-  SetAction(command, &o->common.json, [o] { return Serve(*o); });
+  command->add_option("--settings", o->settings_file,
+                      "A YAML or JSON file of the service options (listen, auth, metrics, traces, drain, state); "
+                      "options on the command line override it");
+  SetAction(command, &o->common.json, [o, command] { return Serve(*o, *command); });
 }
 
 }  // namespace udon::cli

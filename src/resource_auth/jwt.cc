@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 
+#include "base/ascii.h"
 #include "resource_auth/base64url.h"
 
 namespace udon::resource_auth {
@@ -42,6 +43,16 @@ std::optional<json::Value> ObjectPart(std::string_view part) {
   auto parsed = json::Parse(*bytes, options);
   if (!parsed.ok() || !parsed->is_object()) return std::nullopt;
   return std::move(parsed).value();
+}
+
+// RFC 9068 types access tokens "at+jwt"; many providers still write "JWT" or nothing. Any
+// other type (a logout token, a security event, a DPoP proof) says the JWT is no access token.
+bool TypeFitsAnAccessToken(const json::Value& header) {
+  auto typ = header.find("typ");
+  if (typ == header.end()) return true;
+  if (!typ->is_string()) return false;
+  const std::string type = base::AsciiLower(typ->get<std::string>());
+  return type == "at+jwt" || type == "application/at+jwt" || type == "jwt" || type == "application/jwt";
 }
 
 bool KeyFits(const Jwk& key, std::string_view alg) {
@@ -145,6 +156,7 @@ Result<TokenHeader> ReadTokenHeader(std::string_view token) {
     return Invalid("its algorithm is not one of RS256, PS256, ES256, EdDSA");
   }
   if (header->contains("crit")) return Invalid("its header has critical extensions this gateway does not implement");
+  if (!TypeFitsAnAccessToken(*header)) return Invalid("its typ says it is another kind of token than an access token");
   if (auto kid = header->find("kid"); kid != header->end()) {
     if (!kid->is_string()) return Invalid("its header's kid is not a string");
     out.kid = kid->get<std::string>();
@@ -166,6 +178,9 @@ Result<TokenClaims> CheckClaims(const json::Value& claims, const TokenExpectatio
     if (!instant) return Invalid("it carries a time that is not one");
     if (expected.now + skew < *instant) return Invalid("it is not valid yet");
   }
+  // A token bound to its holder's key (DPoP, mTLS) is only good with the holder's proof,
+  // which a bearer request does not bring.
+  if (claims.contains("cnf")) return Invalid("it is bound to a key of its holder (cnf), and this gateway takes bearer tokens only");
   auto sub = claims.find("sub");
   if (sub == claims.end() || !sub->is_string() || sub->get<std::string>().empty()) {
     return Invalid("it names no subject");

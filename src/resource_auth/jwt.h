@@ -39,7 +39,7 @@ struct TokenClaims {
 
 // The JOSE header's fields needed to pick the key. Errors: auth.token_invalid (not three
 // base64url parts, over kMaxTokenBytes, a header that is not a strict JSON object with a
-// string alg, an alg outside the allowlist, a crit member).
+// string alg, an alg outside the allowlist, a crit member, a typ of another kind of token).
 struct TokenHeader {
   std::string alg;
   std::string kid;
@@ -49,7 +49,8 @@ Result<TokenHeader> ReadTokenHeader(std::string_view token);
 // The token's claims when `key` verifies its signature and the claims meet `expected`.
 // Errors: auth.token_invalid (the header as above, a key of another type or alg, a bad
 // signature, a payload that is not a strict JSON object, iss or aud not the expected ones,
-// no sub, nbf or iat in the future beyond the skew), auth.token_expired (exp missing or
+// no sub, a cnf (bound to a key: DPoP, mTLS), nbf or iat in the future beyond the skew),
+// auth.token_expired (exp missing or
 // past beyond the skew).
 Result<TokenClaims> VerifyToken(std::string_view token, const Jwk& key, const TokenExpectations& expected);
 

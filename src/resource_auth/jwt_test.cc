@@ -216,6 +216,37 @@ TEST(JwtTest, CriticalHeaderExtensionsAreRefused) {
   EXPECT_EQ(CodeOf(VerifyToken(token, signer.jwk(), Expected())), "auth.token_invalid");
 }
 
+// A token bound to a key of its holder (DPoP, RFC 9449; mTLS, RFC 8705: the cnf claim) is
+// only safe with the holder's proof, which this gateway does not check: a thief of such a
+// token must not be able to spend it as a plain bearer token here.
+TEST(JwtTest, ASenderConstrainedTokenIsRefusedAsABearerToken) {
+  Signer signer("ES256");
+  json::Value bound = Claims();
+  bound["cnf"] = {{"jkt", "0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I"}};
+  EXPECT_EQ(CodeOf(VerifyToken(signer.Sign(bound), signer.jwk(), Expected())), "auth.token_invalid");
+}
+
+// Other JWTs an issuer signs (OpenID back-channel logout tokens, security events) are no
+// access tokens, whatever their aud: a typ that says so is refused. Access tokens typed
+// "at+jwt" (RFC 9068) or, as many providers still type them, "JWT" or not at all pass.
+TEST(JwtTest, AJwtTypedAsAnotherKindOfTokenIsRefused) {
+  Signer signer("EdDSA");
+  for (const char* typ : {"logout+jwt", "secevent+jwt", "dpop+jwt", "application/logout+jwt"}) {
+    const std::string header = json::Value({{"alg", "EdDSA"}, {"kid", "k1"}, {"typ", typ}}).dump();
+    EXPECT_EQ(CodeOf(VerifyToken(SignedToken("EdDSA", signer.key.get(), header, Claims().dump()), signer.jwk(), Expected())),
+              "auth.token_invalid")
+        << typ;
+  }
+  for (const char* typ : {"at+jwt", "application/at+jwt", "AT+JWT", "JWT", ""}) {
+    json::Value header = {{"alg", "EdDSA"}, {"kid", "k1"}};
+    if (*typ != '\0') header["typ"] = typ;
+    EXPECT_EQ(CodeOf(VerifyToken(SignedToken("EdDSA", signer.key.get(), header.dump(), Claims().dump()), signer.jwk(),
+                                 Expected())),
+              "ok")
+        << typ;
+  }
+}
+
 TEST(JwksTest, WeakOrMalformedKeysAreLeftOut) {
   auto small = testing::Pkey(EVP_PKEY_Q_keygen(nullptr, nullptr, "RSA", static_cast<size_t>(1024)), EVP_PKEY_free);
   json::Value off_curve = testing::Jwk(Generate("ES256").get(), "bad");

@@ -1,5 +1,6 @@
 #include "resource_auth/resource_guard.h"
 
+#include "base/ascii.h"
 #include "base/sha256.h"
 
 namespace udon::resource_auth {
@@ -48,6 +49,10 @@ std::optional<std::string> BearerToken(const std::string& authorization) {
   std::string token = authorization.substr(kScheme.size());
   if (token.empty() || token.find_first_of(" \t,\"") != std::string::npos) return std::nullopt;
   return token;
+}
+
+bool IsBearer(const std::optional<std::string>& token_type) {
+  return token_type && base::AsciiLower(*token_type) == "bearer";
 }
 
 std::string Joined(const std::vector<std::string>& words) {
@@ -180,6 +185,10 @@ Result<TokenClaims> ResourceGuard::Introspect(const std::string& token, std::int
   auto answer = json::Parse(*body);
   if (!answer.ok() || !answer->is_object() || !answer->contains("active") || (*answer)["active"] != true) {
     return MakeError("auth.token_invalid", "access token refused: the issuer does not know it as active");
+  }
+  // RFC 7662 token_type: a DPoP-bound token's says "DPoP"; only bearer tokens are taken.
+  if (auto type = StringMember(*answer, "token_type"); answer->contains("token_type") && !IsBearer(type)) {
+    return MakeError("auth.token_invalid", "access token refused: the issuer says it is no bearer token");
   }
   if (!answer->contains("iss")) (*answer)["iss"] = options_.issuer;
   auto claims = CheckClaims(*answer, Expect(now));

@@ -187,6 +187,31 @@ TEST(ResourceGuardTest, OpaqueTokensAreIntrospectedAndCachedUntilTheirExpiry) {
   EXPECT_EQ(CodeOf(guard->Authenticate("Bearer opaque-2", kNow)), "auth.token_invalid");
 }
 
+// An introspection answer for a DPoP- or certificate-bound token (token_type DPoP, a cnf
+// member) is no bearer token's: without the holder's proof it is refused.
+TEST(ResourceGuardTest, AnIntrospectedSenderConstrainedTokenIsRefused) {
+  FakeIssuer issuer;
+  issuer.bodies[kIssuer + "/.well-known/oauth-authorization-server"] =
+      json::Value({{"issuer", kIssuer}, {"introspection_endpoint", kIntrospection}}).dump();
+  ResourceGuardOptions options = Options();
+  options.introspection_client_id = "gateway";
+  options.introspection_client_secret = "s3cret";
+  auto guard = Guard(issuer, options);
+  ASSERT_TRUE(guard->Discover(kNow).ok());
+  json::Value answer = Claims("convert");
+  answer["active"] = true;
+  answer["token_type"] = "DPoP";
+  issuer.bodies[kIntrospection] = answer.dump();
+  EXPECT_EQ(CodeOf(guard->Authenticate("Bearer stolen-dpop", kNow)), "auth.token_invalid");
+  answer["token_type"] = "Bearer";
+  answer["cnf"] = {{"x5t#S256", "bwcK0esc3ACC3DB2Y5_lESsXE8o9ltc05O89jdN-dg2"}};
+  issuer.bodies[kIntrospection] = answer.dump();
+  EXPECT_EQ(CodeOf(guard->Authenticate("Bearer stolen-mtls", kNow)), "auth.token_invalid");
+  answer.erase("cnf");
+  issuer.bodies[kIntrospection] = answer.dump();
+  EXPECT_EQ(CodeOf(guard->Authenticate("Bearer plain", kNow)), "ok");
+}
+
 TEST(ResourceGuardTest, ConfigurationMustBeUsable) {
   FakeIssuer issuer;
   ResourceGuardOptions options = Options();

@@ -128,4 +128,15 @@ HttpGateway::HttpGateway(const ReviewedDemo& demo, const std::vector<std::string
 
 std::string HttpGateway::url() const { return "http://localhost:" + std::to_string(port_) + "/mcp"; }
 
+std::string AwaitOutput(BackgroundProcess& process, const std::regex& pattern) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < deadline && process.running()) {
+    std::smatch match;
+    const std::string output = process.Output();
+    if (std::regex_search(output, match, pattern)) return match[1];
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return {};
+}
+
 }  // namespace udon::testing

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -62,5 +63,9 @@ class HttpGateway {
   std::unique_ptr<BackgroundProcess> process_;
   int port_ = 0;
 };
+
+// The first capture of `pattern` in `process`'s output, waited for while it runs (at most
+// 60 s); empty when it never appeared.
+std::string AwaitOutput(BackgroundProcess& process, const std::regex& pattern);
 
 }  // namespace udon::testing

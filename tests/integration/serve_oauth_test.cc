@@ -33,18 +33,6 @@ std::string Slurp(const std::string& path) {
 
 std::string Peer(const std::string& name) { return SourceDir() + "/tests/peers/oauth/" + name; }
 
-// The first match of `pattern` (its group 1) in the process's output within 60 s.
-std::string AwaitOutput(BackgroundProcess& process, const std::regex& pattern) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (std::chrono::steady_clock::now() < deadline && process.running()) {
-    std::smatch match;
-    const std::string output = process.Output();
-    if (std::regex_search(output, match, pattern)) return match[1];
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return {};
-}
-
 // mcp-remote's stored access token (its *_tokens.json in the config directory).
 std::string StoredAccessToken(const std::string& config_dir) {
   for (const auto& entry : std::filesystem::recursive_directory_iterator(config_dir)) {
@@ -163,6 +151,57 @@ TEST_F(ServeOAuthTest, AHostLogsInThroughTheMetadataAndSeesAndCallsOnlyItsScopes
   ASSERT_TRUE(forged_result);
   EXPECT_EQ(forged_result->status, 401);
   EXPECT_EQ(forged_result->get_header_value("WWW-Authenticate").rfind("Bearer error=\"invalid_token\"", 0), 0U);
+}
+
+// Claude Code, a host that does MCP's OAuth itself: `claude mcp login` discovers the gateway's
+// metadata, registers, and waits for the browser's redirect on its loopback listener. It
+// insists on a terminal, so it runs under script(1)'s pseudo-terminal; its "browser" is a
+// script that writes the URL down, for the login driver to follow. Then Claude Code's own
+// health check connects with the token it stored.
+TEST_F(ServeOAuthTest, ClaudeCodeLogsInWithMcpLoginAndConnects) {
+  const std::string claude = SourceDir() + "/tests/node_modules/.bin/claude";
+  if (!std::filesystem::exists(claude)) GTEST_SKIP() << "@anthropic-ai/claude-code is not installed in tests/";
+  if (OnPath("script").empty()) GTEST_SKIP() << "script (util-linux) is not installed";
+  const std::string bin = dir_.File("bin");
+  std::filesystem::create_directories(bin);
+  std::filesystem::create_directories(dir_.File("home"));
+  const std::string opener = bin + "/open-url";
+  {
+    std::ofstream script(opener);
+    script << "#!/bin/sh\necho \"$1\" >> '" << dir_.File("opened.txt") << "'\n";
+  }
+  std::filesystem::permissions(opener, std::filesystem::perms::owner_all);
+  const std::string node_dir = std::filesystem::path(NodeBinary()).parent_path().string();
+  RunOptions options;
+  options.cwd = dir_.File("home");
+  options.env = {{"HOME", dir_.File("home")},
+                 {"BROWSER", opener},
+                 {"PATH", bin + ":" + node_dir + ":" + std::string(std::getenv("PATH"))},
+                 {"DISABLE_AUTOUPDATER", "1"}};
+  ProcessResult added = RunProcess({claude, "mcp", "add", "--scope", "user", "--transport", "http", "udon", audience_},
+                                   options);
+  ASSERT_EQ(added.exit_code, 0) << added.out << added.err;
+
+  BackgroundProcess login({OnPath("script"), "-qfc", claude + " mcp login udon", "/dev/null"}, options);
+  std::string url;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (url.empty() && std::chrono::steady_clock::now() < deadline && login.running()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const std::string opened = Slurp(dir_.File("opened.txt"));
+    url = opened.substr(0, opened.find('\n'));
+  }
+  ASSERT_EQ(url.rfind(issuer_ + "/auth?", 0), 0U) << login.Output();
+  ProcessResult driven = RunProcess({NodeBinary(), Peer("login-driver.mjs"), url});
+  ASSERT_EQ(driven.exit_code, 0) << driven.out << driven.err;
+  const auto exit_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (login.running() && std::chrono::steady_clock::now() < exit_deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_NE(login.Output().find("Authenticated with \"udon\""), std::string::npos) << login.Output();
+
+  ProcessResult listed = RunProcess({claude, "mcp", "list"}, options);
+  EXPECT_NE(listed.out.find("udon: " + audience_ + " (HTTP) - \u2714 Connected"), std::string::npos)
+      << listed.out << listed.err << gateway_->Output();
 }
 
 }  // namespace

@@ -49,18 +49,6 @@ std::vector<Json> JsonLines(const std::string& path) {
   return lines;
 }
 
-// The first capture of `pattern` in `process`'s output, waited for (bounded).
-std::string WaitForOutput(BackgroundProcess& process, const std::regex& pattern) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (std::chrono::steady_clock::now() < deadline && process.running()) {
-    std::smatch match;
-    const std::string output = process.Output();
-    if (std::regex_search(output, match, pattern)) return match[1];
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return {};
-}
-
 // A program on PATH, by its full path (processes here are started without a PATH search);
 // empty when absent.
 std::string OnPath(const std::string& program) {
@@ -91,7 +79,7 @@ class TelemetryTest : public ::testing::Test {
     if (!PeersInstalled()) GTEST_SKIP() << "npm test peers not installed (scripts/test.sh installs them)";
     receiver_ = std::make_unique<BackgroundProcess>(std::vector<std::string>{
         NodeBinary(), SourceDir() + "/tests/peers/otlp_receiver.mjs", dir_.File("spans.jsonl")});
-    receiver_port_ = WaitForOutput(*receiver_, std::regex(R"(listening (\d+))"));
+    receiver_port_ = AwaitOutput(*receiver_, std::regex(R"(listening (\d+))"));
     ASSERT_FALSE(receiver_port_.empty()) << receiver_->Output();
     demo_ = std::make_unique<ReviewedDemo>(dir_, std::vector<std::string>{"--log-requests", dir_.File("upstream.jsonl")});
     ASSERT_TRUE(demo_->ok()) << demo_->failure;

@@ -110,5 +110,22 @@ TEST_F(HttpServerTest, ALegacySessionIsItsOpenersAlone) {
   EXPECT_EQ(other->status, 404);
 }
 
+// A page beside the endpoint (serve's /metrics) describes every tool: its counters name
+// them all. A caller whose scopes open only some tools, and whom tools/list shows only
+// those, must not learn the others' names (and their use) there.
+TEST_F(HttpServerTest, APageIsOnlyForACallerWhoMayUseEveryTool) {
+  HttpServerOptions options = WithCallers();
+  options.pages.push_back({"/metrics", "text/plain", [] { return std::string("calls{tool=\"t1\"} 1\n"); }});
+  Start(options);
+  auto as_alice = client_->Get("/metrics", httplib::Headers{{"Authorization", "Bearer alice"}});
+  ASSERT_TRUE(as_alice);
+  EXPECT_EQ(as_alice->status, 403);
+  EXPECT_EQ(as_alice->body.find("t1"), std::string::npos) << as_alice->body;
+  auto as_root = client_->Get("/metrics", httplib::Headers{{"Authorization", "Bearer root"}});
+  ASSERT_TRUE(as_root);
+  EXPECT_EQ(as_root->status, 200);
+  EXPECT_NE(as_root->body.find("t1"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace udon::mcp::http_test

@@ -287,8 +287,15 @@ httplib::Server::HandlerResponse HttpServer::Impl::PreRoute(const httplib::Reque
     response.set_content(body.dump(), "application/json");
     return httplib::Server::HandlerResponse::Handled;
   }
-  return Authorized(request, response) ? httplib::Server::HandlerResponse::Unhandled
-                                       : httplib::Server::HandlerResponse::Handled;
+  if (!Authorized(request, response)) return httplib::Server::HandlerResponse::Handled;
+  // A page describes every tool (serve's /metrics names them all): under an authenticate
+  // hook it is for a caller who may use every tool, so scopes hide from no one what
+  // tools/list hides.
+  if (page && options.authenticate && !(admitted_caller && admitted_caller->all_tools)) {
+    SetJsonRpcError(response, 403, kInvalidRequest, "forbidden: this page is for callers whose grants open every tool");
+    return httplib::Server::HandlerResponse::Handled;
+  }
+  return httplib::Server::HandlerResponse::Unhandled;
 }
 
 void HttpServer::Impl::Install() {
