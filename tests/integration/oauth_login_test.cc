@@ -3,6 +3,7 @@
 // by login-driver.mjs; then the stored login used by capture and call. And the hostile
 // cases of tests/peers/oauth/hostile.mjs: each a clear code, nothing stored.
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -13,6 +14,8 @@
 #include <gtest/gtest.h>
 
 #include "json/json.h"
+#include "pg_cluster.h"
+#include "state_pg/token_store.h"
 #include "test_support.h"
 
 namespace udon {
@@ -61,6 +64,7 @@ class OAuthLoginTest : public ::testing::Test {
   ProcessResult Udon(std::vector<std::string> args, int expected_exit) {
     args.insert(args.begin(), testing::UdonMcpBinary());
     args.insert(args.end(), {"--config", dir_.File("mcp.json")});
+    args.insert(args.end(), store_args_.begin(), store_args_.end());
     testing::RunOptions options;
     options.env["UDON_MCP_STATE_DIR"] = dir_.File("state");
     ProcessResult result = testing::RunProcess(args, options);
@@ -76,9 +80,10 @@ class OAuthLoginTest : public ::testing::Test {
   std::string Login(const std::vector<std::string>& driver_flags = {}, bool expect_url = true) {
     testing::RunOptions options;
     options.env["UDON_MCP_STATE_DIR"] = dir_.File("state");
-    testing::BackgroundProcess login({testing::UdonMcpBinary(), "login", "remote", "--no-browser", "--timeout", "60",
-                                      "--json", "--config", dir_.File("mcp.json")},
-                                     options);
+    std::vector<std::string> login_argv = {testing::UdonMcpBinary(), "login", "remote", "--no-browser", "--timeout", "60",
+                                     "--json", "--config", dir_.File("mcp.json")};
+    login_argv.insert(login_argv.end(), store_args_.begin(), store_args_.end());
+    testing::BackgroundProcess login(login_argv, options);
     std::string url;
     for (int i = 0; i < 1200 && url.empty() && login.running(); ++i) {
       const std::string output = login.Output();
@@ -118,7 +123,24 @@ class OAuthLoginTest : public ::testing::Test {
     return true;
   }
 
+  // Review and call the "add" tool of the captured remote server: {"a":2,"b":40} is 42.
+  void ReviewAndCallAdd() {
+    Udon({"review", dir_.File("tools.json"), "--server", "remote", "--tool", "add", "--reviewer", "t@example.test",
+          "--headless", "--independent-calls", "--model-backed", "false", "--reference-based-io", "--concurrency",
+          "safe", "--no-side-effects", "--channel", "/a=data", "--channel", "/b=data"},
+         0);
+    const std::string sha =
+        testing::RunProcess({testing::UdonMcpBinary(), "digest", dir_.File("tools.json")}).out.substr(0, 64);
+    ProcessResult called = Udon({"call", "--manifest", dir_.File("tools.json"), "--sha256", sha, "--server", "remote",
+                                 "--tool", "add", "--args", R"({"a":2,"b":40})", "--json", "--expect-output"},
+                                0);
+    auto result = json::Parse(called.out);
+    ASSERT_TRUE(result.ok()) << called.out;
+    EXPECT_EQ((*result)["structuredContent"]["sum"], 42) << called.out;
+  }
+
   std::vector<std::unique_ptr<testing::BackgroundProcess>> peers_;
+  std::vector<std::string> store_args_;  // appended to every udon-mcp command line
   TempDir dir_;
   ProcessResult driver_;
   std::string outputs_;  // everything udon-mcp printed, for the secrets check
@@ -172,6 +194,56 @@ TEST_F(OAuthLoginTest, LogsInAtOidcProviderThenCapturesAndCallsWithTheStoredLogi
   for (const std::string& secret : secrets) {
     ASSERT_GT(secret.size(), 8u);
     EXPECT_EQ(written.find(secret), std::string::npos) << "a token leaked into output or files";
+  }
+}
+
+// --state postgres:// keeps the login in the database, sealed with --token-key's key (contract
+// 7.14): login, auth status, capture and call all use it, nothing is written to the state
+// directory, and a dump of the database holds no token. Without a key the command refuses.
+TEST_F(OAuthLoginTest, KeepsTheLoginInPostgresSealedWithTheTokenKey) {
+  UDON_REQUIRE_POSTGRES();
+  testing::PgCluster pg;
+  ASSERT_TRUE(pg.ok()) << pg.failure();
+  const json::Value as = StartPeer("authorization-server.mjs", {});
+  const json::Value rs = StartPeer("resource-server.mjs", {"--issuer", as["issuer"].get<std::string>()});
+  Configure(rs["url"].get<std::string>());
+  store_args_ = {"--state", pg.Url()};
+
+  ProcessResult keyless = Udon({"auth", "status", "--json"}, 3);
+  EXPECT_NE(keyless.out.find("auth.store_key_unavailable"), std::string::npos) << keyless.out;
+  EXPECT_NE(keyless.out.find("--token-key"), std::string::npos) << keyless.out;
+  EXPECT_NE(Login({}, false).find("auth.store_key_unavailable"), std::string::npos);
+
+  std::string key(32, '\0');
+  for (std::size_t i = 0; i < key.size(); ++i) key[i] = static_cast<char>(i * 37 + 11);
+  dir_.Write("token.key", key);
+  ASSERT_EQ(chmod(dir_.File("token.key").c_str(), 0600), 0);
+  store_args_.insert(store_args_.end(), {"--token-key", dir_.File("token.key")});
+  Login();
+  EXPECT_EQ(driver_.exit_code, 0) << driver_.err;
+  EXPECT_TRUE(NothingStored()) << "the login went to the state directory, not the database";
+
+  ProcessResult status = Udon({"auth", "status", "--json"}, 0);
+  auto logins = json::Parse(status.out);
+  ASSERT_TRUE(logins.ok()) << status.out;
+  ASSERT_EQ((*logins)["logins"].size(), 1u) << status.out;
+  EXPECT_EQ((*logins)["logins"][0]["issuer"], as["issuer"]);
+  EXPECT_EQ((*logins)["logins"][0]["servers"], json::Value::array({"remote"}));
+
+  Udon({"capture", "--server", "remote", "-o", dir_.File("tools.json")}, 0);
+  ReviewAndCallAdd();
+
+  state_pg::PostgresTokenStore store(pg.Url(), {dir_.File("token.key"), false});
+  auto stored = store.List();
+  ASSERT_TRUE(stored.ok() && stored->size() == 1u);
+  const std::string dump = pg.Dump().out;
+  EXPECT_NE(dump.find("udon_mcp_oauth_logins"), std::string::npos);
+  std::vector<std::string> secrets = {(*stored)[0].access_token};
+  if ((*stored)[0].refresh_token) secrets.push_back(*(*stored)[0].refresh_token);
+  for (const std::string& secret : secrets) {
+    ASSERT_GT(secret.size(), 8u);
+    EXPECT_EQ(dump.find(secret), std::string::npos) << "a token is readable in a dump of the database";
+    EXPECT_EQ(outputs_.find(secret), std::string::npos) << "a token leaked into output";
   }
 }
 
