@@ -67,19 +67,11 @@ json::Value Describe(const oauth::StoredLogin& login, std::int64_t now) {
 int RunLogin(const LoginCommandOptions& options) {
   Result<Target> target = ResolveTarget(options);
   if (!target.ok()) return ReportError(target.error(), options.json);
-  const mcp::ServerConfig& server = target->server;
-  oauth::LoginOptions login;
-  login.server_key = options.server;
-  login.server_url = server.url;
-  login.settings = server.oauth.value_or(mcp::OAuthSettings{});
-  login.scope = options.scope;
-  login.open_browser = !options.no_browser;
-  login.timeout = std::chrono::seconds(static_cast<long long>(options.timeout_seconds));
-  login.show = [](const std::string& line) {
-    std::fprintf(stderr, "%s\n", line.c_str());
-    std::fflush(stderr);
-  };
-  Result<oauth::StoredLogin> done = oauth::Login(login, *target->store);
+  InteractiveLogin how;
+  how.scope = options.scope;
+  how.timeout_seconds = options.timeout_seconds;
+  how.no_browser = options.no_browser;
+  Result<oauth::StoredLogin> done = LogIn(options.server, target->server, how, *target->store);
   if (!done.ok()) return ReportError(done.error(), options.json, options.server);
   const json::Value described = Describe(*done, std::time(nullptr));
   if (options.json) {
@@ -161,6 +153,22 @@ int RunStatus(const StatusOptions& options) {
 }
 
 }  // namespace
+
+Result<oauth::StoredLogin> LogIn(const std::string& key, const mcp::ServerConfig& server, const InteractiveLogin& how,
+                                 oauth::TokenStore& store) {
+  oauth::LoginOptions login;
+  login.server_key = key;
+  login.server_url = server.url;
+  login.settings = server.oauth.value_or(mcp::OAuthSettings{});
+  login.scope = how.scope;
+  login.open_browser = !how.no_browser;
+  login.timeout = std::chrono::seconds(static_cast<long long>(how.timeout_seconds));
+  login.show = [](const std::string& line) {
+    std::fprintf(stderr, "%s\n", line.c_str());
+    std::fflush(stderr);
+  };
+  return oauth::Login(login, store);
+}
 
 void AttachStoredLogins(mcp::RuntimeConfig& config, Result<std::shared_ptr<oauth::TokenStore>> opened) {
   config.authorize_http = [opened = std::move(opened)](mcp::ServerConfig& server) -> Status {

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <memory>
+#include <optional>
+#include <string>
 
 #include "base/result.h"
 #include "cli/runtime.h"
@@ -18,6 +20,19 @@ namespace udon::cli {
 // details.option "--token-key"), usage.invalid (a URI libpq cannot parse), the state
 // directory's errors (gate::ResolveStateDir).
 Result<std::shared_ptr<oauth::TokenStore>> OpenLoginStore(const CommonOptions& options);
+
+// How the user logs in: the browser opened (or the URL printed on stderr with no_browser),
+// waited for within timeout_seconds.
+struct InteractiveLogin {
+  std::optional<std::string> scope;  // instead of the discovered one
+  double timeout_seconds = 300;
+  bool no_browser = false;
+};
+
+// Logs in to the http entry `server` (named `key` in messages) and stores the login in
+// `store`. Errors: oauth::Login's (contract 7.23).
+Result<oauth::StoredLogin> LogIn(const std::string& key, const mcp::ServerConfig& server, const InteractiveLogin& how,
+                                 oauth::TokenStore& store);
 
 // Sets config.authorize_http: an http entry without its own Authorization header gets the
 // token of the login stored for its URL in `store` (refreshed when due). An entry with an
