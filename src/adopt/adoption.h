@@ -99,8 +99,9 @@ struct CaptureRequest {
   // null: none.
   std::function<void(mcp::RuntimeConfig& config)> attach_logins;
   // An http entry answered 401 (a server behind OAuth, issue 39): log in to it (`server`,
-  // named as in D) or refuse with auth.login_required. Null: the 401 is the entry's refusal.
-  std::function<Status(const mcp::ServerConfig& server)> log_in;
+  // named as in D; `host_key`, its key in the host's file) or refuse with
+  // auth.login_required. Null: the 401 is the entry's refusal.
+  std::function<Status(const mcp::ServerConfig& server, const std::string& host_key)> log_in;
 };
 
 struct CaptureReport {

@@ -102,7 +102,7 @@ Result<Captured> CaptureOne(const DiscoveredFile& file, const Entry& entry, Adop
   Result<manifest::Manifest> captured = CaptureRuntime(out.entry.server, out.runtime, entry, request, config);
   if (!captured.ok() && request.log_in && WantsLogin(captured.error(), out.runtime)) {
     UDON_ASSIGN_OR_RETURN(mcp::ServerConfig server, config.Find(out.entry.server));
-    UDON_RETURN_IF_ERROR(request.log_in(server));
+    UDON_RETURN_IF_ERROR(request.log_in(server, entry.key));
     if (!out.runtime.contains("oauth")) out.runtime["oauth"] = json::Value::object();
     captured = CaptureRuntime(out.entry.server, out.runtime, entry, request, config);
   }

@@ -212,10 +212,9 @@ json::Value RefusedJson(const std::vector<std::pair<std::string, Error>>& refuse
 
 // An entry behind OAuth answered 401 during capture: log in there and then (in a terminal,
 // or with --login), else refuse naming the command that does.
-Status LogInDuringCapture(const AdoptCommandOptions& o, const mcp::ServerConfig& server) {
+Status LogInDuringCapture(const AdoptCommandOptions& o, const mcp::ServerConfig& server, const std::string& host_key) {
   if (!o.login && isatty(STDIN_FILENO) == 0) {
-    const std::string command = "udon-mcp adopt --dir " + Quoted(o.dir) + " --server " + Quoted(server.key.substr(
-                                    server.key.find('.') + 1)) + " --login";
+    const std::string command = "udon-mcp adopt --dir " + Quoted(o.dir) + " --server " + Quoted(host_key) + " --login";
     Error error = MakeError("auth.login_required", "the server is behind OAuth and needs a login first: run " +
                                                        command + " (add --no-browser to print the URL)");
     error.details["command"] = command;
@@ -239,7 +238,9 @@ int RunCapture(const AdoptCommandOptions& o) {
                                 *policy, policy_path, {},        o.no_sandbox, {}, {}};
   if (ProgressWanted(o.common.json)) request.on_progress = [](const std::string& line) { PrintProgress("capture: " + line); };
   request.attach_logins = [&o](mcp::RuntimeConfig& config) { AttachStoredLogins(config, OpenLoginStore(o.common)); };
-  request.log_in = [&o](const mcp::ServerConfig& server) { return LogInDuringCapture(o, server); };
+  request.log_in = [&o](const mcp::ServerConfig& server, const std::string& host_key) {
+    return LogInDuringCapture(o, server, host_key);
+  };
   auto files = adopt::Discover(adopt::CandidateFiles(adopt::LocationsFromEnvironment(ProjectDirs(o))));
   auto report = adopt::CaptureEntries(files, request);
   if (!report.ok()) {

@@ -280,7 +280,7 @@ TEST_F(OAuthLoginTest, AdoptLogsInToAnOAuthEntryAndTheRewrittenEntryCallsThrough
 
   ProcessResult refused = Udon({"adopt", "--dir", adopted, "--host", "gemini", "--json"}, 3);
   EXPECT_NE(refused.out.find("auth.login_required"), std::string::npos) << refused.out;
-  EXPECT_NE(refused.out.find("--login"), std::string::npos) << refused.out;
+  EXPECT_NE(refused.out.find("--server 'remote' --login"), std::string::npos) << refused.out;
   EXPECT_TRUE(NothingStored());
 
   Login({}, true, {"adopt", "--dir", adopted, "--host", "gemini", "--login", "--no-browser", "--json"});
