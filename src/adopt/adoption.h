@@ -95,6 +95,13 @@ struct CaptureRequest {
   std::string policy_path;  // its file, recorded so that the gateway runs under it too
   std::function<void(const std::string& line)> on_progress;
   bool unsandboxed_projects = false;  // --no-sandbox: project files' entries as they say too
+  // Gives an http entry its stored OAuth login (the command line's AttachStoredLogins);
+  // null: none.
+  std::function<void(mcp::RuntimeConfig& config)> attach_logins;
+  // An http entry answered 401 (a server behind OAuth, issue 39): log in to it (`server`,
+  // named as in D; `host_key`, its key in the host's file) or refuse with
+  // auth.login_required. Null: the 401 is the entry's refusal.
+  std::function<Status(const mcp::ServerConfig& server, const std::string& host_key)> log_in;
 };
 
 struct CaptureReport {
@@ -115,7 +122,10 @@ Result<std::string> PinText(const std::string& dir, const std::string& server, c
 // those of unchanged tools (capture --update). An entry that fails is left as it is and
 // reported in `refused`; the others are captured. Errors: the first refusal when no entry
 // was captured, adopt.busy, adopt.nothing_selected, adopt.already_applied, the codes of
-// RuntimeEntry and capture::Capture, io.write_failed.
+// RuntimeEntry and capture::Capture, io.write_failed. An http entry that answers 401 is
+// logged in to by request.log_in, then captured with the login, and kept in D/mcp.json with
+// an "oauth" member: the gateway then refuses it without a login (auth.login_required)
+// rather than forwarding a 401.
 Result<CaptureReport> CaptureEntries(const std::vector<DiscoveredFile>& files, const CaptureRequest& request);
 
 }  // namespace udon::adopt

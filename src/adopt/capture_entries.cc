@@ -72,20 +72,42 @@ void SandboxProjectEntry(const HostFile& file, const CaptureRequest& request, js
   }
 }
 
+// The capture of one runtime entry, named `server`, with its stored login attached.
+Result<manifest::Manifest> CaptureRuntime(const std::string& server, const json::Value& runtime, const Entry& entry,
+                                          const CaptureRequest& request, mcp::RuntimeConfig& config) {
+  const json::Value one = {{"mcpServers", {{server, runtime}}}};
+  UDON_ASSIGN_OR_RETURN(config, mcp::ParseRuntimeConfig(one.dump(), CaptureEnvironment(entry), request.dir));
+  if (request.attach_logins) request.attach_logins(config);
+  capture::CaptureOptions options;
+  options.servers = {server};
+  options.expires_in_days = request.expires_in_days;
+  options.on_progress = request.on_progress;
+  return capture::Capture(config, request.policy, options, manifest::NowSeconds());
+}
+
+// An http server that answered 401 to initialize, or whose "oauth" entry has no login yet:
+// it wants an OAuth login.
+bool WantsLogin(const Error& error, const json::Value& runtime) {
+  if (!runtime.contains("url")) return false;
+  if (error.code == "auth.login_required") return true;
+  return error.details.is_object() && error.details.contains("status") && error.details["status"] == 401;
+}
+
 Result<Captured> CaptureOne(const DiscoveredFile& file, const Entry& entry, AdoptedEntry adopted,
                             const CaptureRequest& request) {
   Captured out{std::move(adopted), json::Value(), ""};
   UDON_ASSIGN_OR_RETURN(out.runtime, RuntimeEntry(entry, FileOfEntry(file.file, entry), request.sandbox));
   SandboxProjectEntry(file.file, request, out.runtime);
-  const json::Value one = {{"mcpServers", {{out.entry.server, out.runtime}}}};
-  UDON_ASSIGN_OR_RETURN(mcp::RuntimeConfig config,
-                        mcp::ParseRuntimeConfig(one.dump(), CaptureEnvironment(entry), request.dir));
-  capture::CaptureOptions options;
-  options.servers = {out.entry.server};
-  options.expires_in_days = request.expires_in_days;
-  options.on_progress = request.on_progress;
-  UDON_ASSIGN_OR_RETURN(manifest::Manifest fresh,
-                        capture::Capture(config, request.policy, options, manifest::NowSeconds()));
+  mcp::RuntimeConfig config;
+  Result<manifest::Manifest> captured = CaptureRuntime(out.entry.server, out.runtime, entry, request, config);
+  if (!captured.ok() && request.log_in && WantsLogin(captured.error(), out.runtime)) {
+    UDON_ASSIGN_OR_RETURN(mcp::ServerConfig server, config.Find(out.entry.server));
+    UDON_RETURN_IF_ERROR(request.log_in(server, entry.key));
+    if (!out.runtime.contains("oauth")) out.runtime["oauth"] = json::Value::object();
+    captured = CaptureRuntime(out.entry.server, out.runtime, entry, request, config);
+  }
+  if (!captured.ok()) return std::move(captured).error();
+  manifest::Manifest fresh = std::move(captured).value();
   const std::string path = (fs::path(request.dir) / out.entry.manifest).string();
   std::error_code ignored;
   if (fs::exists(path, ignored)) {

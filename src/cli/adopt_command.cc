@@ -6,6 +6,9 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <ctime>
+#include <map>
+#include <optional>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -20,10 +23,12 @@
 #include "workbench/server.h"
 #include "workbench/workbench.h"
 #include "cli/commands.h"
+#include "cli/logins.h"
 #include "cli/output.h"
 #include "cli/runtime.h"
 #include "json/display.h"
 #include "manifest/manifest.h"
+#include "oauth/login.h"
 
 namespace udon::cli {
 namespace {
@@ -41,6 +46,8 @@ struct AdoptCommandOptions {
   bool sandbox = false;
   bool no_sandbox = false;
   int expires_in_days = 7;
+  bool login = false;       // log in to servers behind OAuth without a terminal too
+  bool no_browser = false;  // print the login URL instead of opening a browser
   CommonOptions common;
 };
 
@@ -203,14 +210,37 @@ json::Value RefusedJson(const std::vector<std::pair<std::string, Error>>& refuse
   return out;
 }
 
+// An entry behind OAuth answered 401 during capture: log in there and then (in a terminal,
+// or with --login), else refuse naming the command that does.
+Status LogInDuringCapture(const AdoptCommandOptions& o, const mcp::ServerConfig& server, const std::string& host_key) {
+  if (!o.login && isatty(STDIN_FILENO) == 0) {
+    const std::string command = "udon-mcp adopt --dir " + Quoted(o.dir) + " --server " + Quoted(host_key) + " --login";
+    Error error = MakeError("auth.login_required", "the server is behind OAuth and needs a login first: run " +
+                                                       command + " (add --no-browser to print the URL)");
+    error.details["command"] = command;
+    error.details["server"] = server.key;
+    return error;
+  }
+  UDON_ASSIGN_OR_RETURN(std::shared_ptr<oauth::TokenStore> store, OpenLoginStore(o.common));
+  InteractiveLogin how;
+  how.no_browser = o.no_browser;
+  Result<oauth::StoredLogin> done = LogIn(server.key, server, how, *store);
+  if (!done.ok()) return std::move(done).error();
+  return OkStatus();
+}
+
 int RunCapture(const AdoptCommandOptions& o) {
   auto policy = LoadPolicy(o.common);
   if (!policy.ok()) return ReportError(policy.error(), o.common.json, kExitInvalidInput);
   const std::string policy_path =
       o.common.policy ? std::filesystem::absolute(*o.common.policy).lexically_normal().string() : "";
   adopt::CaptureRequest request{o.dir,  o.hosts,     o.servers, o.sandbox,   o.expires_in_days,
-                                *policy, policy_path, {},        o.no_sandbox};
+                                *policy, policy_path, {},        o.no_sandbox, {}, {}};
   if (ProgressWanted(o.common.json)) request.on_progress = [](const std::string& line) { PrintProgress("capture: " + line); };
+  request.attach_logins = [&o](mcp::RuntimeConfig& config) { AttachStoredLogins(config, OpenLoginStore(o.common)); };
+  request.log_in = [&o](const mcp::ServerConfig& server, const std::string& host_key) {
+    return LogInDuringCapture(o, server, host_key);
+  };
   auto files = adopt::Discover(adopt::CandidateFiles(adopt::LocationsFromEnvironment(ProjectDirs(o))));
   auto report = adopt::CaptureEntries(files, request);
   if (!report.ok()) {
@@ -280,6 +310,29 @@ int RunUndo(const AdoptCommandOptions& o) {
   return kExitOk;
 }
 
+// The stored login of an adopted entry behind OAuth, looked at without refreshing it:
+// "valid", "refreshable" (its access token expired, a refresh token remains), "expired"
+// (auth.login_expired) or "missing" (auth.login_required); nullopt for other entries.
+struct LoginState {
+  std::string status;
+  std::string code;  // empty when a call can use it
+};
+
+std::optional<LoginState> AdoptedLoginState(const mcp::RuntimeConfig& config, const std::string& server,
+                                            oauth::TokenStore* store) {
+  Result<mcp::ServerConfig> entry = config.Find(server);
+  if (!entry.ok() || entry->type != mcp::ServerType::kHttp || !entry->oauth) return std::nullopt;
+  if (store == nullptr) return LoginState{"missing", "auth.store_unavailable"};
+  Result<std::optional<oauth::StoredLogin>> found = oauth::FindLogin(*store, entry->url);
+  if (!found.ok()) return LoginState{"missing", found.error().code};
+  if (!found->has_value()) return LoginState{"missing", "auth.login_required"};
+  const oauth::StoredLogin& login = **found;
+  const bool expired = login.expires_at_unix != 0 && login.expires_at_unix <= std::time(nullptr);
+  if (!expired) return LoginState{"valid", ""};
+  if (login.refresh_token) return LoginState{"refreshable", ""};
+  return LoginState{"expired", "auth.login_expired"};
+}
+
 json::Value CheckJson(const adopt::EntryCheck& check) {
   json::Value withheld = json::Value::array();
   for (const auto& tool : check.withheld) withheld.push_back({{"tool", tool.tool}, {"why", tool.why}});
@@ -308,14 +361,36 @@ void PrintCheck(const adopt::EntryCheck& check) {
 }
 
 int RunCheck(const AdoptCommandOptions& o) {
+  // The logins as they are before the check starts the entries (which refresh them).
+  Result<mcp::RuntimeConfig> config = mcp::LoadRuntimeConfig(InDir(o.dir, "mcp.json"), mcp::ProcessEnv());
+  Result<std::shared_ptr<oauth::TokenStore>> store = OpenLoginStore(o.common);
+  std::map<std::string, LoginState> logins;
+  if (config.ok()) {
+    for (const auto& [key, ignored] : config->servers) {
+      auto state = AdoptedLoginState(*config, key, store.ok() ? store->get() : nullptr);
+      if (state) logins[key] = *state;
+    }
+  }
   auto checks = adopt::CheckAdopted(o.dir);
   if (!checks.ok()) return ReportError(checks.error(), o.common.json, ExitCodeFor(checks.error()));
   bool all = true;
   json::Value out = json::Value::array();
   for (const adopt::EntryCheck& check : *checks) {
     all = all && check.connected && !check.error;
-    if (o.common.json) out.push_back(CheckJson(check));
-    else PrintCheck(check);
+    const auto login = logins.find(check.server);
+    if (login != logins.end() && !login->second.code.empty()) all = false;
+    if (o.common.json) {
+      json::Value row = CheckJson(check);
+      if (login != logins.end()) row["login"] = {{"status", login->second.status}, {"code", login->second.code}};
+      out.push_back(std::move(row));
+    } else {
+      PrintCheck(check);
+      if (login != logins.end()) {
+        PrintForPeople(stdout, "  login: " + login->second.status +
+                                   (login->second.code.empty() ? "" : " (" + login->second.code + ")"),
+                       "a login state");
+      }
+    }
   }
   if (o.common.json) PrintJsonResult({{"entries", out}, {"allConnected", all}});
   return all ? kExitOk : kExitRefused;
@@ -372,6 +447,9 @@ void RegisterAdoptCommand(CLI::App& app) {
   command->add_option("--expires-in", o->expires_in_days, "Days until the captured manifests expire (default 7)");
   command->add_flag("--apply", o->apply, "Rewrite the host files to start udon-mcp serve (backups beside them)");
   command->add_flag("--undo", o->undo, "Restore the host files from their backups, byte for byte");
+  command->add_flag("--login", o->login,
+                    "Log in to servers behind OAuth during capture without a terminal too (the URL on stderr)");
+  command->add_flag("--no-browser", o->no_browser, "Print the login URL on stderr, never start a browser");
   command->add_flag("--check", o->check, "Start each adopted entry as its host would and say what it offers");
   command->add_option("--policy", o->common.policy, "Local policy file (JSON or YAML)");
   command->add_flag("--json", o->common.json, "Machine output on stdout");

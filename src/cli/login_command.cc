@@ -10,7 +10,6 @@
 #include "cli/logins.h"
 #include "cli/output.h"
 #include "cli/runtime.h"
-#include "gate/state.h"
 #include "oauth/login.h"
 #include "oauth/token_store.h"
 
@@ -19,38 +18,38 @@ namespace {
 
 struct LoginCommandOptions {
   std::string server;
-  std::optional<std::string> config;
-  std::optional<std::string> state_dir;
+  CommonOptions store;  // --config, --state-dir, --state, --token-key
   std::optional<std::string> scope;
   double timeout_seconds = 300;
   bool no_browser = false;
   bool json = false;
 };
 
-void AddStoreOptions(CLI::App* command, std::optional<std::string>& config, std::optional<std::string>& state_dir) {
-  command->add_option("--config", config, "Runtime configuration (default: $UDON_MCP_CONFIG, then ./mcp.json)");
-  command->add_option("--state-dir", state_dir,
+void AddStoreOptions(CLI::App* command, CommonOptions& store) {
+  command->add_option("--config", store.config, "Runtime configuration (default: $UDON_MCP_CONFIG, then ./mcp.json)");
+  command->add_option("--state-dir", store.state_dir,
                       "State directory (default: $UDON_MCP_STATE_DIR, $XDG_STATE_HOME/udon-mcp)");
+  command->add_option("--state", store.state,
+                      "Where logins live: a postgres:// URI (default: $UDON_MCP_STATE; else the state directory)");
+  AddTokenKeyOption(command, store);
 }
 
 // The http entry of the command's server, as the file writes it (no stored token attached),
-// and the state directory that holds its login.
+// and the store that holds its login.
 struct Target {
   mcp::ServerConfig server;
-  std::string state_dir;
+  std::shared_ptr<oauth::TokenStore> store;
 };
 
 Result<Target> ResolveTarget(const LoginCommandOptions& options) {
-  CommonOptions common;
-  common.config = options.config;
-  UDON_ASSIGN_OR_RETURN(mcp::RuntimeConfig config, LoadConfig(common));
+  UDON_ASSIGN_OR_RETURN(mcp::RuntimeConfig config, LoadConfig(options.store));
   config.authorize_http = nullptr;  // login must not need the login it is about to make
   Target target;
   UDON_ASSIGN_OR_RETURN(target.server, config.Find(options.server));
   if (target.server.type != mcp::ServerType::kHttp) {
     return MakeError("usage.invalid", "login is for remote (http) servers; a stdio server keeps its environment");
   }
-  UDON_ASSIGN_OR_RETURN(target.state_dir, gate::ResolveStateDir(options.state_dir));
+  UDON_ASSIGN_OR_RETURN(target.store, OpenLoginStore(options.store));
   return target;
 }
 
@@ -68,20 +67,11 @@ json::Value Describe(const oauth::StoredLogin& login, std::int64_t now) {
 int RunLogin(const LoginCommandOptions& options) {
   Result<Target> target = ResolveTarget(options);
   if (!target.ok()) return ReportError(target.error(), options.json);
-  const mcp::ServerConfig& server = target->server;
-  oauth::FileTokenStore store(target->state_dir);
-  oauth::LoginOptions login;
-  login.server_key = options.server;
-  login.server_url = server.url;
-  login.settings = server.oauth.value_or(mcp::OAuthSettings{});
-  login.scope = options.scope;
-  login.open_browser = !options.no_browser;
-  login.timeout = std::chrono::seconds(static_cast<long long>(options.timeout_seconds));
-  login.show = [](const std::string& line) {
-    std::fprintf(stderr, "%s\n", line.c_str());
-    std::fflush(stderr);
-  };
-  Result<oauth::StoredLogin> done = oauth::Login(login, store);
+  InteractiveLogin how;
+  how.scope = options.scope;
+  how.timeout_seconds = options.timeout_seconds;
+  how.no_browser = options.no_browser;
+  Result<oauth::StoredLogin> done = LogIn(options.server, target->server, how, *target->store);
   if (!done.ok()) return ReportError(done.error(), options.json, options.server);
   const json::Value described = Describe(*done, std::time(nullptr));
   if (options.json) {
@@ -99,7 +89,7 @@ int RunLogout(const LoginCommandOptions& options) {
   Result<Target> target = ResolveTarget(options);
   if (!target.ok()) return ReportError(target.error(), options.json);
   const mcp::ServerConfig& server = target->server;
-  oauth::FileTokenStore store(target->state_dir);
+  oauth::TokenStore& store = *target->store;
   Result<std::optional<oauth::StoredLogin>> found = oauth::FindLogin(store, server.url);
   if (!found.ok()) return ReportError(found.error(), options.json);
   const bool removed = found->has_value();
@@ -116,19 +106,17 @@ int RunLogout(const LoginCommandOptions& options) {
 }
 
 struct StatusOptions {
-  std::optional<std::string> config;
-  std::optional<std::string> state_dir;
+  CommonOptions store;
   bool json = false;
 };
 
 int RunStatus(const StatusOptions& options) {
-  Result<std::string> state_dir = gate::ResolveStateDir(options.state_dir);
-  if (!state_dir.ok()) return ReportError(state_dir.error(), options.json);
-  oauth::FileTokenStore store(*state_dir);
-  Result<std::vector<oauth::StoredLogin>> logins = store.List();
+  Result<std::shared_ptr<oauth::TokenStore>> store = OpenLoginStore(options.store);
+  if (!store.ok()) return ReportError(store.error(), options.json);
+  Result<std::vector<oauth::StoredLogin>> logins = (*store)->List();
   if (!logins.ok()) return ReportError(logins.error(), options.json);
   // Which configured servers each login serves, when there is a configuration.
-  Result<mcp::RuntimeConfig> config = mcp::LoadRuntimeConfig(options.config, mcp::ProcessEnv());
+  Result<mcp::RuntimeConfig> config = mcp::LoadRuntimeConfig(options.store.config, mcp::ProcessEnv());
   const std::int64_t now = std::time(nullptr);
   json::Value rows = json::Value::array();
   for (const oauth::StoredLogin& login : *logins) {
@@ -166,12 +154,29 @@ int RunStatus(const StatusOptions& options) {
 
 }  // namespace
 
-void AttachStoredLogins(mcp::RuntimeConfig& config, const std::string& state_dir) {
-  config.authorize_http = [state_dir](mcp::ServerConfig& server) -> Status {
+Result<oauth::StoredLogin> LogIn(const std::string& key, const mcp::ServerConfig& server, const InteractiveLogin& how,
+                                 oauth::TokenStore& store) {
+  oauth::LoginOptions login;
+  login.server_key = key;
+  login.server_url = server.url;
+  login.settings = server.oauth.value_or(mcp::OAuthSettings{});
+  login.scope = how.scope;
+  login.open_browser = !how.no_browser;
+  login.timeout = std::chrono::seconds(static_cast<long long>(how.timeout_seconds));
+  login.show = [](const std::string& line) {
+    std::fprintf(stderr, "%s\n", line.c_str());
+    std::fflush(stderr);
+  };
+  return oauth::Login(login, store);
+}
+
+void AttachStoredLogins(mcp::RuntimeConfig& config, Result<std::shared_ptr<oauth::TokenStore>> opened) {
+  config.authorize_http = [opened = std::move(opened)](mcp::ServerConfig& server) -> Status {
     for (const auto& [name, value] : server.headers) {
       if (base::AsciiLower(name) == "authorization") return OkStatus();  // the entry's own credential
     }
-    oauth::FileTokenStore store(state_dir);
+    if (!opened.ok()) return server.oauth ? Status(opened.error()) : OkStatus();
+    oauth::TokenStore& store = **opened;
     UDON_ASSIGN_OR_RETURN(std::optional<oauth::StoredLogin> found, oauth::FindLogin(store, server.url));
     if (!found && !server.oauth) return OkStatus();
     oauth::BearerOptions options;
@@ -188,7 +193,7 @@ void RegisterLoginCommand(CLI::App& app) {
   auto options = std::make_shared<LoginCommandOptions>();
   CLI::App* command = app.add_subcommand("login", "Log in to a remote MCP server behind OAuth and store the login");
   command->add_option("SERVER", options->server, "Server key in the runtime configuration (an http entry)")->required();
-  AddStoreOptions(command, options->config, options->state_dir);
+  AddStoreOptions(command, options->store);
   command->add_option("--scope", options->scope, "Ask for this scope (space-separated) instead of the discovered one");
   command->add_option("--timeout", options->timeout_seconds, "Seconds to wait for the browser's redirect (default 300)")
       ->check(CLI::PositiveNumber);
@@ -201,7 +206,7 @@ void RegisterLogoutCommand(CLI::App& app) {
   auto options = std::make_shared<LoginCommandOptions>();
   CLI::App* command = app.add_subcommand("logout", "Remove the stored login of a remote MCP server");
   command->add_option("SERVER", options->server, "Server key in the runtime configuration")->required();
-  AddStoreOptions(command, options->config, options->state_dir);
+  AddStoreOptions(command, options->store);
   command->add_flag("--json", options->json, "Machine output on stdout");
   SetAction(command, &options->json, [options] { return RunLogout(*options); });
 }
@@ -211,7 +216,7 @@ void RegisterAuthCommand(CLI::App& app) {
   CLI::App* command = app.add_subcommand("auth", "Stored OAuth logins");
   command->require_subcommand(1);
   CLI::App* status = command->add_subcommand("status", "Per login: issuer, servers, client kind, scopes, expiry (no token values)");
-  AddStoreOptions(status, options->config, options->state_dir);
+  AddStoreOptions(status, options->store);
   status->add_flag("--json", options->json, "Machine output on stdout");
   SetAction(status, &options->json, [options] { return RunStatus(*options); });
 }

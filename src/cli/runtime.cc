@@ -10,7 +10,9 @@
 #include "base/file.h"
 #include "mcp/client/sandbox_layout.h"
 #include "mcp/protocol/protocol.h"
+#include "oauth/token_store.h"
 #include "state_pg/open.h"
+#include "state_pg/token_store.h"
 
 namespace udon::cli {
 
@@ -26,6 +28,12 @@ void AddArgumentOptions(CLI::App* command, BindingOptions& options, const char* 
   command->add_option("--args-file", options.args_file, "Arguments from a file (- for stdin)");
 }
 
+void AddTokenKeyOption(CLI::App* command, CommonOptions& options) {
+  command->add_option("--token-key", options.token_key,
+                      "Key file (32 bytes, 0600) sealing OAuth logins in a postgres:// state store "
+                      "(default: $UDON_MCP_TOKEN_KEY_FILE)");
+}
+
 void AddCommonOptions(CLI::App* command, CommonOptions& options) {
   command->add_option("--config", options.config,
                       "Runtime configuration (default: $UDON_MCP_CONFIG, then ./mcp.json)");
@@ -35,6 +43,7 @@ void AddCommonOptions(CLI::App* command, CommonOptions& options) {
   command->add_option("--state", options.state,
                       "Shared state store: a directory or a postgres:// URI (default: $UDON_MCP_STATE, "
                       "policy \"state\", the state directory)");
+  AddTokenKeyOption(command, options);
   command->add_option("--evidence", options.evidence,
                       "Append value-free JSON Lines evidence here (a file or a postgres:// URI)");
   command->add_option("--timeout", options.timeout_seconds,
@@ -77,9 +86,7 @@ Result<mcp::RuntimeConfig> LoadConfig(const CommonOptions& options) {
   if (config.ok()) {
     for (const std::string& warning : config->warnings) std::fprintf(stderr, "udon-mcp: warning: %s\n", warning.c_str());
     // Remote servers behind OAuth get their stored login's token (contract 7.23).
-    if (Result<std::string> state_dir = gate::ResolveStateDir(options.state_dir); state_dir.ok()) {
-      AttachStoredLogins(*config, *state_dir);
-    }
+    AttachStoredLogins(*config, OpenLoginStore(options));
   }
   return config;
 }
@@ -143,6 +150,27 @@ Status OpenState(const CommonOptions& options, gate::GateEnvironment& env) {
   // connects meanwhile.
   env.state->Warm();
   return OkStatus();
+}
+
+Result<std::shared_ptr<oauth::TokenStore>> OpenLoginStore(const CommonOptions& options) {
+  UDON_ASSIGN_OR_RETURN(const std::string state_dir, gate::ResolveStateDir(options.state_dir));
+  // The gate reports a policy it cannot load; here its "state" member is only a default.
+  Result<manifest::Policy> policy = LoadPolicy(options);
+  const manifest::Policy used = policy.ok() ? *policy : manifest::Policy{};
+  const std::string location = StateLocation(options, used);
+  if (!gate::IsPostgresUrl(location)) return std::shared_ptr<oauth::TokenStore>(new oauth::FileTokenStore(state_dir));
+  // A key made on one machine would seal rows no other runner of the database can open.
+  if (state_pg::ResolveTokenKeySource(options.token_key, state_dir).create_if_missing) {
+    Error error = MakeError("auth.store_key_unavailable",
+                            "OAuth logins in a postgres:// state store are sealed with a key that is not in the "
+                            "database: give its file with --token-key FILE (or $UDON_MCP_TOKEN_KEY_FILE)");
+    error.details["option"] = "--token-key";
+    return error;
+  }
+  UDON_ASSIGN_OR_RETURN(std::unique_ptr<oauth::TokenStore> store,
+                        state_pg::OpenTokenStore(location, state_dir, options.token_key,
+                                                 DatabaseConnectBound(options, used)));
+  return std::shared_ptr<oauth::TokenStore>(std::move(store));
 }
 
 Result<std::unique_ptr<gate::EvidenceWriter>> OpenEvidence(const CommonOptions& options,

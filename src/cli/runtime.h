@@ -23,12 +23,15 @@ struct CommonOptions {
   std::optional<std::string> policy;
   std::optional<std::string> state_dir;
   std::optional<std::string> state;  // --state PATH|URI (contract 7.14)
+  std::optional<std::string> token_key;  // --token-key FILE: the PostgreSQL token store's key
   std::optional<std::string> evidence;
   double timeout_seconds = 0;  // 0: the policy's callTimeoutSeconds
   bool json = false;
 };
 
 void AddCommonOptions(CLI::App* command, CommonOptions& options);
+// --token-key FILE alone, for the login commands (AddCommonOptions adds it too).
+void AddTokenKeyOption(CLI::App* command, CommonOptions& options);
 
 // What verify, call and probe name: the binding (--manifest, --sha256, --server, --tool, all
 // required) and, for the commands that call, the arguments (--args, --args-file).

@@ -3,16 +3,22 @@
 // by login-driver.mjs; then the stored login used by capture and call. And the hostile
 // cases of tests/peers/oauth/hostile.mjs: each a clear code, nothing stored.
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <thread>
 
 #include <gtest/gtest.h>
 
 #include "json/json.h"
+#include "line_client.h"
+#include "pg_cluster.h"
+#include "state_pg/token_store.h"
 #include "test_support.h"
 
 namespace udon {
@@ -58,11 +64,19 @@ class OAuthLoginTest : public ::testing::Test {
     dir_.Write("mcp.json", json::Value({{"mcpServers", {{"remote", {{"url", url}, {"oauth", oauth}}}}}}).dump());
   }
 
-  ProcessResult Udon(std::vector<std::string> args, int expected_exit) {
-    args.insert(args.begin(), testing::UdonMcpBinary());
-    args.insert(args.end(), {"--config", dir_.File("mcp.json")});
+  testing::RunOptions Options() const {
     testing::RunOptions options;
+    options.env = env_;
     options.env["UDON_MCP_STATE_DIR"] = dir_.File("state");
+    return options;
+  }
+
+  // udon-mcp ARGS --config mcp.json (but adopt, which reads the hosts' files) and store_args_.
+  ProcessResult Udon(std::vector<std::string> args, int expected_exit) {
+    if (args.front() != "adopt") args.insert(args.end(), {"--config", dir_.File("mcp.json")});
+    args.insert(args.begin(), testing::UdonMcpBinary());
+    args.insert(args.end(), store_args_.begin(), store_args_.end());
+    testing::RunOptions options = Options();
     ProcessResult result = testing::RunProcess(args, options);
     if (expected_exit >= 0) {
       EXPECT_EQ(result.exit_code, expected_exit) << result.out << result.err;
@@ -73,12 +87,18 @@ class OAuthLoginTest : public ::testing::Test {
 
   // Runs `login remote --no-browser`, plays the browser with login-driver.mjs (extra
   // flags tamper with the redirect) once the URL is printed, and returns login's output.
-  std::string Login(const std::vector<std::string>& driver_flags = {}, bool expect_url = true) {
-    testing::RunOptions options;
-    options.env["UDON_MCP_STATE_DIR"] = dir_.File("state");
-    testing::BackgroundProcess login({testing::UdonMcpBinary(), "login", "remote", "--no-browser", "--timeout", "60",
-                                      "--json", "--config", dir_.File("mcp.json")},
-                                     options);
+  // `command` instead of login's (adopt, say) prints the URL the same way.
+  std::string Login(const std::vector<std::string>& driver_flags = {}, bool expect_url = true,
+                    std::vector<std::string> command = {}) {
+    testing::RunOptions options = Options();
+    std::vector<std::string> login_argv = {testing::UdonMcpBinary(), "login", "remote", "--no-browser", "--timeout", "60",
+                                           "--json", "--config", dir_.File("mcp.json")};
+    if (!command.empty()) {
+      login_argv = std::move(command);
+      login_argv.insert(login_argv.begin(), testing::UdonMcpBinary());
+    }
+    login_argv.insert(login_argv.end(), store_args_.begin(), store_args_.end());
+    testing::BackgroundProcess login(login_argv, options);
     std::string url;
     for (int i = 0; i < 1200 && url.empty() && login.running(); ++i) {
       const std::string output = login.Output();
@@ -118,7 +138,25 @@ class OAuthLoginTest : public ::testing::Test {
     return true;
   }
 
+  // Review and call the "add" tool of the captured remote server: {"a":2,"b":40} is 42.
+  void ReviewAndCallAdd() {
+    Udon({"review", dir_.File("tools.json"), "--server", "remote", "--tool", "add", "--reviewer", "t@example.test",
+          "--headless", "--independent-calls", "--model-backed", "false", "--reference-based-io", "--concurrency",
+          "safe", "--no-side-effects", "--channel", "/a=data", "--channel", "/b=data"},
+         0);
+    const std::string sha =
+        testing::RunProcess({testing::UdonMcpBinary(), "digest", dir_.File("tools.json")}).out.substr(0, 64);
+    ProcessResult called = Udon({"call", "--manifest", dir_.File("tools.json"), "--sha256", sha, "--server", "remote",
+                                 "--tool", "add", "--args", R"({"a":2,"b":40})", "--json", "--expect-output"},
+                                0);
+    auto result = json::Parse(called.out);
+    ASSERT_TRUE(result.ok()) << called.out;
+    EXPECT_EQ((*result)["structuredContent"]["sum"], 42) << called.out;
+  }
+
   std::vector<std::unique_ptr<testing::BackgroundProcess>> peers_;
+  std::vector<std::string> store_args_;  // appended to every udon-mcp command line
+  std::map<std::string, std::string> env_;  // for every udon-mcp command
   TempDir dir_;
   ProcessResult driver_;
   std::string outputs_;  // everything udon-mcp printed, for the secrets check
@@ -173,6 +211,146 @@ TEST_F(OAuthLoginTest, LogsInAtOidcProviderThenCapturesAndCallsWithTheStoredLogi
     ASSERT_GT(secret.size(), 8u);
     EXPECT_EQ(written.find(secret), std::string::npos) << "a token leaked into output or files";
   }
+}
+
+// --state postgres:// keeps the login in the database, sealed with --token-key's key (contract
+// 7.14): login, auth status, capture and call all use it, nothing is written to the state
+// directory, and a dump of the database holds no token. Without a key the command refuses.
+TEST_F(OAuthLoginTest, KeepsTheLoginInPostgresSealedWithTheTokenKey) {
+  UDON_REQUIRE_POSTGRES();
+  testing::PgCluster pg;
+  ASSERT_TRUE(pg.ok()) << pg.failure();
+  const json::Value as = StartPeer("authorization-server.mjs", {});
+  const json::Value rs = StartPeer("resource-server.mjs", {"--issuer", as["issuer"].get<std::string>()});
+  Configure(rs["url"].get<std::string>());
+  store_args_ = {"--state", pg.Url()};
+
+  ProcessResult keyless = Udon({"auth", "status", "--json"}, 3);
+  EXPECT_NE(keyless.out.find("auth.store_key_unavailable"), std::string::npos) << keyless.out;
+  EXPECT_NE(keyless.out.find("--token-key"), std::string::npos) << keyless.out;
+  EXPECT_NE(Login({}, false).find("auth.store_key_unavailable"), std::string::npos);
+
+  std::string key(32, '\0');
+  for (std::size_t i = 0; i < key.size(); ++i) key[i] = static_cast<char>(i * 37 + 11);
+  dir_.Write("token.key", key);
+  ASSERT_EQ(chmod(dir_.File("token.key").c_str(), 0600), 0);
+  store_args_.insert(store_args_.end(), {"--token-key", dir_.File("token.key")});
+  Login();
+  EXPECT_EQ(driver_.exit_code, 0) << driver_.err;
+  EXPECT_TRUE(NothingStored()) << "the login went to the state directory, not the database";
+
+  ProcessResult status = Udon({"auth", "status", "--json"}, 0);
+  auto logins = json::Parse(status.out);
+  ASSERT_TRUE(logins.ok()) << status.out;
+  ASSERT_EQ((*logins)["logins"].size(), 1u) << status.out;
+  EXPECT_EQ((*logins)["logins"][0]["issuer"], as["issuer"]);
+  EXPECT_EQ((*logins)["logins"][0]["servers"], json::Value::array({"remote"}));
+
+  Udon({"capture", "--server", "remote", "-o", dir_.File("tools.json")}, 0);
+  ReviewAndCallAdd();
+
+  state_pg::PostgresTokenStore store(pg.Url(), {dir_.File("token.key"), false});
+  auto stored = store.List();
+  ASSERT_TRUE(stored.ok() && stored->size() == 1u);
+  const std::string dump = pg.Dump().out;
+  EXPECT_NE(dump.find("udon_mcp_oauth_logins"), std::string::npos);
+  std::vector<std::string> secrets = {(*stored)[0].access_token};
+  if ((*stored)[0].refresh_token) secrets.push_back(*(*stored)[0].refresh_token);
+  for (const std::string& secret : secrets) {
+    ASSERT_GT(secret.size(), 8u);
+    EXPECT_EQ(dump.find(secret), std::string::npos) << "a token is readable in a dump of the database";
+    EXPECT_EQ(outputs_.find(secret), std::string::npos) << "a token leaked into output";
+  }
+}
+
+// Issue 39's "done when": a host (Gemini CLI's settings file) lists a remote server behind
+// OAuth; adopt refuses without a terminal naming the command, logs in with --login (the
+// browser played headlessly), the tool is reviewed, --apply rewrites the entry; --check
+// reports the login; the rewritten entry, started as the host would, serves a gated call
+// with the stored token, which is refreshed (and its refresh token rotated) on the way.
+TEST_F(OAuthLoginTest, AdoptLogsInToAnOAuthEntryAndTheRewrittenEntryCallsThroughTheGate) {
+  const json::Value as = StartPeer("authorization-server.mjs", {"--access-token-ttl", "30"});
+  const json::Value rs = StartPeer("resource-server.mjs", {"--issuer", as["issuer"].get<std::string>()});
+  std::filesystem::create_directories(dir_.File("home/.gemini"));
+  dir_.Write("home/.gemini/settings.json",
+             json::Value({{"mcpServers", {{"remote", {{"httpUrl", rs["url"].get<std::string>()}}}}}}).dump(2));
+  env_["HOME"] = dir_.File("home");
+  env_["XDG_CONFIG_HOME"] = dir_.File("home/.config");
+  const std::string adopted = dir_.File("adopted");
+
+  ProcessResult refused = Udon({"adopt", "--dir", adopted, "--host", "gemini", "--json"}, 3);
+  EXPECT_NE(refused.out.find("auth.login_required"), std::string::npos) << refused.out;
+  EXPECT_NE(refused.out.find("--server 'remote' --login"), std::string::npos) << refused.out;
+  EXPECT_TRUE(NothingStored());
+
+  Login({}, true, {"adopt", "--dir", adopted, "--host", "gemini", "--login", "--no-browser", "--json"});
+  EXPECT_EQ(driver_.exit_code, 0) << driver_.err;
+  const json::Value first = StoredRecord();
+  ASSERT_TRUE(first.contains("refreshToken"));
+  auto runtime = json::Parse(dir_.Read("adopted/mcp.json"));
+  ASSERT_TRUE(runtime.ok());
+  EXPECT_TRUE((*runtime)["mcpServers"]["gemini.remote"].contains("oauth")) << runtime->dump();
+
+  Udon({"review", adopted + "/gemini/remote.tools.json", "--server", "gemini.remote", "--tool", "add", "--reviewer",
+        "t@example.test", "--headless", "--independent-calls", "--model-backed", "false", "--reference-based-io",
+        "--concurrency", "safe", "--no-side-effects", "--channel", "/a=data", "--channel", "/b=data"},
+       0);
+  Udon({"adopt", "--dir", adopted, "--apply"}, 0);
+  ProcessResult checked = Udon({"adopt", "--dir", adopted, "--check", "--json"}, 0);
+  EXPECT_NE(checked.out.find("\"login\":{\"code\":\"\""), std::string::npos) << checked.out;
+
+  auto settings = json::Parse(dir_.Read("home/.gemini/settings.json"));
+  ASSERT_TRUE(settings.ok());
+  const json::Value& entry = (*settings)["mcpServers"]["remote"];
+  ASSERT_TRUE(entry.contains("command")) << settings->dump();
+  std::vector<std::string> argv = {entry["command"].get<std::string>()};
+  for (const auto& arg : entry["args"]) argv.push_back(arg.get<std::string>());
+  ::setenv("UDON_MCP_STATE_DIR", dir_.File("state").c_str(), 1);  // the host's environment
+  testing::LineClient host(argv);
+  ::unsetenv("UDON_MCP_STATE_DIR");
+  host.Send(testing::InitializeRequest(1));
+  ASSERT_TRUE(host.ReadResponse(1).has_value()) << host.Stderr();
+  host.Send(testing::Notification("notifications/initialized"));
+  host.Send(testing::Request(2, "tools/call", {{"name", "add"}, {"arguments", {{"a", 2}, {"b", 40}}}}));
+  auto called = host.ReadResponse(2);
+  ASSERT_TRUE(called.has_value()) << host.Stderr();
+  EXPECT_EQ((*called)["result"]["structuredContent"]["sum"], 42) << called->dump();
+  host.CloseInput();
+  host.Wait();
+
+  const json::Value rotated = StoredRecord();
+  EXPECT_NE(rotated["accessToken"], first["accessToken"]);
+  EXPECT_NE(rotated["refreshToken"], first["refreshToken"]);
+  const std::string written = outputs_ + dir_.Read("home/.gemini/settings.json") + dir_.Read("adopted/mcp.json") +
+                              dir_.Read("adopted/gemini/remote.tools.json") + host.Stderr();
+  for (const json::Value& record : {first, rotated}) {
+    for (const char* secret : {"accessToken", "refreshToken"}) {
+      EXPECT_EQ(written.find(record[secret].get<std::string>()), std::string::npos) << "a token leaked";
+    }
+  }
+
+  // --check says, without refreshing, when the login can no longer be used: expired with
+  // no refresh token left, then gone.
+  for (const auto& file : std::filesystem::directory_iterator(dir_.File("state/oauth"))) {
+    if (file.path().extension() != ".json") continue;
+    json::Value record = rotated;
+    record["expiresAt"] = 1;
+    record.erase("refreshToken");
+    dir_.Write("state/oauth/" + file.path().filename().string(), record.dump());
+  }
+  ProcessResult expired = Udon({"adopt", "--dir", adopted, "--check", "--json"}, -1);
+  EXPECT_NE(expired.exit_code, 0);
+  EXPECT_NE(expired.out.find(R"("login":{"code":"auth.login_expired","status":"expired"})"), std::string::npos)
+      << expired.out;
+  testing::RunOptions options = Options();
+  EXPECT_EQ(testing::RunProcess({testing::UdonMcpBinary(), "logout", "gemini.remote", "--config", adopted + "/mcp.json"},
+                                options)
+                .exit_code,
+            0);
+  ProcessResult missing = Udon({"adopt", "--dir", adopted, "--check", "--json"}, -1);
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_NE(missing.out.find(R"("login":{"code":"auth.login_required","status":"missing"})"), std::string::npos)
+      << missing.out;
 }
 
 TEST_F(OAuthLoginTest, ARedirectWithAnotherStateOrIssuerStoresNothing) {
