@@ -77,6 +77,28 @@ def log(msg):
     sys.stderr.flush()
 
 
+def version_key(version):
+    """Semantic-version order of a stable release (major, minor, patch; build metadata ignored)."""
+    return tuple(int(part) for part in version.split("+")[0].split("."))
+
+
+def order_problems(server):
+    """Why a servers.json entry's release list is not in semantic-version order, or []: only
+    the releases its 'orderDeparture' names, with a reason, may stand elsewhere."""
+    departure = server.get("orderDeparture") or {}
+    moved = set(departure.get("releases", []))
+    problems = []
+    if moved and not departure.get("why"):
+        problems.append("%s: orderDeparture has no 'why'" % server["name"])
+    if moved - set(server["releases"]):
+        problems.append("%s: orderDeparture names releases it does not list" % server["name"])
+    rest = [v for v in server["releases"] if v not in moved]
+    if rest != sorted(rest, key=version_key):
+        problems.append("%s: releases are not in semantic-version order and no orderDeparture says why"
+                        % server["name"])
+    return problems
+
+
 def write_json(path, value):
     """Atomic write (temp file + rename), sorted keys off: the order given is kept."""
     os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -130,6 +152,9 @@ class Study:
         self.lock = threading.Lock()
         self.server_locks = {}
         self.servers = read_json(args.servers)["servers"]
+        problems = [p for server in self.servers for p in order_problems(server)]
+        if problems:
+            sys.exit("run.sh: " + "; ".join(problems))
         old = read_json(os.path.join(self.data, "index.json"), {}) or {}
         self.entries = {(e["server"], e["version"]): e for e in old.get("releases", [])}
         self.done = 0

@@ -157,5 +157,23 @@ class SandboxTest(unittest.TestCase):
         self.assertFalse(os.path.exists(os.path.join(self.tmp.name, "data")))
 
 
+class ReleaseOrderTest(unittest.TestCase):
+    """Release order comes from the versions alone; a departure is named in the data with why."""
+
+    def test_the_committed_lists_follow_the_versions_or_say_why(self):
+        with open(os.path.join(HERE, "servers.json"), encoding="utf-8") as f:
+            servers = json.load(f)["servers"]
+        self.assertEqual([p for s in servers for p in capture.order_problems(s)], [])
+
+    def test_an_unexplained_departure_is_found(self):
+        server = {"name": "x", "releases": ["0.1.0", "2025.1.1", "2.0.0"]}
+        self.assertEqual(len(capture.order_problems(server)), 1)
+        server["orderDeparture"] = {"releases": ["2.0.0"]}
+        self.assertIn("x: orderDeparture has no 'why'", capture.order_problems(server))
+        server["orderDeparture"]["why"] = "its lock file names the newer SDK"
+        self.assertEqual(capture.order_problems(server), [])
+        self.assertEqual(capture.order_problems({"name": "y", "releases": ["0.9.0", "0.10.0", "1.0.0"]}), [])
+
+
 if __name__ == "__main__":
     unittest.main()

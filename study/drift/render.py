@@ -206,7 +206,10 @@ def sections(r):
     out.append(("How often the catalog changes between releases", [
         "A pair is two consecutive captured releases of one server: consecutive among the "
         "stable releases the registry serves and servers.json lists (at most the last 25; a "
-        "release that could not be captured is skipped, so its neighbours form the pair). %d pairs, %d with a "
+        "release that could not be captured is skipped, so its neighbours form the pair), in "
+        "semantic-version order, derived from the versions only; where a list departs from it "
+        "(filesystem's 2.0.1 and 2.3.0 close its series), servers.json's `orderDeparture` says "
+        "why. %d pairs, %d with a "
         "catalog change (%s)." % (r["pairs"], r["catalogChangedPairs"],
                                   pct(r["catalogChangedPairs"], r["pairs"]))],
         ["server", "releases", "pairs", "catalog changed", "share", "version unchanged",
