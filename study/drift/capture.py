@@ -42,8 +42,10 @@ ETC_COPIED = ("ld.so.cache", "ld.so.conf", "alternatives")
 
 
 def minimal_etc(path, uid, gid, host_etc="/etc"):
-    """Writes the captures' /etc into `path` (created; existing files replaced)."""
-    os.makedirs(path, exist_ok=True)
+    """Writes the captures' /etc into `path` (created afresh: a copied symlink cannot be
+    copied over itself, so the second capture of a release would fail)."""
+    shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(path)
     files = {
         "passwd": "%s:x:%d:%d::/nonexistent:/usr/sbin/nologin\n" % (STUDY_ACCOUNT, uid, gid),
         "group": "%s:x:%d:\n" % (STUDY_ACCOUNT, gid),

@@ -213,6 +213,19 @@ class FailureReasonTest(unittest.TestCase):
         self.assertIsNone(capture.explain(diagnostics("listening"), "v20.20.2", False))
 
 
+class MinimalEtcTest(unittest.TestCase):
+    def test_the_second_capture_of_a_release_writes_its_etc_again(self):
+        # Both captures of a release use one work directory; the copied alternatives'
+        # symlinks made the second write fail, so no release could be captured.
+        with tempfile.TemporaryDirectory() as tmp:
+            host = os.path.join(tmp, "host")
+            os.makedirs(os.path.join(host, "alternatives"))
+            os.symlink("/usr/bin/true", os.path.join(host, "alternatives", "editor"))
+            for _ in range(2):
+                capture.minimal_etc(os.path.join(tmp, "etc"), 1000, 1000, host_etc=host)
+            self.assertEqual(os.readlink(os.path.join(tmp, "etc", "alternatives", "editor")), "/usr/bin/true")
+
+
 class ReleaseOrderTest(unittest.TestCase):
     """Release order comes from the versions alone; a departure is named in the data with why."""
 
