@@ -185,6 +185,19 @@ def _figure(heading, r):
     return "![%s](%s/%s.svg)\n\n" % (spec["title"], CHART_DIR, name)
 
 
+def _selection(selection):
+    lines = []
+    if selection.get("rule"):
+        lines += ["", "Selection: " + selection["rule"] + "."]
+    if selection.get("weeklyDownloads"):
+        lines += ["", "Weekly downloads at selection: " + selection["weeklyDownloads"] + "."]
+    return lines
+
+
+def _releases(versions):
+    return versions[0] if len(versions) == 1 else "%s to %s (%d)" % (versions[0], versions[-1], len(versions))
+
+
 def sections(r):
     """The report as a list of (heading, intro lines, table header, table rows)."""
     d = r["dataset"]
@@ -196,11 +209,17 @@ def sections(r):
         "%d servers, %d releases listed, %d captured, %d of them flagged nondeterministic "
         "(two captures of the same install differed), %d could not be captured."
         % (t["servers"], t["listed"], t["captured"] + t["nondeterministic"],
-           t["nondeterministic"], t["failed"])],
+           t["nondeterministic"], t["failed"])] + _selection(d.get("selection", {})),
         ["server", "package", "releases", "captured", "nondeterministic", "failed"], rows))
     out.append(("Why releases could not be captured", [
         "Stage and stable code of each failure (data/index.json holds each release's reason)."],
         ["reason", "releases"], [[k, v] for k, v in d["failuresByReason"].items()]))
+    out.append(("What happened to each release that could not be captured", [
+        "From each release's recorded reason (data/index.json): the explanation capture.py "
+        "recognised in the server's stderr (`cause`), else the line of it that says most "
+        "(`hint`), paths replaced by `<path>`."],
+        ["server", "releases", "reason", "what happened"],
+        [[f["server"], _releases(f["releases"]), f["reason"], f["what"]] for f in d.get("failures", [])]))
     srows = [["[%s](drift-study/%s.html)" % (s["server"], s["server"]), s["releases"], s["pairs"], s["catalogChanged"],
               pct(s["catalogChanged"], s["pairs"]), s["catalogChangedVersionUnchanged"], s.get("gateRefused", 0)] for s in r["servers"]]
     out.append(("How often the catalog changes between releases", [

@@ -117,7 +117,7 @@ def bump(table, key, by=1):
 # --------------------------------------------------------------------- aggregation
 def dataset_numbers(index, chosen):
     """Releases listed, captured, flagged and failed (with why), by server."""
-    per_server, failures, flagged, protocols = {}, {}, [], {}
+    per_server, failures, flagged, protocols, failed = {}, {}, [], {}, []
     for e in index["releases"]:
         if chosen and e["server"] not in chosen:
             continue
@@ -129,6 +129,9 @@ def dataset_numbers(index, chosen):
         if e["outcome"] == "failed":
             r = e["reason"]
             bump(failures, "%s: %s" % (r["stage"], r["code"]))
+            failed.append({"server": e["server"], "version": e["version"],
+                           "reason": "%s: %s" % (r["stage"], r["code"]),
+                           "what": r.get("cause") or r.get("hint") or r.get("message", "")})
         else:
             bump(protocols, e.get("protocolVersion") or "unknown")
             if e["outcome"] == "nondeterministic":
@@ -140,7 +143,21 @@ def dataset_numbers(index, chosen):
                                      if s["captured"] + s["nondeterministic"] >= 2)
     return {"totals": totals, "byServer": per_server,
             "failuresByReason": dict(sorted(failures.items(), key=lambda kv: (-kv[1], kv[0]))),
+            "failures": failure_groups(failed),
             "nondeterministic": flagged, "protocolVersions": dict(sorted(protocols.items()))}
+
+
+def failure_groups(failed):
+    """The failed releases, a server's releases with the same reason and explanation together
+    (in release order)."""
+    groups = []
+    for f in failed:
+        last = groups[-1] if groups else None
+        if last and (last["server"], last["reason"], last["what"]) == (f["server"], f["reason"], f["what"]):
+            last["releases"].append(f["version"])
+        else:
+            groups.append({"server": f["server"], "releases": [f["version"]], "reason": f["reason"], "what": f["what"]})
+    return groups
 
 
 def tool_change_numbers(report, acc):
@@ -383,6 +400,7 @@ def main():
     index = read_json(os.path.join(args.data, "index.json"))
     chosen = set(args.server or [])
     dataset = dataset_numbers(index, chosen)
+    dataset["selection"] = read_json(os.path.join(HERE, "servers.json")).get("selection", {})
     reports, changes = [], {}
     for name, s in dataset["byServer"].items():
         directory = os.path.join(args.data, s["package"])
