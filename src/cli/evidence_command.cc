@@ -1,5 +1,6 @@
 // evidence summarize: the experiment's report from evidence JSON Lines (docs/experiment.md).
 // evidence drift: what drifts in one server's catalog, release by release (contract 7.20).
+// evidence chart: a bar chart from a JSON description, drawn by the reports' own chart code.
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -7,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "cli/output.h"
+#include "evidence/chart_spec.h"
 #include "evidence/drift_report.h"
 #include "evidence/summary.h"
 #include "gate/state_store.h"
@@ -176,6 +178,43 @@ void RegisterDrift(CLI::App* evidence) {
   SetAction(drift, &o->json, [o] { return RunDrift(*o); });
 }
 
+struct ChartOptions {
+  std::string input;
+  std::string output;
+  bool json = false;
+};
+
+constexpr std::size_t kMaxChartSpecBytes = 1 << 20;
+
+int RunChart(const ChartOptions& o) {
+  auto text = base::ReadFile(o.input, kMaxChartSpecBytes);
+  if (!text.ok()) return ReportError(text.error(), o.json, kExitInvalidInput, o.input);
+  auto spec = json::Parse(*text);
+  if (!spec.ok()) return ReportError(spec.error(), o.json, kExitInvalidInput, o.input);
+  auto svg = evidence::BarChartFromSpec(*spec);
+  if (!svg.ok()) return ReportError(svg.error(), o.json, kExitInvalidInput, o.input);
+  if (o.output.empty()) {
+    if (!o.json) std::fwrite(svg->data(), 1, svg->size(), stdout);
+  } else {
+    Status status = base::WriteFileAtomic(o.output, *svg);
+    if (!status.ok()) return ReportError(status.error(), o.json, kExitInternal, o.output);
+    if (!o.json) std::printf("wrote %s\n", o.output.c_str());
+  }
+  if (o.json) PrintJsonResult({{"written", o.output.empty() ? json::Value::array() : json::Value::array({o.output})}});
+  return kExitOk;
+}
+
+void RegisterChart(CLI::App* evidence) {
+  auto o = std::make_shared<ChartOptions>();
+  CLI::App* chart = evidence->add_subcommand(
+      "chart", "Draw a bar chart (SVG) from a JSON description with the evidence reports' chart code");
+  chart->add_option("SPEC", o->input, "The description: {title, bars: [{label, value, text, alert}], maximum} (- for stdin)")
+      ->required();
+  chart->add_option("-o,--output", o->output, "Write the SVG here (default: stdout)");
+  chart->add_flag("--json", o->json, "The files written as JSON on stdout");
+  SetAction(chart, &o->json, [o] { return RunChart(*o); });
+}
+
 }  // namespace
 
 void RegisterEvidenceCommand(CLI::App& app) {
@@ -192,6 +231,7 @@ void RegisterEvidenceCommand(CLI::App& app) {
   summarize->add_flag("--json", o->json, "The report model as JSON on stdout");
   SetAction(summarize, &o->json, [o] { return RunSummarize(*o); });
   RegisterDrift(evidence);
+  RegisterChart(evidence);
 }
 
 }  // namespace udon::cli

@@ -42,8 +42,10 @@ ETC_COPIED = ("ld.so.cache", "ld.so.conf", "alternatives")
 
 
 def minimal_etc(path, uid, gid, host_etc="/etc"):
-    """Writes the captures' /etc into `path` (created; existing files replaced)."""
-    os.makedirs(path, exist_ok=True)
+    """Writes the captures' /etc into `path` (created afresh: a copied symlink cannot be
+    copied over itself, so the second capture of a release would fail)."""
+    shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(path)
     files = {
         "passwd": "%s:x:%d:%d::/nonexistent:/usr/sbin/nologin\n" % (STUDY_ACCOUNT, uid, gid),
         "group": "%s:x:%d:\n" % (STUDY_ACCOUNT, gid),
@@ -77,6 +79,34 @@ def log(msg):
     sys.stderr.flush()
 
 
+def server_node(server):
+    """The Node.js a server entry asks for ('node': a path inside the repository, the pinned
+    Node.js 22 of tests/node_modules), or None for the one on PATH."""
+    return os.path.join(REPO, server["node"]) if server.get("node") else None
+
+
+def version_key(version):
+    """Semantic-version order of a stable release (major, minor, patch; build metadata ignored)."""
+    return tuple(int(part) for part in version.split("+")[0].split("."))
+
+
+def order_problems(server):
+    """Why a servers.json entry's release list is not in semantic-version order, or []: only
+    the releases its 'orderDeparture' names, with a reason, may stand elsewhere."""
+    departure = server.get("orderDeparture") or {}
+    moved = set(departure.get("releases", []))
+    problems = []
+    if moved and not departure.get("why"):
+        problems.append("%s: orderDeparture has no 'why'" % server["name"])
+    if moved - set(server["releases"]):
+        problems.append("%s: orderDeparture names releases it does not list" % server["name"])
+    rest = [v for v in server["releases"] if v not in moved]
+    if rest != sorted(rest, key=version_key):
+        problems.append("%s: releases are not in semantic-version order and no orderDeparture says why"
+                        % server["name"])
+    return problems
+
+
 def write_json(path, value):
     """Atomic write (temp file + rename), sorted keys off: the order given is kept."""
     os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -100,25 +130,76 @@ def safe_name(package):
 
 
 def scrub(text, cache):
-    """One short line of a server's or npm's complaint, without machine paths."""
+    """One short line of a server's or npm's complaint, without machine paths. An absolute
+    path keeps what names the module (from its last node_modules/ on); a relative one, which
+    says nothing about the machine ('../build/Release/keytar.node'), is kept whole."""
     text = text.replace(cache, "<prefix>").replace(REPO, "<repo>")
-    text = re.sub(r"(/[A-Za-z0-9._@+-]+){2,}", "<path>", text)
+
+    def shorten(match):
+        at = match.group(0).rfind("/node_modules/")
+        return "<path>" + (match.group(0)[at:] if at >= 0 else "")
+    text = re.sub(r"(?<![\w.@+>-])(/[A-Za-z0-9._@+-]+){2,}", shorten, text)
     return text.strip()[:200]
 
 
 def pick_hint(stderr):
-    """The line of the server's stderr tail that says most about why it stopped."""
+    """The line of the server's stderr tail that says most about why it stopped: an error's
+    cause first (Node prints the network error under [cause]), never a line of source code
+    Node echoes above its caret."""
     lines = [ln.split("server stderr:", 1)[1].strip() for ln in stderr.splitlines()
              if "diagnostics:" in ln and "server stderr:" in ln]
-    for pattern in (r"^\w*Error( \[\w+\])?: ", r"^\w*Error\b(?!\.)", r"Error\b.*:|ERR_|[Rr]equire[sd]? |[Uu]nsupported|[Nn]ot supported|[Mm]issing",
+    for pattern in (r"^\[cause\]: \w*Error", r"^\w*Error( \[\w+\])?: ", r"^\w*Error\b(?!\.)",
+                    r"Error\b.*:|ERR_|[Rr]equire[sd]? |[Uu]nsupported|[Nn]ot supported|[Mm]issing",
                     r"[Ee]rror|[Ff]ail"):
         for ln in lines:
-            if re.search(pattern, ln) and not ln.startswith("at "):
+            if re.search(pattern, ln) and not ln.startswith("at ") and not SOURCE_LINE.search(ln):
                 return ln
     for ln in stderr.splitlines():
         if "diagnostics:" in ln and "transport:" in ln:
             return ln.split("transport:", 1)[1].strip()
     return ""
+
+
+# A line of JavaScript Node echoes above the caret of an uncaught error ("Error.captureStackTrace(err);").
+SOURCE_LINE = re.compile(r"^[\w.$]+\(.*\);?$|^(const|let|var|throw|return) |;$")
+NATIVE_BINDING = re.compile(r"node_modules/((?:@[\w.-]+/)?[\w.-]+)/(?:[\w./-]*/)?[\w.-]+\.node\b")
+REQUIRED_FROM = re.compile(r"^- .*node_modules/((?:@[\w.-]+/)?[\w.-]+)/", re.M)
+NETWORK = re.compile(r"EAI_AGAIN|ENOTFOUND|ECONNREFUSED|ENETUNREACH|fetch failed")
+
+
+def install_script_failure(output):
+    """Why a sandboxed install script built nothing, in a few words ('' when nothing known):
+    the prebuilt binary's download and the local build, as npm's output says."""
+    why = []
+    download = re.search(r"prebuild-install warn install (.+)", output)
+    if download:
+        why.append("the prebuilt binary's download failed (%s)" % download.group(1).strip())
+    missing = re.search(r"Package (\S+) was not found in the pkg-config search path", output)
+    if missing:
+        why.append("building it needs %s, which is not installed" % missing.group(1))
+    return "; ".join(why)
+
+
+def explain(stderr, node, scripts):
+    """What really happened, in one sentence, from the server's whole stderr tail (None when
+    nothing known is recognised). `node`: the Node.js version that ran it; `scripts`: False
+    when the install ran no install scripts, else True or their recorded outcome."""
+    text = "\n".join(ln.split("server stderr:", 1)[1].strip() for ln in stderr.splitlines() if "server stderr:" in ln)
+    binding = NATIVE_BINDING.search(text)
+    if not binding and re.search(r"Cannot find module '[^']*\.node'", text):
+        binding = REQUIRED_FROM.search(text)
+    if binding:
+        how = ("its install script ran in the sandbox without network and did not build it" if scripts
+               else "the install ran no install scripts (--ignore-scripts), and only an install script builds it")
+        if scripts and scripts is not True and scripts.get("why"):
+            how += ": " + scripts["why"]
+        return "the native binding of %s is missing: %s" % (binding.group(1), how)
+    builtin = re.search(r"ERR_UNKNOWN_BUILTIN_MODULE\]?:? No such built-in module: (node:\w+)", text)
+    if builtin:
+        return "needs the built-in module %s, which Node.js %s (the one that ran it) lacks" % (builtin.group(1), node)
+    if NETWORK.search(text):
+        return "asks a remote service at start and the capture sandbox has no network"
+    return None
 
 
 class Study:
@@ -130,6 +211,9 @@ class Study:
         self.lock = threading.Lock()
         self.server_locks = {}
         self.servers = read_json(args.servers)["servers"]
+        problems = [p for server in self.servers for p in order_problems(server)]
+        if problems:
+            sys.exit("run.sh: " + "; ".join(problems))
         old = read_json(os.path.join(self.data, "index.json"), {}) or {}
         self.entries = {(e["server"], e["version"]): e for e in old.get("releases", [])}
         self.done = 0
@@ -162,9 +246,8 @@ class Study:
         os.makedirs(tmp, exist_ok=True)
         lock_path = self.lock_path(server, version)
         env = dict(os.environ, PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD="1", PUPPETEER_SKIP_DOWNLOAD="1")
-        flags = ["--no-audit", "--no-fund", "--omit=dev", "--loglevel=error", "--prefer-offline"]
-        if not server.get("scripts", False):
-            flags.append("--ignore-scripts")
+        flags = ["--no-audit", "--no-fund", "--omit=dev", "--loglevel=error", "--prefer-offline",
+                 "--ignore-scripts"]
         if os.path.exists(lock_path):
             write_json(os.path.join(tmp, "package.json"),
                        {"private": True, "dependencies": {server["package"]: version}})
@@ -184,10 +267,48 @@ class Study:
         if not os.path.exists(lock_path):
             shutil.copyfile(os.path.join(tmp, "package-lock.json"), lock_path + ".new")
             os.replace(lock_path + ".new", lock_path)
+        self.run_install_scripts(server, tmp)
         open(os.path.join(tmp, ".installed"), "w").close()
         shutil.rmtree(prefix, ignore_errors=True)
         os.replace(tmp, prefix)
         return prefix, None
+
+    def run_install_scripts(self, server, prefix):
+        """`installScripts`: the packages whose install scripts the release needs (a native
+        binding) are rebuilt by npm inside bubblewrap with no network, the install tree the
+        only writable place; a script that needs the network fails there, and the capture's
+        reason then says the binding is missing."""
+        packages = server.get("installScripts", [])
+        if not packages:
+            return
+        etc = os.path.join(prefix, ".study-etc")
+        minimal_etc(etc, os.getuid(), os.getgid())
+        # /tmp first: the install tree may lie under it, and a later mount would hide it.
+        jail = ["bwrap", "--unshare-all", "--die-with-parent", "--tmpfs", "/tmp", "--ro-bind", "/usr", "/usr",
+                "--ro-bind", etc, "/etc", "--bind", prefix, prefix,
+                "--dev", "/dev", "--proc", "/proc", "--setenv", "HOME", "/tmp", "--chdir", prefix]
+        for link in ("/bin", "/lib", "/lib64", "/sbin"):
+            if os.path.islink(link):
+                jail += ["--symlink", os.readlink(link), link]
+            elif os.path.isdir(link):
+                jail += ["--ro-bind", link, link]
+        # The headers of the Node.js that will run the release, so node-gyp needs no download
+        # and the binding matches its ABI: the pinned one's own, else the system's.
+        node = server_node(server)
+        home = os.path.dirname(os.path.dirname(os.path.realpath(node))) if node else "/usr"
+        if node:
+            jail += ["--ro-bind", home, home, "--setenv", "PATH", home + "/bin:/usr/bin:/bin"]
+        nodedir = ["--nodedir=" + home] if os.path.exists(home + "/include/node/common.gypi") else []
+        out = subprocess.run(jail + ["npm", "rebuild", "--offline", "--foreground-scripts"] + nodedir + packages,
+                             capture_output=True, text=True)
+        shutil.rmtree(etc, ignore_errors=True)
+        write_json(os.path.join(prefix, ".install-scripts.json"),
+                   {"ok": out.returncode == 0, "why": install_script_failure(out.stdout + out.stderr)})
+
+    def install_scripts_outcome(self, server, version):
+        """What the sandboxed install scripts of this release's install did (None: none ran)."""
+        prefix = os.path.join(self.cache, safe_name(server["package"]), version)
+        return read_json(os.path.join(prefix, ".install-scripts.json"))
 
     def lock_path(self, server, version):
         d = os.path.join(self.data, server["package"])
@@ -211,10 +332,15 @@ class Study:
         return None, {"stage": "start", "code": "bin_missing",
                       "message": "the release has no bin named " + " or ".join(wanted)}
 
-    def capture_once(self, server, command, workdir, out_path):
+    def capture_once(self, server, command, workdir, out_path, version=None):
         etc = os.path.join(workdir, "etc")
         minimal_etc(etc, os.getuid(), os.getgid())
-        entry = {"command": command, "args": server["args"], "env": server["env"],
+        node = server_node(server)
+        if node:
+            command, args = node, [command] + server["args"]
+        else:
+            args = server["args"]
+        entry = {"command": command, "args": args, "env": server["env"],
                  "cwd": os.path.join(workdir, "start"),
                  "sandbox": {"network": False, "etc": etc}}
         os.makedirs(entry["cwd"], exist_ok=True)
@@ -235,7 +361,17 @@ class Study:
                   "message": scrub(err.get("message", ""), self.cache)}
         if hint:
             reason["hint"] = scrub(hint, self.cache)
+        scripts = (self.install_scripts_outcome(server, version) or True) if server.get("installScripts") else False
+        cause = explain(out.stderr, self.node_version(server), scripts)
+        if cause:
+            reason["cause"] = cause
         return reason
+
+    def node_version(self, server):
+        node = server_node(server)
+        if not node:
+            return self.environment["node"]
+        return subprocess.run([node, "--version"], capture_output=True, text=True).stdout.strip()
 
     def study_digest(self, manifest_path):
         doc = read_json(manifest_path)
@@ -259,6 +395,8 @@ class Study:
         times = self.publish_times(server)
         entry = {"server": server["name"], "package": server["package"], "version": version,
                  "published": times.get(version)}
+        if server_node(server):
+            entry["node"] = self.node_version(server)
         prefix, reason = self.install(server, version)
         if self.args.install_only:
             log("install %s %s: %s" % (server["name"], version, reason["code"] if reason else "ok"))
@@ -286,7 +424,7 @@ class Study:
         try:
             first, second = os.path.join(work, "a.json"), os.path.join(work, "b.json")
             for path in (first, second):
-                reason = self.capture_once(server, command, work, path)
+                reason = self.capture_once(server, command, work, path, version)
                 if reason:
                     return reason
             digest, doc = self.study_digest(first)
@@ -356,6 +494,8 @@ class Study:
             if chosen and server["name"] not in chosen:
                 continue
             for version in server["releases"]:
+                if self.args.release and version not in self.args.release:
+                    continue
                 e = self.entries.get((server["name"], version))
                 have = e and e["outcome"] != "failed" and os.path.exists(
                     os.path.join(self.data, e["file"]))
@@ -375,6 +515,8 @@ def main():
     ap.add_argument("--retry-failed", action="store_true", help="try recorded failures again")
     ap.add_argument("--recapture", action="store_true",
                     help="capture the chosen servers' recorded releases again")
+    ap.add_argument("--release", action="append",
+                    help="only this release of the chosen servers (repeatable; with --retry-failed or --recapture)")
     ap.add_argument("--install-only", action="store_true",
                     help="only fill the install cache (records nothing)")
     ap.add_argument("--timeout", type=int, default=60, help="capture timeout, seconds")

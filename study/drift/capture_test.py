@@ -24,7 +24,8 @@ def study(data, entries, **flags):
     s = capture.Study.__new__(capture.Study)
     s.args = argparse.Namespace(server=flags.get("server"),
                                 recapture=flags.get("recapture", False),
-                                retry_failed=flags.get("retry_failed", False))
+                                retry_failed=flags.get("retry_failed", False),
+                                release=flags.get("release"))
     s.data = data
     s.lock = threading.Lock()
     s.server_locks = {}
@@ -64,6 +65,9 @@ class PendingTest(unittest.TestCase):
     def test_recapture_takes_every_release_of_the_chosen_servers(self):
         self.assertEqual(self.todo(recapture=True, server=["a"]),
                          [("a", "1.0.0"), ("a", "1.1.0"), ("a", "2.0.0")])
+
+    def test_release_takes_only_the_named_releases(self):
+        self.assertEqual(self.todo(recapture=True, server=["a"], release=["1.1.0"]), [("a", "1.1.0")])
 
 
 class WorkDirectoryTest(unittest.TestCase):
@@ -155,6 +159,89 @@ class SandboxTest(unittest.TestCase):
         self.assertEqual(out.returncode, 2)
         self.assertIn("refusing to run as root", out.stderr)
         self.assertFalse(os.path.exists(os.path.join(self.tmp.name, "data")))
+
+
+def diagnostics(*lines):
+    """udon-mcp capture --diagnostics' stderr for a server that wrote these lines."""
+    return "\n".join(["udon-mcp: diagnostics: server s: transport: mcp.disconnected; mcp.server_exited"] +
+                     ["udon-mcp: diagnostics: server s: server stderr: " + ln for ln in lines])
+
+
+class FailureReasonTest(unittest.TestCase):
+    """Each failed release's reason says what really happened (issue 42's three wrong ones)."""
+
+    def test_the_scrubber_keeps_the_module_name(self):
+        # azure-devops 2.10.0: the relative path of keytar's binding was taken for a machine path.
+        line = "Error: Cannot find module '../build/Release/keytar.node' in /home/u/w/node_modules/keytar/lib/k.js"
+        self.assertEqual(capture.scrub(line, "/home/u/.cache"),
+                         "Error: Cannot find module '../build/Release/keytar.node' in <path>/node_modules/keytar/lib/k.js")
+        self.assertEqual(capture.scrub("open /home/u/secret/dir/file failed", "/c"), "open <path> failed")
+
+    def test_the_hint_is_the_network_error_not_a_line_of_source(self):
+        # supabase 0.4.4 to 0.5.8: Node echoes the source line above its caret, then the error.
+        stderr = diagnostics("node:internal/deps/undici/undici:14976", "      Error.captureStackTrace(err);",
+                             "            ^", "", "TypeError: fetch failed", "    at node:internal/deps/undici",
+                             "  [cause]: Error: getaddrinfo EAI_AGAIN supabase.com", "Node.js v20.20.2")
+        self.assertEqual(capture.pick_hint(stderr), "[cause]: Error: getaddrinfo EAI_AGAIN supabase.com")
+        self.assertEqual(capture.explain(stderr, "v20.20.2", False),
+                         "asks a remote service at start and the capture sandbox has no network")
+        self.assertEqual(capture.pick_hint(diagnostics("      Error.captureStackTrace(err);")),
+                         "mcp.disconnected; mcp.server_exited")
+
+    def test_a_missing_native_binding_is_named(self):
+        keytar = diagnostics("Error: Cannot find module '../build/Release/keytar.node'", "Require stack:",
+                             "- /x/node_modules/keytar/lib/keytar.js", "    at Module._resolveFilename (node:internal)")
+        self.assertEqual(capture.explain(keytar, "v20.20.2", False),
+                         "the native binding of keytar is missing: the install ran no install scripts "
+                         "(--ignore-scripts), and only an install script builds it")
+        sqlite = diagnostics("Failed to connect to SQLite database: Error: Could not locate the bindings file. Tried:",
+                             " → /x/node_modules/better-sqlite3/build/Release/better_sqlite3.node")
+        self.assertIn("the native binding of better-sqlite3 is missing: its install script ran in the sandbox",
+                      capture.explain(sqlite, "v22.23.5", True))
+        npm = ("prebuild-install warn install getaddrinfo EAI_AGAIN github.com\n"
+               "Package libsecret-1 was not found in the pkg-config search path.\n")
+        self.assertEqual(capture.explain(keytar, "v20.20.2", {"ok": False, "why": capture.install_script_failure(npm)}),
+                         "the native binding of keytar is missing: its install script ran in the sandbox without "
+                         "network and did not build it: the prebuilt binary's download failed (getaddrinfo "
+                         "EAI_AGAIN github.com); building it needs libsecret-1, which is not installed")
+
+    def test_a_missing_builtin_names_the_node_that_ran_it(self):
+        stderr = diagnostics("Failed to connect to SQLite database: Error [ERR_UNKNOWN_BUILTIN_MODULE]: "
+                             "No such built-in module: node:sqlite")
+        self.assertEqual(capture.explain(stderr, "v20.20.2", False),
+                         "needs the built-in module node:sqlite, which Node.js v20.20.2 (the one that ran it) lacks")
+        self.assertIsNone(capture.explain(diagnostics("listening"), "v20.20.2", False))
+
+
+class MinimalEtcTest(unittest.TestCase):
+    def test_the_second_capture_of_a_release_writes_its_etc_again(self):
+        # Both captures of a release use one work directory; the copied alternatives'
+        # symlinks made the second write fail, so no release could be captured.
+        with tempfile.TemporaryDirectory() as tmp:
+            host = os.path.join(tmp, "host")
+            os.makedirs(os.path.join(host, "alternatives"))
+            os.symlink("/usr/bin/true", os.path.join(host, "alternatives", "editor"))
+            for _ in range(2):
+                capture.minimal_etc(os.path.join(tmp, "etc"), 1000, 1000, host_etc=host)
+            self.assertEqual(os.readlink(os.path.join(tmp, "etc", "alternatives", "editor")), "/usr/bin/true")
+
+
+class ReleaseOrderTest(unittest.TestCase):
+    """Release order comes from the versions alone; a departure is named in the data with why."""
+
+    def test_the_committed_lists_follow_the_versions_or_say_why(self):
+        with open(os.path.join(HERE, "servers.json"), encoding="utf-8") as f:
+            servers = json.load(f)["servers"]
+        self.assertEqual([p for s in servers for p in capture.order_problems(s)], [])
+
+    def test_an_unexplained_departure_is_found(self):
+        server = {"name": "x", "releases": ["0.1.0", "2025.1.1", "2.0.0"]}
+        self.assertEqual(len(capture.order_problems(server)), 1)
+        server["orderDeparture"] = {"releases": ["2.0.0"]}
+        self.assertIn("x: orderDeparture has no 'why'", capture.order_problems(server))
+        server["orderDeparture"]["why"] = "its lock file names the newer SDK"
+        self.assertEqual(capture.order_problems(server), [])
+        self.assertEqual(capture.order_problems({"name": "y", "releases": ["0.9.0", "0.10.0", "1.0.0"]}), [])
 
 
 if __name__ == "__main__":

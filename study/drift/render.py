@@ -8,16 +8,10 @@ import os
 import re
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-BAR = 30
 
 
 def pct(part, whole):
     return "%.1f%%" % (100.0 * part / whole) if whole else "n/a"
-
-
-def bar(part, whole, width=BAR):
-    n = int(round(width * part / whole)) if whole else 0
-    return "█" * n + "·" * (width - n)
 
 
 def numbers(r):
@@ -140,6 +134,70 @@ def conclusions(r):
         return f.read().format_map(_Default(numbers(r)))
 
 
+CHART_DIR = "drift-study"
+
+
+def chart_specs(r):
+    """The report's figures as `udon-mcp evidence chart` descriptions, by file name (without
+    .svg): the SVGs beside docs/drift-study.md are drawn by udon-mcp's own chart code."""
+    specs = {
+        "change-rate": {
+            "title": "Pairs whose catalog changed, per server (%s of %d pairs)"
+                     % (pct(r["catalogChangedPairs"], r["pairs"]), r["pairs"]),
+            "maximum": 100,
+            "bars": [{"label": s["server"], "value": round(100.0 * s["catalogChanged"] / s["pairs"], 1),
+                      "text": "%s (%d of %d)" % (pct(s["catalogChanged"], s["pairs"]), s["catalogChanged"], s["pairs"])}
+                     for s in r["servers"] if s["pairs"]]},
+        "kinds": {
+            "title": "Pairs showing each kind of change (of %d pairs)" % r["pairs"],
+            "maximum": r["pairs"],
+            "bars": [{"label": k, "value": v["pairs"], "text": "%d (%s)" % (v["pairs"], pct(v["pairs"], r["pairs"])),
+                      "alert": k.startswith("server.")} for k, v in r["kinds"].items()]},
+    }
+    g = r.get("gate")
+    if g and g.get("pairs"):
+        at = g["refusedAt"]
+        steps = [("3 protocol version", at["protocol_version"], True), ("3 serverInfo", at["server_info"], True),
+                 ("4-5 reviewed tool", at["catalog"], True), ("none (passes)", at["none"], False)]
+        specs["gate-steps"] = {
+            "title": "The gate's first refusing step (of %d pairs)" % g["pairs"], "maximum": g["pairs"],
+            "bars": [{"label": label, "value": n, "text": "%d (%s)" % (n, pct(n, g["pairs"])), "alert": alert}
+                     for label, n, alert in steps]}
+        specs["gate-relaxations"] = {
+            "title": "Pairs the gate still refuses, per serverInfo relaxation (of %d)" % g["pairs"],
+            "maximum": g["pairs"],
+            "bars": [{"label": x["rule"], "value": x["refusedPairs"],
+                      "text": "%d (avoids %d)" % (x["refusedPairs"], x["avoided"])} for x in g["rules"]]}
+    return specs
+
+
+# The section each figure is shown in.
+CHART_SECTIONS = {"How often the catalog changes between releases": "change-rate", "Which kinds": "kinds",
+                  "What the gate refuses, step by step": "gate-steps",
+                  "Relaxing the serverInfo comparison": "gate-relaxations"}
+
+
+def _figure(heading, r):
+    name = CHART_SECTIONS.get(heading)
+    spec = chart_specs(r).get(name) if name else None
+    if not spec:
+        return ""
+    return "![%s](%s/%s.svg)\n\n" % (spec["title"], CHART_DIR, name)
+
+
+def _selection(selection):
+    lines = []
+    if selection.get("rule"):
+        lines += ["", "Selection: " + selection["rule"] + "."]
+    if selection.get("weeklyDownloads"):
+        lines += ["", "Weekly downloads at selection: " + selection["weeklyDownloads"] + "."]
+    return lines
+
+
+def _releases(versions):
+    return versions[0] if len(versions) == 1 else "%s to %s (%d)" % (versions[0], versions[-1], len(versions))
+
+
 def sections(r):
     """The report as a list of (heading, intro lines, table header, table rows)."""
     d = r["dataset"]
@@ -151,28 +209,35 @@ def sections(r):
         "%d servers, %d releases listed, %d captured, %d of them flagged nondeterministic "
         "(two captures of the same install differed), %d could not be captured."
         % (t["servers"], t["listed"], t["captured"] + t["nondeterministic"],
-           t["nondeterministic"], t["failed"])],
+           t["nondeterministic"], t["failed"])] + _selection(d.get("selection", {})),
         ["server", "package", "releases", "captured", "nondeterministic", "failed"], rows))
     out.append(("Why releases could not be captured", [
         "Stage and stable code of each failure (data/index.json holds each release's reason)."],
         ["reason", "releases"], [[k, v] for k, v in d["failuresByReason"].items()]))
+    out.append(("What happened to each release that could not be captured", [
+        "From each release's recorded reason (data/index.json): the explanation capture.py "
+        "recognised in the server's stderr (`cause`), else the line of it that says most "
+        "(`hint`), paths replaced by `<path>`."],
+        ["server", "releases", "reason", "what happened"],
+        [[f["server"], _releases(f["releases"]), f["reason"], f["what"]] for f in d.get("failures", [])]))
     srows = [["[%s](drift-study/%s.html)" % (s["server"], s["server"]), s["releases"], s["pairs"], s["catalogChanged"],
-              pct(s["catalogChanged"], s["pairs"]), bar(s["catalogChanged"], s["pairs"], 20),
-              s["catalogChangedVersionUnchanged"], s.get("gateRefused", 0)] for s in r["servers"]]
+              pct(s["catalogChanged"], s["pairs"]), s["catalogChangedVersionUnchanged"], s.get("gateRefused", 0)] for s in r["servers"]]
     out.append(("How often the catalog changes between releases", [
         "A pair is two consecutive captured releases of one server: consecutive among the "
         "stable releases the registry serves and servers.json lists (at most the last 25; a "
-        "release that could not be captured is skipped, so its neighbours form the pair). %d pairs, %d with a "
+        "release that could not be captured is skipped, so its neighbours form the pair), in "
+        "semantic-version order, derived from the versions only; where a list departs from it "
+        "(filesystem's 2.0.1 and 2.3.0 close its series), servers.json's `orderDeparture` says "
+        "why. %d pairs, %d with a "
         "catalog change (%s)." % (r["pairs"], r["catalogChangedPairs"],
                                   pct(r["catalogChangedPairs"], r["pairs"]))],
-        ["server", "releases", "pairs", "catalog changed", "share", "", "version unchanged",
+        ["server", "releases", "pairs", "catalog changed", "share", "version unchanged",
          "gate refuses"], srows))
-    krows = [[k, v["pairs"], pct(v["pairs"], r["pairs"]), bar(v["pairs"], r["pairs"], 20),
-              v["tools"], v["differences"]] for k, v in r["kinds"].items()]
+    krows = [[k, v["pairs"], pct(v["pairs"], r["pairs"]), v["tools"], v["differences"]] for k, v in r["kinds"].items()]
     out.append(("Which kinds", [
         "Kinds as `udon-mcp diff` names them (docs/contract.md 7.19). pairs: pairs showing "
         "the kind; tools: tool changes showing it; differences: pointers."],
-        ["kind", "pairs", "of all pairs", "", "tools", "differences"], krows))
+        ["kind", "pairs", "of all pairs", "tools", "differences"], krows))
     tc = r["toolChanges"]
     out.append(("Descriptions without schema changes", [
         "A tool change is one tool changed between the two releases of a pair."],
@@ -335,7 +400,9 @@ def _md_table(header, rows):
 HEAD = ("# What drifts in real MCP servers, release by release\n\n"
         "Generated by `{command}` from the committed captures in study/drift/data "
         "(study/drift/README.md says how they were made and how to rebuild them). "
-        "Do not edit: run the command again.\n")
+        "Do not edit: run the command again. The figures are SVG files in drift-study/, drawn by "
+        "`udon-mcp evidence chart`; each server's page, drift-study/SERVER.html, is written by "
+        "`udon-mcp evidence drift` (linked from the table of servers).\n")
 
 
 EXAMPLES_INTRO = ("Real changes from the committed captures. Descriptions as `udon-mcp evidence drift "
@@ -369,7 +436,7 @@ def markdown(r):
     if text:
         parts.append(text.rstrip() + "\n")
     for heading, intro, header, rows in sections(r):
-        parts.append("## %s\n\n%s\n\n%s\n" % (heading, "\n".join(intro), _md_table(header, rows)))
+        parts.append("## %s\n\n%s\n\n%s%s\n" % (heading, "\n".join(intro), _figure(heading, r), _md_table(header, rows)))
     examples = markdown_examples(r)
     if examples:
         parts.append(examples)

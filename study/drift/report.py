@@ -117,7 +117,7 @@ def bump(table, key, by=1):
 # --------------------------------------------------------------------- aggregation
 def dataset_numbers(index, chosen):
     """Releases listed, captured, flagged and failed (with why), by server."""
-    per_server, failures, flagged, protocols = {}, {}, [], {}
+    per_server, failures, flagged, protocols, failed = {}, {}, [], {}, []
     for e in index["releases"]:
         if chosen and e["server"] not in chosen:
             continue
@@ -129,6 +129,9 @@ def dataset_numbers(index, chosen):
         if e["outcome"] == "failed":
             r = e["reason"]
             bump(failures, "%s: %s" % (r["stage"], r["code"]))
+            failed.append({"server": e["server"], "version": e["version"],
+                           "reason": "%s: %s" % (r["stage"], r["code"]),
+                           "what": r.get("cause") or r.get("hint") or r.get("message", "")})
         else:
             bump(protocols, e.get("protocolVersion") or "unknown")
             if e["outcome"] == "nondeterministic":
@@ -140,7 +143,21 @@ def dataset_numbers(index, chosen):
                                      if s["captured"] + s["nondeterministic"] >= 2)
     return {"totals": totals, "byServer": per_server,
             "failuresByReason": dict(sorted(failures.items(), key=lambda kv: (-kv[1], kv[0]))),
+            "failures": failure_groups(failed),
             "nondeterministic": flagged, "protocolVersions": dict(sorted(protocols.items()))}
+
+
+def failure_groups(failed):
+    """The failed releases, a server's releases with the same reason and explanation together
+    (in release order)."""
+    groups = []
+    for f in failed:
+        last = groups[-1] if groups else None
+        if last and (last["server"], last["reason"], last["what"]) == (f["server"], f["reason"], f["what"]):
+            last["releases"].append(f["version"])
+        else:
+            groups.append({"server": f["server"], "releases": [f["version"]], "reason": f["reason"], "what": f["what"]})
+    return groups
 
 
 def tool_change_numbers(report, acc):
@@ -371,13 +388,19 @@ def main():
     ap.add_argument("--json", help="write the study's numbers here")
     ap.add_argument("--md", help="write the Markdown report here")
     ap.add_argument("--html-dir", help="write each server's HTML page here (udon-mcp evidence drift -o)")
+    ap.add_argument("--chart-dir", help="write the report's figures here as SVG (udon-mcp evidence chart)")
+    ap.add_argument("--charts-check", nargs=2, metavar=("RESULTS", "DIR"),
+                    help="only check that DIR's SVGs are what udon-mcp draws from RESULTS now; exit 1 if not")
     ap.add_argument("--check", help="compare the numbers with this committed file; exit 1 if they differ")
     ap.add_argument("--command", default="study/drift/report.sh",
                     help="the command line the report names as its source")
     args = ap.parse_args()
+    if args.charts_check:
+        sys.exit(check_charts(args.udon, *args.charts_check))
     index = read_json(os.path.join(args.data, "index.json"))
     chosen = set(args.server or [])
     dataset = dataset_numbers(index, chosen)
+    dataset["selection"] = read_json(os.path.join(HERE, "servers.json")).get("selection", {})
     reports, changes = [], {}
     for name, s in dataset["byServer"].items():
         directory = os.path.join(args.data, s["package"])
@@ -394,6 +417,8 @@ def main():
     if args.md:
         import render  # noqa: E402 (beside this file)
         write_text(args.md, render.markdown(results))
+    if args.chart_dir:
+        write_charts(args.udon, results, args.chart_dir)
     if args.html_dir:
         write_pages(args.udon, args.data, dataset, [name for name, _ in reports], args.html_dir)
     if args.check:
@@ -403,7 +428,7 @@ def main():
             sys.exit("report: the numbers differ from %s in: %s"
                      % (os.path.basename(args.check), ", ".join(diff_keys)))
         print("report: the numbers match %s" % os.path.basename(args.check))
-    if not (args.json or args.md or args.html_dir or args.check):
+    if not (args.json or args.md or args.html_dir or args.chart_dir or args.check):
         json.dump(results, sys.stdout, indent=2, ensure_ascii=False)
         print()
 
@@ -417,6 +442,42 @@ def write_pages(udon, data, dataset, names, directory):
                              capture_output=True, text=True)
         if out.returncode != 0:
             sys.exit("report: udon-mcp evidence drift -o failed on %s (exit %d)" % (name, out.returncode))
+
+
+def write_charts(udon, results, directory):
+    """The report's figures, drawn by `udon-mcp evidence chart` (the evidence reports' chart
+    code; render.chart_specs says what each shows)."""
+    import render  # noqa: E402 (beside this file)
+    os.makedirs(directory, exist_ok=True)
+    for name, spec in render.chart_specs(results).items():
+        out = subprocess.run([udon, "evidence", "chart", "-", "-o", os.path.join(directory, name + ".svg")],
+                             input=json.dumps(spec), capture_output=True, text=True)
+        if out.returncode != 0:
+            sys.exit("report: udon-mcp evidence chart failed on %s (exit %d): %s"
+                     % (name, out.returncode, out.stderr.strip()))
+
+
+def check_charts(udon, results_path, directory):
+    """0 when DIR's SVGs are exactly the figures udon-mcp draws from RESULTS now, else a message."""
+    import render  # noqa: E402 (beside this file)
+    import tempfile
+    results = read_json(results_path)
+    with tempfile.TemporaryDirectory() as fresh:
+        write_charts(udon, results, fresh)
+        want = sorted(name + ".svg" for name in render.chart_specs(results))
+        have = sorted(f for f in os.listdir(directory) if f.endswith(".svg"))
+        if have != want:
+            return "report: %s holds %s, the report draws %s" % (directory, ", ".join(have), ", ".join(want))
+        stale = [f for f in want if read_bytes(os.path.join(fresh, f)) != read_bytes(os.path.join(directory, f))]
+    if stale:
+        return "report: not what study/drift/report.sh draws now: %s" % ", ".join(stale)
+    print("report: the %d figures match" % len(want))
+    return 0
+
+
+def read_bytes(path):
+    with open(path, "rb") as f:
+        return f.read()
 
 
 def write_text(path, text):

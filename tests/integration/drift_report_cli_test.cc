@@ -125,5 +125,25 @@ TEST(DriftReportCliTest, RefusesInputItCannotReportWithStableCodes) {
   EXPECT_EQ(format.exit_code, 2);
 }
 
+// `evidence chart`: the drift study's figures are drawn by the reports' chart code; a
+// description that is not a chart is refused with its code and the member named.
+TEST(EvidenceChartCliTest, DrawsTheDescribedBarsAndRefusesAMalformedDescription) {
+  TempDir dir;
+  dir.Write("spec.json", R"({"title": "Pairs <refused>", "bars": [{"label": "serverInfo", "value": 3, "text": "3 of 4"}]})");
+  ProcessResult run = testing::RunProcess(
+      {testing::UdonMcpBinary(), "evidence", "chart", dir.File("spec.json"), "-o", dir.File("c.svg"), "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
+  const std::string svg = dir.Read("c.svg");
+  EXPECT_EQ(svg.rfind("<svg ", 0), 0u);
+  EXPECT_NE(svg.find("Pairs &lt;refused&gt;"), std::string::npos);
+  EXPECT_NE(svg.find("data-label=\"serverInfo\""), std::string::npos);
+  dir.Write("bad.json", R"({"title": "t", "bars": [{"label": "x", "value": "3"}]})");
+  ProcessResult bad = testing::RunProcess({testing::UdonMcpBinary(), "evidence", "chart", dir.File("bad.json"), "--json"});
+  EXPECT_EQ(bad.exit_code, 2);
+  const json::Value error = json::Parse(bad.out).value();
+  EXPECT_EQ(error["code"], "evidence.chart_invalid") << bad.out;
+  EXPECT_EQ(error["details"]["pointer"], "/bars/0/value") << bad.out;
+}
+
 }  // namespace
 }  // namespace udon
