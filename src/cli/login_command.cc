@@ -1,6 +1,7 @@
 // login SERVER, logout SERVER, auth status: the stored OAuth logins (contract 7.23).
 #include <cstdio>
 #include <ctime>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -11,6 +12,7 @@
 #include "cli/output.h"
 #include "cli/runtime.h"
 #include "gate/state.h"
+#include "mcp/protocol/protocol.h"
 #include "oauth/login.h"
 #include "oauth/token_store.h"
 
@@ -22,6 +24,7 @@ struct LoginCommandOptions {
   std::optional<std::string> config;
   std::optional<std::string> state_dir;
   std::optional<std::string> scope;
+  std::optional<std::string> protocol_version;
   double timeout_seconds = 300;
   bool no_browser = false;
   bool json = false;
@@ -75,6 +78,7 @@ int RunLogin(const LoginCommandOptions& options) {
   login.server_url = server.url;
   login.settings = server.oauth.value_or(mcp::OAuthSettings{});
   login.scope = options.scope;
+  login.protocol_version = options.protocol_version;
   login.open_browser = !options.no_browser;
   login.timeout = std::chrono::seconds(static_cast<long long>(options.timeout_seconds));
   login.show = [](const std::string& line) {
@@ -166,11 +170,16 @@ int RunStatus(const StatusOptions& options) {
 
 }  // namespace
 
+static bool HasAuthorizationHeader(const mcp::ServerConfig& server) {
+  for (const auto& [name, value] : server.headers) {
+    if (base::AsciiLower(name) == "authorization") return true;
+  }
+  return false;
+}
+
 void AttachStoredLogins(mcp::RuntimeConfig& config, const std::string& state_dir) {
   config.authorize_http = [state_dir](mcp::ServerConfig& server) -> Status {
-    for (const auto& [name, value] : server.headers) {
-      if (base::AsciiLower(name) == "authorization") return OkStatus();  // the entry's own credential
-    }
+    if (HasAuthorizationHeader(server)) return OkStatus();  // the entry's own credential
     oauth::FileTokenStore store(state_dir);
     UDON_ASSIGN_OR_RETURN(std::optional<oauth::StoredLogin> found, oauth::FindLogin(store, server.url));
     if (!found && !server.oauth) return OkStatus();
@@ -182,6 +191,25 @@ void AttachStoredLogins(mcp::RuntimeConfig& config, const std::string& state_dir
     server.headers.emplace_back("Authorization", "Bearer " + token);
     return OkStatus();
   };
+  const std::map<std::string, mcp::ServerConfig> entries = config.servers;
+  config.reauthorize_http = [state_dir, entries](const mcp::ServerConfig& server) -> Result<bool> {
+    const auto entry = entries.find(server.key);
+    if (entry == entries.end() || HasAuthorizationHeader(entry->second)) return false;  // not the login's token
+    std::optional<std::string> sent;
+    for (const auto& [name, value] : server.headers) {
+      if (base::AsciiLower(name) == "authorization" && value.rfind("Bearer ", 0) == 0) sent = value.substr(7);
+    }
+    if (!sent) return false;
+    oauth::FileTokenStore store(state_dir);
+    oauth::BearerOptions options;
+    options.server_key = server.key;
+    options.server_url = server.url;
+    options.send_resource = !server.oauth || server.oauth->send_resource;
+    options.rejected_token = sent;  // refreshed unless another process already has
+    Result<std::string> refreshed = oauth::BearerFor(store, options);
+    if (!refreshed.ok()) return std::move(refreshed).error();
+    return true;
+  };
 }
 
 void RegisterLoginCommand(CLI::App& app) {
@@ -190,6 +218,9 @@ void RegisterLoginCommand(CLI::App& app) {
   command->add_option("SERVER", options->server, "Server key in the runtime configuration (an http entry)")->required();
   AddStoreOptions(command, options->config, options->state_dir);
   command->add_option("--scope", options->scope, "Ask for this scope (space-separated) instead of the discovered one");
+  command->add_option("--protocol-version", options->protocol_version,
+                      "The MCP revision the login is for; 2026-07-28 requires RFC 9207's iss in the redirect")
+      ->check(CLI::IsMember({std::string(mcp::kLatestLegacyProtocolVersion), std::string(mcp::kModernProtocolVersion)}));
   command->add_option("--timeout", options->timeout_seconds, "Seconds to wait for the browser's redirect (default 300)")
       ->check(CLI::PositiveNumber);
   command->add_flag("--no-browser", options->no_browser, "Only print the URL to open (on stderr), never start a browser");
