@@ -134,11 +134,13 @@ class OAuthLoginTest : public ::testing::Test {
     return testing::RunProcess({testing::UdonMcpBinary(), "digest", dir_.File("tools.json")}).out.substr(0, 64);
   }
 
-  // hostile.mjs's counters (GET /_hostile/report).
-  static json::Value Report(const json::Value& peer) {
+  // hostile.mjs's counters (GET /_hostile/report), or another of its control URLs.
+  static json::Value Report(const json::Value& peer, const std::string& control = "") {
+    std::string url = peer["report"].get<std::string>();
+    if (!control.empty()) url = url.substr(0, url.rfind('/') + 1) + control;
     const ProcessResult got = testing::RunProcess(
         {testing::NodeBinary(), "-e", "fetch(process.argv[1]).then((r) => r.text()).then((t) => process.stdout.write(t))",
-         peer["report"].get<std::string>()});
+         url});
     auto report = json::Parse(got.out);
     EXPECT_TRUE(report.ok() && report->is_object()) << got.exit_code << got.out << got.err;
     return report.ok() && report->is_object() ? *report : json::Value({{"token", -1}, {"toolCalls", -1}, {"otherOrigin", {{"withAuthorization", -1}, {"requests", -1}}}});
@@ -268,6 +270,24 @@ TEST_F(OAuthLoginTest, A401ToToolsCallRefreshesOnceAndTheGateStartsAgainFromTheR
   Configure(peer["url"].get<std::string>());
   EXPECT_NE(Login().find("\"ok\":true"), std::string::npos);
   const std::string sha = CaptureAndReview("echo", {"/text=data"});
+  const json::Value before = Report(peer);
+  ProcessResult called = Udon({"call", "--manifest", dir_.File("tools.json"), "--sha256", sha, "--server", "remote",
+                               "--tool", "echo", "--args", R"({"text":"hi"})", "--json"},
+                              0);
+  EXPECT_NE(called.out.find("\"ok\":true"), std::string::npos) << called.out;
+  const json::Value after = Report(peer);
+  EXPECT_EQ(after["toolCalls"], 1) << after.dump();
+  EXPECT_EQ(after.value("token", 0) - before.value("token", 0), 1) << after.dump();  // one refresh
+}
+
+// A 401 to the gate's re-list (the token revoked since the capture): refreshed once, the
+// checks start again, the call runs once.
+TEST_F(OAuthLoginTest, A401ToTheRelistRefreshesOnceAndTheCallRuns) {
+  const json::Value peer = StartPeer("hostile.mjs", {"cdn-wellknown"});
+  Configure(peer["url"].get<std::string>());
+  EXPECT_NE(Login().find("\"ok\":true"), std::string::npos);
+  const std::string sha = CaptureAndReview("echo", {"/text=data"});
+  Report(peer, "refuse-next?method=tools/list");
   const json::Value before = Report(peer);
   ProcessResult called = Udon({"call", "--manifest", dir_.File("tools.json"), "--sha256", sha, "--server", "remote",
                                "--tool", "echo", "--args", R"({"text":"hi"})", "--json"},

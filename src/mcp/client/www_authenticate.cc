@@ -123,6 +123,14 @@ std::optional<long> RefusedCredentialStatus(const Error& error) {
   return status;
 }
 
+void KeepRefusedCredential(const Error& cause, Error& wrapper) {
+  if (!RefusedCredentialStatus(cause)) return;
+  if (!wrapper.details.contains("cause")) wrapper.details["cause"] = cause.details.value("cause", cause.code);
+  for (const char* key : {"status", "authError", "scope"}) {
+    if (cause.details.contains(key)) wrapper.details[key] = cause.details[key];
+  }
+}
+
 Error RefusedCredentialError(const Error& error, const std::string& server_key) {
   const std::string login = LoginCommand(server_key);
   const std::string auth_error = error.details.value("authError", "");

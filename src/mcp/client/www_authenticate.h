@@ -37,6 +37,10 @@ std::string LoginCommand(const std::string& server_key, const std::optional<std:
 // The server processed nothing then: such a request was not dispatched.
 std::optional<long> RefusedCredentialStatus(const Error& error);
 
+// Carries a refused credential's facts (details.status, authError, scope) from `cause` to
+// the error that wraps it, so the command above still knows nothing was processed.
+void KeepRefusedCredential(const Error& cause, Error& wrapper);
+
 // The stable refusal of a refused credential that will not be retried, naming
 // `udon-mcp login SERVER_KEY` (with the scope a 403 insufficient_scope asks for). Never a
 // silent retry with a broader token: a larger scope takes a new consent.

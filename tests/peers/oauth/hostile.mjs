@@ -41,6 +41,9 @@
 //   {"register":N,"authorize":N,"token":N,"mcp":N,"mcpWithValidToken":N,"toolCalls":N,
 //    "metadata":N (authorization server metadata fetched),
 //    "otherOrigin":{"requests":N,"withAuthorization":N,"paths":[…]}}
+// GET /_hostile/refuse-next?method=M (any mode): the next MCP request of method M (for example
+// tools/list) that carries a valid token is answered 401 invalid_token and that token is
+// forgotten, as a server that revoked it does.
 // Prints {"event":"listening","mode":…,"url":"http://127.0.0.1:P/mcp","resource":…,
 // "issuer":…,"otherOrigin":…,"report":…} on stdout once both origins accept connections.
 import http from 'node:http';
@@ -252,11 +255,13 @@ function challenge() {
   return `Bearer resource_metadata="${metadata}", scope="mcp:tools"`;
 }
 
-function isToolsCall(body) {
+const refuseNext = new Set();  // methods whose next request is answered 401
+
+function methodOf(body) {
   try {
-    return JSON.parse(body.toString('utf8')).method === 'tools/call';
+    return JSON.parse(body.toString('utf8')).method;
   } catch {
-    return false;
+    return undefined;
   }
 }
 
@@ -269,8 +274,10 @@ async function mcp(req, body, res) {
     res.writeHead(401, { 'www-authenticate': challenge().replace('Bearer ', `Bearer ${error}`) }).end();
     return;
   }
-  if (mode === 'call-401-once' && report.callRefused === undefined && isToolsCall(body)) {
-    report.callRefused = true;
+  const method = methodOf(body);
+  if ((mode === 'call-401-once' && report.callRefused === undefined && method === 'tools/call') ||
+      refuseNext.delete(method)) {
+    if (method === 'tools/call') report.callRefused = true;
     issuedTokens.delete(bearer);
     res.writeHead(401, { 'www-authenticate': challenge().replace('Bearer ', 'Bearer error="invalid_token", ') }).end();
     return;
@@ -293,6 +300,10 @@ async function mainOrigin(req, res) {
   if (known?.issuer !== undefined) report.metadata += 1;
   if (known) return sendJson(res, 200, known);
   if (url.pathname === '/_hostile/report') return sendJson(res, 200, report);
+  if (url.pathname === '/_hostile/refuse-next') {
+    refuseNext.add(url.searchParams.get('method'));
+    return sendJson(res, 200, { armed: url.searchParams.get('method') });
+  }
   if (url.pathname === '/register' && req.method === 'POST') return register(body, res);
   if (url.pathname === '/authorize' && req.method === 'GET') return authorize(url, res);
   if (url.pathname === '/token' && req.method === 'POST') return tokenEndpoint(body, res);
