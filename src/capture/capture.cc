@@ -5,6 +5,7 @@
 #include <set>
 
 #include "catalog/catalog.h"
+#include "mcp/client/www_authenticate.h"
 
 namespace udon::capture {
 
@@ -146,9 +147,8 @@ Result<OpenedServer> OpenServer(const mcp::ServerConfig& server, const mcp::Clie
   return opened;
 }
 
-Result<CapturedServer> CaptureServer(const mcp::RuntimeConfig& config, const Policy& policy,
-                                     const std::string& key, const CaptureOptions& options) {
-  UDON_ASSIGN_OR_RETURN(mcp::ServerConfig server, config.Find(key));
+Result<CapturedServer> CaptureEntry(const mcp::ServerConfig& server, const Policy& policy, const std::string& key,
+                                    const CaptureOptions& options) {
   const mcp::ClientOptions client_options =
       catalog::ClientOptionsFor(policy, std::chrono::seconds(policy.call_timeout_seconds));
   if (options.on_progress) options.on_progress("server " + key + ": opening");
@@ -168,6 +168,24 @@ Result<CapturedServer> CaptureServer(const mcp::RuntimeConfig& config, const Pol
   if (!pages.ok()) return std::move(pages).error();
   if (options.on_negotiated) options.on_negotiated(key, opened.negotiation, opened.init.era);
   return CapturedServer{opened.init.protocol_version, opened.init.server_info, std::move(pages).value()};
+}
+
+// Contract 7.23: a 401 refreshes the stored login once and the capture starts over (it only
+// lists); a second one, a 403, or a 401 no login answers is its auth.* refusal.
+Result<CapturedServer> CaptureServer(const mcp::RuntimeConfig& config, const Policy& policy,
+                                     const std::string& key, const CaptureOptions& options) {
+  UDON_ASSIGN_OR_RETURN(mcp::ServerConfig server, config.Find(key));
+  Result<CapturedServer> captured = CaptureEntry(server, policy, key, options);
+  if (captured.ok() || !mcp::RefusedCredentialStatus(captured.error())) return captured;
+  if (mcp::RefusedCredentialStatus(captured.error()) == 401 && config.reauthorize_http) {
+    UDON_ASSIGN_OR_RETURN(bool refreshed, config.reauthorize_http(server));
+    if (refreshed) {
+      UDON_ASSIGN_OR_RETURN(server, config.Find(key));
+      captured = CaptureEntry(server, policy, key, options);
+      if (captured.ok() || !mcp::RefusedCredentialStatus(captured.error())) return captured;
+    }
+  }
+  return mcp::RefusedCredentialError(captured.error(), key);
 }
 
 }  // namespace

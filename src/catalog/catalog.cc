@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "mcp/client/www_authenticate.h"
 #include "mcp/protocol/protocol.h"
 
 namespace udon::catalog {
@@ -15,6 +16,7 @@ Error ListingFailed(Error cause) {
   Error error = udon::MakeError("server.connect_failed", "the live tools/list failed");
   error.details["cause"] = cause.code;
   if (cause.details.contains("cause")) error.details["transportCause"] = cause.details["cause"];
+  mcp::KeepRefusedCredential(cause, error);  // a 401 or 403 to the listing (contract 7.23)
   return error;
 }
 

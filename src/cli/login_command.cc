@@ -1,6 +1,7 @@
 // login SERVER, logout SERVER, auth status: the stored OAuth logins (contract 7.23).
 #include <cstdio>
 #include <ctime>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -10,6 +11,7 @@
 #include "cli/logins.h"
 #include "cli/output.h"
 #include "cli/runtime.h"
+#include "mcp/protocol/protocol.h"
 #include "oauth/login.h"
 #include "oauth/token_store.h"
 
@@ -20,6 +22,7 @@ struct LoginCommandOptions {
   std::string server;
   CommonOptions store;  // --config, --state-dir, --state, --token-key
   std::optional<std::string> scope;
+  std::optional<std::string> protocol_version;
   double timeout_seconds = 300;
   bool no_browser = false;
   bool json = false;
@@ -71,6 +74,7 @@ int RunLogin(const LoginCommandOptions& options) {
   how.scope = options.scope;
   how.timeout_seconds = options.timeout_seconds;
   how.no_browser = options.no_browser;
+  how.protocol_version = options.protocol_version;
   Result<oauth::StoredLogin> done = LogIn(options.server, target->server, how, *target->store);
   if (!done.ok()) return ReportError(done.error(), options.json, options.server);
   const json::Value described = Describe(*done, std::time(nullptr));
@@ -161,6 +165,7 @@ Result<oauth::StoredLogin> LogIn(const std::string& key, const mcp::ServerConfig
   login.server_url = server.url;
   login.settings = server.oauth.value_or(mcp::OAuthSettings{});
   login.scope = how.scope;
+  login.protocol_version = how.protocol_version;
   login.open_browser = !how.no_browser;
   login.timeout = std::chrono::seconds(static_cast<long long>(how.timeout_seconds));
   login.show = [](const std::string& line) {
@@ -170,22 +175,50 @@ Result<oauth::StoredLogin> LogIn(const std::string& key, const mcp::ServerConfig
   return oauth::Login(login, store);
 }
 
+namespace {
+
+bool HasAuthorizationHeader(const mcp::ServerConfig& server) {
+  for (const auto& [name, value] : server.headers) {
+    if (base::AsciiLower(name) == "authorization") return true;
+  }
+  return false;
+}
+
+oauth::BearerOptions BearerOptionsFor(const mcp::ServerConfig& server) {
+  oauth::BearerOptions options;
+  options.server_key = server.key;
+  options.server_url = server.url;
+  options.send_resource = !server.oauth || server.oauth->send_resource;
+  return options;
+}
+
+}  // namespace
+
 void AttachStoredLogins(mcp::RuntimeConfig& config, Result<std::shared_ptr<oauth::TokenStore>> opened) {
-  config.authorize_http = [opened = std::move(opened)](mcp::ServerConfig& server) -> Status {
-    for (const auto& [name, value] : server.headers) {
-      if (base::AsciiLower(name) == "authorization") return OkStatus();  // the entry's own credential
-    }
+  config.authorize_http = [opened](mcp::ServerConfig& server) -> Status {
+    if (HasAuthorizationHeader(server)) return OkStatus();  // the entry's own credential
     if (!opened.ok()) return server.oauth ? Status(opened.error()) : OkStatus();
     oauth::TokenStore& store = **opened;
     UDON_ASSIGN_OR_RETURN(std::optional<oauth::StoredLogin> found, oauth::FindLogin(store, server.url));
     if (!found && !server.oauth) return OkStatus();
-    oauth::BearerOptions options;
-    options.server_key = server.key;
-    options.server_url = server.url;
-    options.send_resource = !server.oauth || server.oauth->send_resource;
-    UDON_ASSIGN_OR_RETURN(std::string token, oauth::BearerFor(store, options));
+    UDON_ASSIGN_OR_RETURN(std::string token, oauth::BearerFor(store, BearerOptionsFor(server)));
     server.headers.emplace_back("Authorization", "Bearer " + token);
     return OkStatus();
+  };
+  const std::map<std::string, mcp::ServerConfig> entries = config.servers;
+  config.reauthorize_http = [opened, entries](const mcp::ServerConfig& server) -> Result<bool> {
+    const auto entry = entries.find(server.key);
+    if (entry == entries.end() || HasAuthorizationHeader(entry->second)) return false;  // not the login's token
+    std::optional<std::string> sent;
+    for (const auto& [name, value] : server.headers) {
+      if (base::AsciiLower(name) == "authorization" && value.rfind("Bearer ", 0) == 0) sent = value.substr(7);
+    }
+    if (!sent || !opened.ok()) return false;
+    oauth::BearerOptions options = BearerOptionsFor(server);
+    options.rejected_token = sent;  // refreshed unless another process already has
+    Result<std::string> refreshed = oauth::BearerFor(**opened, options);
+    if (!refreshed.ok()) return std::move(refreshed).error();
+    return true;
   };
 }
 
@@ -195,6 +228,9 @@ void RegisterLoginCommand(CLI::App& app) {
   command->add_option("SERVER", options->server, "Server key in the runtime configuration (an http entry)")->required();
   AddStoreOptions(command, options->store);
   command->add_option("--scope", options->scope, "Ask for this scope (space-separated) instead of the discovered one");
+  command->add_option("--protocol-version", options->protocol_version,
+                      "The MCP revision the login is for; 2026-07-28 requires RFC 9207's iss in the redirect")
+      ->check(CLI::IsMember({std::string(mcp::kLatestLegacyProtocolVersion), std::string(mcp::kModernProtocolVersion)}));
   command->add_option("--timeout", options->timeout_seconds, "Seconds to wait for the browser's redirect (default 300)")
       ->check(CLI::PositiveNumber);
   command->add_flag("--no-browser", options->no_browser, "Only print the URL to open (on stderr), never start a browser");

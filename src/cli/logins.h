@@ -27,6 +27,7 @@ struct InteractiveLogin {
   std::optional<std::string> scope;  // instead of the discovered one
   double timeout_seconds = 300;
   bool no_browser = false;
+  std::optional<std::string> protocol_version;  // 2026-07-28 requires RFC 9207's iss
 };
 
 // Logs in to the http entry `server` (named `key` in messages) and stores the login in
@@ -39,6 +40,8 @@ Result<oauth::StoredLogin> LogIn(const std::string& key, const mcp::ServerConfig
 // "oauth" member and no login fails with auth.login_required naming the login command; an
 // entry without one and no login is used as it is. A store that could not be opened
 // refuses the entries with an "oauth" member with its error and leaves the others alone.
+// Sets config.reauthorize_http too: a token the server refused with 401 is refreshed once
+// (contract 7.23).
 void AttachStoredLogins(mcp::RuntimeConfig& config, Result<std::shared_ptr<oauth::TokenStore>> store);
 
 }  // namespace udon::cli

@@ -121,7 +121,12 @@ GateResult Gate::Execute(const manifest::Binding& binding, const json::Value* ar
         i = 1;  // on from "connect" (steps[2]), once
         continue;
       }
-      result.error = std::move(status).error();
+      Error error = std::move(status).error();
+      if (RestartAfterRefusedToken(run, error)) {
+        i = 1;  // on from "connect", with the refreshed token, once
+        continue;
+      }
+      result.error = std::move(error);
       break;
     }
     if (env_.after_step && run.connection) env_.after_step(name, run.connection->client->connection());

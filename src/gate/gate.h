@@ -223,6 +223,10 @@ class Gate {
   // Whether a failed step's reused connection was found dead before dispatch, so the
   // run goes on once more on a fresh connection (the dead one closed, not kept).
   bool ReplaceDeadConnection(Run& run, const Error& error);
+  // Whether a step's HTTP 401 (before anything was processed) led to one refresh of the
+  // stored login, so the run goes on again from step 3 on a fresh connection; else a
+  // refused credential becomes its auth.* refusal in `error` (contract 7.23).
+  bool RestartAfterRefusedToken(Run& run, Error& error);
   Status Dispatch(Run& run);
   Status CheckBindingEvents(Run& run, std::uint64_t after, bool during_call);
   void RecordInvalidation(Run& run, const char* reason);

@@ -4,6 +4,7 @@
 
 #include "gate/internal/details.h"
 #include "gate/internal/run.h"
+#include "mcp/client/www_authenticate.h"
 
 namespace udon::gate {
 
@@ -71,6 +72,7 @@ Status Gate::Barrier(Run& run) {
   if (!pinged.ok()) {
     Error error = Refuse("server.connect_failed", "the server did not answer the ping before dispatch");
     error.details["cause"] = pinged.error().details.value("cause", pinged.error().code);
+    mcp::KeepRefusedCredential(pinged.error(), error);  // a 401 or 403 to the ping (contract 7.23)
     return error;
   }
   run.barrier = true;

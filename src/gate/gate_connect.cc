@@ -11,6 +11,7 @@
 #include "gate/internal/run.h"
 #include "gate/state_store.h"
 #include "json/canonical.h"
+#include "mcp/client/www_authenticate.h"
 
 
 namespace udon::gate {
@@ -143,6 +144,43 @@ bool Gate::ReplaceDeadConnection(Run& run, const Error& error) {
   return true;
 }
 
+// Contract 7.23: an HTTP 401 or 403 answers before the server processed anything, so it is
+// no dispatch. A 401 refreshes the stored login once and the run starts again from step 3
+// on a fresh connection (the re-list, the comparison, the ping: every check again); a
+// second 401, a 403, or a 401 no login can answer ends with its auth.* refusal.
+bool Gate::RestartAfterRefusedToken(Run& run, Error& error) {
+  const std::optional<long> status = mcp::RefusedCredentialStatus(error);
+  if (!status || run.result->dispatched) return false;
+  if (run.connection) {
+    LeaveLaneOnDeath(run);
+    const bool changed = ListChangedSinceBinding(*run.connection);
+    NoteUnrecorded(run, ClosePooled(run.binding.server, *run.connection, "list_changed_between_calls"));
+    run.connection.reset();
+    if (changed) run.invalidation = "list_changed_between_calls";
+  }
+  const Error refused = mcp::RefusedCredentialError(error, run.binding.server);
+  if (*status != 401 || run.reauthorized || !run.server_config || env_.config == nullptr ||
+      !env_.config->reauthorize_http || !run.invalidation.empty()) {
+    error = refused;
+    return false;
+  }
+  Result<bool> refreshed = env_.config->reauthorize_http(*run.server_config);
+  if (!refreshed.ok()) {
+    error = std::move(refreshed).error();  // auth.login_expired and the store's codes
+    return false;
+  }
+  if (!*refreshed) {
+    error = refused;
+    return false;
+  }
+  run.reauthorized = true;
+  run.reused = false;
+  run.replaced = true;  // never a pooled connection again: it carries the refused token
+  run.checked_through = run.bound_sequence = 0;
+  run.barrier = false;
+  return true;
+}
+
 // Starts or reaches the server (env_.connect). Errors: server.connect_failed (the client's
 // own, or details.cause naming the client's code).
 Status Gate::OpenFresh(Run& run, const mcp::ServerConfig& server) {
@@ -221,6 +259,7 @@ Status Gate::StepConnect(Run& run) {
   }
   auto server_config = env_.config->Find(run.binding.server);
   if (!server_config.ok()) return std::move(server_config).error();
+  run.server_config = *server_config;
   const json::Value& recorded_info = *run.manifest->server_info(run.binding.server);
   const RecordedServer recorded{*run.manifest->protocol_version(), &recorded_info, DigestOrEmpty(recorded_info)};
   if (Coalesced(run)) return ConnectThroughLane(run, recorded, *server_config);

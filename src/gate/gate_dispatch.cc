@@ -10,6 +10,7 @@
 #include "gate/internal/run.h"
 #include "gate/state_store.h"
 #include "mcp/client/least_privilege.h"
+#include "mcp/client/www_authenticate.h"
 
 namespace udon::gate {
 
@@ -83,6 +84,12 @@ Status Gate::Dispatch(Run& run) {
       error.details["cause"] = held.error().code;
       return error;
     }
+  }
+  if (!outcome.ok() && mcp::RefusedCredentialStatus(outcome.error())) {
+    // A 401 or 403 answered before the server processed the call: no dispatch, known not
+    // to have run (contract 7.23), so the run may start again from the re-list.
+    run.result->dispatched = false;
+    return std::move(outcome).error();
   }
   if (!outcome.ok()) {
     // The client's verdicts on a result that did arrive stand as they are.

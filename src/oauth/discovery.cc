@@ -69,82 +69,6 @@ std::string StripTrailingSlashes(std::string path) {
   return path;
 }
 
-// A Bearer challenge's parameters, read by a small tokenizer of RFC 9110 section 11.
-class ChallengeReader {
- public:
-  explicit ChallengeReader(std::string_view text) : text_(text) {}
-
-  bool AtEnd() { SkipSpace(); return pos_ >= text_.size(); }
-  std::string Token() {
-    const std::size_t begin = pos_;
-    while (pos_ < text_.size() && IsTokenChar(text_[pos_])) ++pos_;
-    return std::string(text_.substr(begin, pos_ - begin));
-  }
-  // After a token: whether an auth-param ("name=") follows rather than a new challenge.
-  bool IsParamAhead() {
-    const std::size_t saved = pos_;
-    SkipSpace();
-    const bool param = !Token().empty() && (SkipSpace(), Peek('=')) && !(pos_ + 1 < text_.size() && text_[pos_ + 1] == '=');
-    pos_ = saved;
-    return param;
-  }
-  bool Consume(char c) {
-    SkipSpace();
-    if (pos_ < text_.size() && text_[pos_] == c) { ++pos_; return true; }
-    return false;
-  }
-  std::optional<std::string> Value() {
-    SkipSpace();
-    if (!Peek('"')) {
-      std::string token = Token();
-      if (token.empty()) return std::nullopt;
-      return token;
-    }
-    std::string out;
-    for (++pos_; pos_ < text_.size(); ++pos_) {
-      const char c = text_[pos_];
-      if (c == '"') { ++pos_; return out; }
-      if (c == '\\') {
-        if (++pos_ >= text_.size()) return std::nullopt;
-      }
-      if (static_cast<unsigned char>(text_[pos_]) < 0x20 && text_[pos_] != '\t') return std::nullopt;
-      out.push_back(text_[pos_]);
-    }
-    return std::nullopt;  // unterminated
-  }
-  // A token68 credential right after a scheme (`Basic dXNlcg==`), which is no parameter.
-  void SkipToken68() {
-    if (IsParamAhead()) return;
-    SkipSpace();
-    if (Token().empty()) return;
-    while (Peek('=')) ++pos_;
-  }
-  void SkipSpace() { while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t')) ++pos_; }
-
- private:
-  static bool IsTokenChar(char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) != 0 || std::string_view("!#$%&'*+-.^_`|~/").find(c) != std::string_view::npos;
-  }
-  bool Peek(char c) const { return pos_ < text_.size() && text_[pos_] == c; }
-  std::string_view text_;
-  std::size_t pos_ = 0;
-};
-
-// The parameters of the challenge whose scheme the reader just read; false when malformed
-// (including a parameter given twice: two readers must not pick different ones).
-bool ReadParams(ChallengeReader& reader, std::map<std::string, std::string>& params) {
-  for (;;) {
-    while (reader.Consume(',')) {}
-    if (reader.AtEnd() || !reader.IsParamAhead()) return true;
-    reader.SkipSpace();
-    const std::string name = base::AsciiLower(reader.Token());
-    if (!reader.Consume('=')) return false;
-    std::optional<std::string> value = reader.Value();
-    if (!value || !params.emplace(name, *value).second) return false;
-    if (!reader.AtEnd() && !reader.Consume(',')) return false;
-  }
-}
-
 Result<std::vector<std::string>> StringArray(const json::Value& object, const char* name) {
   std::vector<std::string> out;
   auto it = object.find(name);
@@ -248,26 +172,6 @@ Result<HttpUrl> ParseHttpUrl(std::string_view text) {
 Result<std::string> CanonicalResource(std::string_view server_url) {
   UDON_ASSIGN_OR_RETURN(HttpUrl url, ParseHttpUrl(server_url));
   return url.Origin() + StripTrailingSlashes(url.path);
-}
-
-std::optional<BearerChallenge> ParseWwwAuthenticate(std::string_view header) {
-  ChallengeReader reader(header);
-  while (!reader.AtEnd()) {
-    while (reader.Consume(',')) {}
-    reader.SkipSpace();
-    const std::string scheme = base::AsciiLower(reader.Token());
-    if (scheme.empty()) return std::nullopt;
-    reader.SkipToken68();
-    std::map<std::string, std::string> params;
-    if (!ReadParams(reader, params)) return std::nullopt;
-    if (scheme != "bearer") continue;
-    BearerChallenge challenge;
-    if (auto it = params.find("resource_metadata"); it != params.end()) challenge.resource_metadata = it->second;
-    if (auto it = params.find("scope"); it != params.end()) challenge.scope = it->second;
-    if (auto it = params.find("error"); it != params.end()) challenge.error = it->second;
-    return challenge;
-  }
-  return std::nullopt;
 }
 
 Result<std::string> CheckResourceMetadataUrl(std::string_view metadata_url, std::string_view server_url) {

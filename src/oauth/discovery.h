@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "mcp/client/www_authenticate.h"
 
 namespace udon::oauth {
 
@@ -41,17 +42,8 @@ Result<HttpUrl> ParseHttpUrl(std::string_view url);
 // Errors: auth.url_invalid.
 Result<std::string> CanonicalResource(std::string_view server_url);
 
-// A Bearer challenge of WWW-Authenticate (RFC 6750 section 3, RFC 9728 section 5.1).
-struct BearerChallenge {
-  std::optional<std::string> resource_metadata;
-  std::optional<std::string> scope;
-  std::optional<std::string> error;  // e.g. "invalid_token", "insufficient_scope"
-};
-
-// The Bearer challenge among the header's challenges; nullopt when there is none or it
-// cannot be parsed (a malformed challenge is ignored, as if absent: discovery then falls
-// back to the well-known locations of the server's own origin).
-std::optional<BearerChallenge> ParseWwwAuthenticate(std::string_view header);
+using mcp::BearerChallenge;
+using mcp::ParseWwwAuthenticate;
 
 // The resource_metadata URL of a challenge, accepted only on the server's own origin: a
 // challenge must not send discovery (and the user's consent) to another host.

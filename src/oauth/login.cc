@@ -6,7 +6,10 @@
 #include <algorithm>
 #include <cstdlib>
 #include <ctime>
+#include <map>
+#include <mutex>
 
+#include "mcp/protocol/protocol.h"
 #include "oauth/authorization.h"
 #include "oauth/loopback.h"
 #include "oauth/tokens.h"
@@ -84,6 +87,21 @@ Result<AuthorizationServer> DiscoverAuthorizationServer(const std::string& issue
     if (body) return ParseAuthorizationServerMetadata(*body, issuer);
   }
   return MetadataUnavailable("authorization server metadata (RFC 8414 or OpenID Connect discovery)");
+}
+
+// Authorization server metadata per issuer, kept for the process once fetched and checked
+// (its issuer equal to the one asked for): a refresh is then one request, the token's.
+Result<AuthorizationServer> CachedAuthorizationServer(const std::string& issuer, const HttpLimits& limits) {
+  static std::mutex mutex;
+  static std::map<std::string, AuthorizationServer> cache;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (const auto it = cache.find(issuer); it != cache.end()) return it->second;
+  }
+  UDON_ASSIGN_OR_RETURN(AuthorizationServer server, DiscoverAuthorizationServer(issuer, limits));
+  std::lock_guard<std::mutex> lock(mutex);
+  cache.insert_or_assign(issuer, server);
+  return server;
 }
 
 std::string AuthMethodFor(const AuthorizationServer& server, bool has_secret) {
@@ -182,20 +200,16 @@ Result<Authorized> Authorize(const LoginOptions& options, const AuthorizationSer
   if (options.open_browser) OpenBrowser(url);
   UDON_ASSIGN_OR_RETURN(std::string target,
                         listener->AcceptOne(std::chrono::steady_clock::now() + options.timeout));
+  // RFC 9207's iss: checked when advertised, and always required under 2026-07-28.
+  const bool modern = options.protocol_version && mcp::IsModernProtocolVersion(*options.protocol_version);
   RedirectExpectation expected{kCallbackPath, state, server.issuer,
-                               server.authorization_response_iss_parameter_supported};
+                               server.authorization_response_iss_parameter_supported || modern};
   UDON_ASSIGN_OR_RETURN(out.code, ParseAuthorizationResponse(target, expected));
   out.verifier = std::move(pkce.verifier);
   return out;
 }
 
 }  // namespace
-
-std::string LoginCommand(const std::string& server_key, const std::optional<std::string>& scope) {
-  std::string command = "udon-mcp login " + server_key;
-  if (scope) command += " --scope '" + *scope + "'";
-  return command;
-}
 
 Result<std::optional<StoredLogin>> FindLogin(TokenStore& store, const std::string& server_url) {
   UDON_ASSIGN_OR_RETURN(std::string resource, CanonicalResource(server_url));
@@ -267,7 +281,7 @@ Result<std::string> BearerFor(TokenStore& store, const BearerOptions& options) {
       return OkStatus();
     }
     if (!current->refresh_token) return expired;
-    UDON_ASSIGN_OR_RETURN(AuthorizationServer server, DiscoverAuthorizationServer(current->key.issuer, options.limits));
+    UDON_ASSIGN_OR_RETURN(AuthorizationServer server, CachedAuthorizationServer(current->key.issuer, options.limits));
     std::vector<std::pair<std::string, std::string>> form = {{"grant_type", "refresh_token"},
                                                              {"refresh_token", *current->refresh_token}};
     if (options.send_resource) form.emplace_back("resource", current->key.resource);

@@ -29,6 +29,10 @@ struct LoginOptions {
   std::string server_url;
   mcp::OAuthSettings settings;
   std::optional<std::string> scope;  // --scope: asked for instead of the discovered one
+  // The MCP revision the login is for (--protocol-version): under 2026-07-28 the redirect
+  // must carry RFC 9207's iss even where the server does not advertise it; nullopt or
+  // 2025-11-25: only where advertised.
+  std::optional<std::string> protocol_version;
   bool open_browser = true;          // false: --no-browser, the URL is only shown
   std::chrono::seconds timeout{300};
   HttpLimits limits;
@@ -56,11 +60,11 @@ struct BearerOptions {
 };
 
 // The access token to send to the server, refreshed under the store's refresh lock when it
-// expires within a minute (or was rejected). Errors: auth.login_required,
+// expires within a minute (or was rejected). The authorization server's metadata is
+// fetched once per process (checked as at login), so a refresh is one token request. Errors: auth.login_required,
 // auth.login_expired, the store's and the token endpoint's.
 Result<std::string> BearerFor(TokenStore& store, const BearerOptions& options);
 
-// "udon-mcp login KEY" (with " --scope '…'" when given): what refusals name.
-std::string LoginCommand(const std::string& server_key, const std::optional<std::string>& scope = std::nullopt);
+using mcp::LoginCommand;  // "udon-mcp login KEY [--scope '…']": what refusals name
 
 }  // namespace udon::oauth

@@ -87,9 +87,10 @@ class OAuthLoginTest : public ::testing::Test {
 
   // Runs `login remote --no-browser`, plays the browser with login-driver.mjs (extra
   // flags tamper with the redirect) once the URL is printed, and returns login's output.
-  // `command` instead of login's (adopt, say) prints the URL the same way.
+  // `login_flags` go to login; `command` instead of login's (adopt, say) prints the URL the
+  // same way.
   std::string Login(const std::vector<std::string>& driver_flags = {}, bool expect_url = true,
-                    std::vector<std::string> command = {}) {
+                    const std::vector<std::string>& login_flags = {}, std::vector<std::string> command = {}) {
     testing::RunOptions options = Options();
     std::vector<std::string> login_argv = {testing::UdonMcpBinary(), "login", "remote", "--no-browser", "--timeout", "60",
                                            "--json", "--config", dir_.File("mcp.json")};
@@ -97,6 +98,7 @@ class OAuthLoginTest : public ::testing::Test {
       login_argv = std::move(command);
       login_argv.insert(login_argv.begin(), testing::UdonMcpBinary());
     }
+    login_argv.insert(login_argv.end(), login_flags.begin(), login_flags.end());
     login_argv.insert(login_argv.end(), store_args_.begin(), store_args_.end());
     testing::BackgroundProcess login(login_argv, options);
     std::string url;
@@ -152,6 +154,31 @@ class OAuthLoginTest : public ::testing::Test {
     auto result = json::Parse(called.out);
     ASSERT_TRUE(result.ok()) << called.out;
     EXPECT_EQ((*result)["structuredContent"]["sum"], 42) << called.out;
+  }
+
+  // Captures the server, reviews `tool` (no outputs expected) and returns the manifest's
+  // digest, for call.
+  std::string CaptureAndReview(const std::string& tool, const std::vector<std::string>& channels = {}) {
+    Udon({"capture", "--server", "remote", "-o", dir_.File("tools.json")}, 0);
+    std::vector<std::string> review = {"review", dir_.File("tools.json"), "--server", "remote", "--tool", tool,
+                                       "--reviewer", "t@example.test", "--headless", "--independent-calls",
+                                       "--model-backed", "false", "--reference-based-io", "--concurrency", "safe",
+                                       "--no-side-effects"};
+    for (const std::string& channel : channels) review.insert(review.end(), {"--channel", channel});
+    Udon(review, 0);
+    return testing::RunProcess({testing::UdonMcpBinary(), "digest", dir_.File("tools.json")}).out.substr(0, 64);
+  }
+
+  // hostile.mjs's counters (GET /_hostile/report), or another of its control URLs.
+  static json::Value Report(const json::Value& peer, const std::string& control = "") {
+    std::string url = peer["report"].get<std::string>();
+    if (!control.empty()) url = url.substr(0, url.rfind('/') + 1) + control;
+    const ProcessResult got = testing::RunProcess(
+        {testing::NodeBinary(), "-e", "fetch(process.argv[1]).then((r) => r.text()).then((t) => process.stdout.write(t))",
+         url});
+    auto report = json::Parse(got.out);
+    EXPECT_TRUE(report.ok() && report->is_object()) << got.exit_code << got.out << got.err;
+    return report.ok() && report->is_object() ? *report : json::Value({{"token", -1}, {"toolCalls", -1}, {"otherOrigin", {{"withAuthorization", -1}, {"requests", -1}}}});
   }
 
   std::vector<std::unique_ptr<testing::BackgroundProcess>> peers_;
@@ -283,7 +310,7 @@ TEST_F(OAuthLoginTest, AdoptLogsInToAnOAuthEntryAndTheRewrittenEntryCallsThrough
   EXPECT_NE(refused.out.find("--server 'remote' --login"), std::string::npos) << refused.out;
   EXPECT_TRUE(NothingStored());
 
-  Login({}, true, {"adopt", "--dir", adopted, "--host", "gemini", "--login", "--no-browser", "--json"});
+  Login({}, true, {}, {"adopt", "--dir", adopted, "--host", "gemini", "--login", "--no-browser", "--json"});
   EXPECT_EQ(driver_.exit_code, 0) << driver_.err;
   const json::Value first = StoredRecord();
   ASSERT_TRUE(first.contains("refreshToken"));
@@ -394,6 +421,157 @@ TEST_F(OAuthLoginTest, RefreshesAnExpiringTokenOnceAcrossConcurrentCommands) {
   const json::Value refreshed = StoredRecord();
   EXPECT_NE(refreshed["accessToken"], first["accessToken"]);
   EXPECT_NE(refreshed["refreshToken"], first["refreshToken"]);
+}
+
+// A server that refuses every token, even a refreshed one: the command refreshes once,
+// then stops with auth.token_rejected (bounded: one code exchange, one refresh, no loop), and
+// the stored login is still a whole record.
+TEST_F(OAuthLoginTest, AServerThatAnswers401AfterEveryLoginEndsBoundedWithAClearCode) {
+  const json::Value peer = StartPeer("hostile.mjs", {"always-401"});
+  Configure(peer["url"].get<std::string>());
+  EXPECT_NE(Login().find("\"ok\":true"), std::string::npos);
+  ProcessResult refused = Udon({"capture", "--server", "remote", "-o", dir_.File("tools.json"), "--json"}, 3);
+  EXPECT_NE(refused.out.find("auth.token_rejected"), std::string::npos) << refused.out << refused.err;
+  EXPECT_NE(refused.out.find("udon-mcp login remote"), std::string::npos) << refused.out;
+  const json::Value report = Report(peer);
+  EXPECT_EQ(report["token"], 2) << report.dump();  // the code's exchange and one refresh
+  EXPECT_LE(report.value("mcp", 0), 8) << report.dump();
+  EXPECT_TRUE(StoredRecord().contains("accessToken"));
+  EXPECT_FALSE(std::filesystem::exists(dir_.File("tools.json")));
+}
+
+// A 401 to tools/call is known not to have run: the login is refreshed once and the gate
+// starts again from the re-list; the tool runs exactly once.
+TEST_F(OAuthLoginTest, A401ToToolsCallRefreshesOnceAndTheGateStartsAgainFromTheRelist) {
+  const json::Value peer = StartPeer("hostile.mjs", {"call-401-once"});
+  Configure(peer["url"].get<std::string>());
+  EXPECT_NE(Login().find("\"ok\":true"), std::string::npos);
+  const std::string sha = CaptureAndReview("echo", {"/text=data"});
+  const json::Value before = Report(peer);
+  ProcessResult called = Udon({"call", "--manifest", dir_.File("tools.json"), "--sha256", sha, "--server", "remote",
+                               "--tool", "echo", "--args", R"({"text":"hi"})", "--json"},
+                              0);
+  EXPECT_NE(called.out.find("\"ok\":true"), std::string::npos) << called.out;
+  const json::Value after = Report(peer);
+  EXPECT_EQ(after["toolCalls"], 1) << after.dump();
+  EXPECT_EQ(after.value("token", 0) - before.value("token", 0), 1) << after.dump();  // one refresh
+}
+
+// A 401 to the gate's re-list (the token revoked since the capture): refreshed once, the
+// checks start again, the call runs once.
+TEST_F(OAuthLoginTest, A401ToTheRelistRefreshesOnceAndTheCallRuns) {
+  const json::Value peer = StartPeer("hostile.mjs", {"cdn-wellknown"});
+  Configure(peer["url"].get<std::string>());
+  EXPECT_NE(Login().find("\"ok\":true"), std::string::npos);
+  const std::string sha = CaptureAndReview("echo", {"/text=data"});
+  Report(peer, "refuse-next?method=tools/list");
+  const json::Value before = Report(peer);
+  ProcessResult called = Udon({"call", "--manifest", dir_.File("tools.json"), "--sha256", sha, "--server", "remote",
+                               "--tool", "echo", "--args", R"({"text":"hi"})", "--json"},
+                              0);
+  EXPECT_NE(called.out.find("\"ok\":true"), std::string::npos) << called.out;
+  const json::Value after = Report(peer);
+  EXPECT_EQ(after["toolCalls"], 1) << after.dump();
+  EXPECT_EQ(after.value("token", 0) - before.value("token", 0), 1) << after.dump();  // one refresh
+}
+
+// 403 insufficient_scope: a stable refusal naming the login with the larger scope, never a
+// silent retry with a broader token (nothing refreshed, nothing run).
+TEST_F(OAuthLoginTest, InsufficientScopeNamesTheLoginWithTheScopeAndRetriesNothing) {
+  const json::Value as = StartPeer("authorization-server.mjs", {});
+  const json::Value rs = StartPeer("resource-server.mjs", {"--issuer", as["issuer"].get<std::string>()});
+  Configure(rs["url"].get<std::string>());
+  Login();
+  const json::Value first = StoredRecord();
+  const std::string sha = CaptureAndReview("admin_reset");
+  ProcessResult refused = Udon({"call", "--manifest", dir_.File("tools.json"), "--sha256", sha, "--server", "remote",
+                                "--tool", "admin_reset", "--args", "{}", "--json"},
+                               3);
+  EXPECT_NE(refused.out.find("auth.scope_required"), std::string::npos) << refused.out << refused.err;
+  EXPECT_NE(refused.out.find("udon-mcp login remote --scope 'mcp:tools mcp:admin'"), std::string::npos) << refused.out;
+  EXPECT_EQ(StoredRecord()["accessToken"], first["accessToken"]) << "a 403 must not refresh or widen the login";
+}
+
+// RFC 9207: a server that neither advertises nor sends iss is fine under 2025-11-25 (as
+// GitHub-like servers are today) and refused under 2026-07-28, which requires it.
+TEST_F(OAuthLoginTest, IssIsRequiredUnder2026ButNotUnder2025) {
+  const json::Value peer = StartPeer("hostile.mjs", {"no-iss"});
+  Configure(peer["url"].get<std::string>());
+  EXPECT_NE(Login({}, true, {"--protocol-version", "2026-07-28"}).find("auth.iss_mismatch"), std::string::npos);
+  EXPECT_TRUE(NothingStored());
+  EXPECT_NE(Login({}, true, {"--protocol-version", "2025-11-25"}).find("\"ok\":true"), std::string::npos);
+  EXPECT_FALSE(NothingStored());
+}
+
+// A server that answers a token-bearing request with a 307 to another origin: the token
+// does not follow (the other origin sees no Authorization header) and capture fails.
+TEST_F(OAuthLoginTest, ARedirectToAnotherOriginNeverCarriesTheToken) {
+  const json::Value peer = StartPeer("hostile.mjs", {"redirect-other-origin"});
+  Configure(peer["url"].get<std::string>());
+  EXPECT_NE(Login().find("\"ok\":true"), std::string::npos);
+  ProcessResult refused = Udon({"capture", "--server", "remote", "-o", dir_.File("tools.json"), "--json"}, -1);
+  EXPECT_NE(refused.exit_code, 0);
+  const json::Value report = Report(peer);
+  EXPECT_GT(report.value("mcpWithValidToken", 0), 0) << report.dump();
+  EXPECT_EQ(report["otherOrigin"]["withAuthorization"], 0) << report.dump();
+  EXPECT_EQ(report["otherOrigin"]["requests"], 0) << report.dump();
+}
+
+// serve in front of an OAuth upstream: the host calls through the gateway, the upstream
+// sees the login's token (whoami answers its subject), the host never does.
+TEST_F(OAuthLoginTest, ServeFrontsAnOAuthUpstreamAndTheHostNeverSeesTheToken) {
+  const json::Value as = StartPeer("authorization-server.mjs", {});
+  const json::Value rs = StartPeer("resource-server.mjs", {"--issuer", as["issuer"].get<std::string>()});
+  Configure(rs["url"].get<std::string>());
+  Login();
+  const std::string sha = CaptureAndReview("whoami");
+  std::vector<nlohmann::json> seen;
+  std::string host_stderr;
+  {
+    testing::LineClient host({testing::UdonMcpBinary(), "serve", "--manifest", dir_.File("tools.json"), "--sha256",
+                              sha, "--config", dir_.File("mcp.json"), "--state-dir", dir_.File("state")});
+    host.Send(testing::InitializeRequest(0));
+    ASSERT_TRUE(host.ReadResponse(0, &seen).has_value()) << host.Stderr();
+    host.Send(testing::Notification("notifications/initialized"));
+    host.Send(testing::Request(1, "tools/call", {{"name", "whoami"}, {"arguments", nlohmann::json::object()}}));
+    const std::optional<nlohmann::json> called = host.ReadResponse(1, &seen);
+    ASSERT_TRUE(called.has_value()) << host.Stderr();
+    EXPECT_NE(called->dump().find("alice"), std::string::npos) << called->dump();
+    EXPECT_FALSE((*called)["result"].value("isError", false)) << called->dump();
+    host.CloseInput();
+    host.Wait();
+    host_stderr = host.Stderr();
+  }
+  const std::string token = StoredRecord()["accessToken"].get<std::string>();
+  ASSERT_GT(token.size(), 8u);
+  for (const nlohmann::json& message : seen) EXPECT_EQ(message.dump().find(token), std::string::npos);
+  EXPECT_EQ(host_stderr.find(token), std::string::npos);
+}
+
+// The anchor: mcp-remote, the login most hosts use, against the same servers in the same
+// test; wherever it logs in and lists the tools, udon-mcp logs in and captures too.
+TEST_F(OAuthLoginTest, WhereMcpRemoteLogsInUdonMcpLogsInAndCapturesToo) {
+  const json::Value as = StartPeer("authorization-server.mjs", {});
+  const std::string issuer = as["issuer"].get<std::string>();
+  const std::vector<std::vector<std::string>> servers = {
+      {"resource-server.mjs", "--issuer", issuer},
+      {"resource-server.mjs", "--issuer", issuer, "--metadata-at", "root"},
+      {"resource-server.mjs", "--issuer", issuer, "--no-resource-metadata", "--metadata-at", "both"},
+      {"hostile.mjs", "cdn-wellknown"}};
+  int anchored = 0;
+  for (const std::vector<std::string>& server : servers) {
+    SCOPED_TRACE(server[0] + (server.size() > 3 ? " " + server[3] : std::string()));
+    const json::Value peer = StartPeer(server[0], std::vector<std::string>(server.begin() + 1, server.end()));
+    const std::string url = peer["url"].get<std::string>();
+    const ProcessResult anchor = testing::RunProcess({testing::NodeBinary(), Peer("mcp-remote-anchor.mjs"), url});
+    if (anchor.exit_code != 0) continue;  // where mcp-remote fails, nothing is asserted
+    ++anchored;
+    std::filesystem::remove_all(dir_.File("state"));
+    Configure(url);
+    EXPECT_NE(Login().find("\"ok\":true"), std::string::npos);
+    Udon({"capture", "--server", "remote", "-o", dir_.File("tools.json")}, 0);
+  }
+  EXPECT_GT(anchored, 0) << "mcp-remote logged in nowhere: the anchor proves nothing";
 }
 
 struct HostileCase {

@@ -80,6 +80,10 @@ struct Gate::Run {
   bool reused = false;
   std::string reuse_refused;  // why a pooled connection was not reused
   bool replaced = false;      // a dead reused connection was replaced by a fresh one
+  // The entry as the runtime configuration gave it (with the login's token), and whether
+  // that login was refreshed once after the server refused its token (HTTP 401).
+  std::optional<mcp::ServerConfig> server_config;
+  bool reauthorized = false;
   mcp::NotificationStream connection_stream = mcp::NotificationStream::kNone;
   bool barrier = false;       // a ping round trip ordered the events before dispatch
   std::uint64_t checked_through = 0;  // events up to here were examined before binding

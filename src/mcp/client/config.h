@@ -100,6 +100,10 @@ struct RuntimeConfig {
   // set by the command line from the token store (oauth, contract 7.23), which this
   // component cannot reach. Its error is Find's.
   std::function<Status(ServerConfig&)> authorize_http;
+  // Refreshes the stored login whose token `server` (as Find gave it) carried, once the
+  // server refused that token with HTTP 401; false: no stored login gave it (nothing to
+  // refresh). Set with authorize_http; a command then starts its checks again, once.
+  std::function<Result<bool>(const ServerConfig&)> reauthorize_http;
 
   // The entry of `key`, once it can run: a sandboxed server also needs a working
   // bubblewrap and its writable directories (CheckRunnable); an http entry gets its stored

@@ -11,6 +11,7 @@
 #include "base/ascii.h"
 #include "mcp/protocol/protocol.h"
 #include "mcp/protocol/sse.h"
+#include "mcp/client/www_authenticate.h"
 
 namespace udon::mcp {
 namespace {
@@ -81,6 +82,7 @@ struct HttpTransport::Transfer {
   std::atomic<bool> abort{false};
   long status = 0;
   std::string content_type;
+  std::string www_authenticate;  // of a 401 or 403: what the server wants instead
   bool decided = false;
   bool is_sse = false;
   bool is_json = false;
@@ -193,6 +195,30 @@ namespace {
 
 using Transfer = HttpTransport::Transfer;
 
+// A server's WWW-Authenticate beyond this is not read (a challenge is a few hundred bytes).
+constexpr std::size_t kMaxChallengeBytes = 8 * 1024;
+
+// Printable ASCII without quotes or backslashes (spaces only where a list is allowed).
+bool IsChallengeText(std::string_view text, std::size_t max, bool spaces) {
+  return !text.empty() && text.size() <= max && std::all_of(text.begin(), text.end(), [spaces](char c) {
+           return (c == ' ' && spaces) || (c > 0x20 && c < 0x7f && c != '"' && c != '\\');
+         });
+}
+
+// mcp.http_status; a 401 or 403 also says what its Bearer challenge asks (details.authError,
+// details.scope: RFC 6750 tokens, never the header itself), so the OAuth login can be
+// refreshed, or named with the scope it lacks.
+Error HttpStatusError(long status, std::string_view www_authenticate, const char* message) {
+  Error error = udon::MakeError("mcp.http_status", message);
+  error.details["status"] = status;
+  if (status != 401 && status != 403) return error;
+  const std::optional<BearerChallenge> challenge = ParseWwwAuthenticate(www_authenticate);
+  if (!challenge) return error;
+  if (challenge->error && IsChallengeText(*challenge->error, 64, false)) error.details["authError"] = *challenge->error;
+  if (challenge->scope && IsChallengeText(*challenge->scope, 1024, true)) error.details["scope"] = *challenge->scope;
+  return error;
+}
+
 size_t WriteCallback(char* data, size_t size, size_t count, void* user) {
   auto* transfer = static_cast<Transfer*>(user);
   const size_t total = size * count;
@@ -212,6 +238,7 @@ size_t HeaderCallback(char* data, size_t size, size_t count, void* user) {
   if (line.rfind("HTTP/", 0) == 0) {
     // "HTTP/1.1 200 OK" or "HTTP/2 200": a new response (also after a 1xx).
     transfer->content_type.clear();
+    transfer->www_authenticate.clear();
     const auto space = line.find(' ');
     if (space != std::string_view::npos) {
       transfer->status = std::strtol(std::string(line.substr(space + 1, 3)).c_str(), nullptr, 10);
@@ -223,6 +250,10 @@ size_t HeaderCallback(char* data, size_t size, size_t count, void* user) {
   const std::string name = base::AsciiLower(Trim(line.substr(0, colon)));
   const std::string_view value = Trim(line.substr(colon + 1));
   if (name == "content-type") transfer->content_type = std::string(value);
+  if (name == "www-authenticate" && transfer->www_authenticate.size() + value.size() < kMaxChallengeBytes) {
+    // Several challenge headers are one list (RFC 9110 section 5.3).
+    transfer->www_authenticate += (transfer->www_authenticate.empty() ? "" : ", ") + std::string(value);
+  }
   if (name == "mcp-session-id" && IsVisibleAscii(value)) transfer->AdoptSession(value);
   return total;
 }
@@ -473,9 +504,7 @@ Status HttpTransport::SendRequest(const Message& message, const RequestHeaders& 
     CloseWith(error);
     return error;
   }
-  Error error = udon::MakeError("mcp.http_status", "the server answered with an HTTP error");
-  error.details["status"] = transfer.status;
-  return error;
+  return HttpStatusError(transfer.status, transfer.www_authenticate, "the server answered with an HTTP error");
 }
 
 void HttpTransport::RunRequest(Message message, RequestHeaders headers) {
@@ -510,17 +539,21 @@ void HttpTransport::RunRequest(Message message, RequestHeaders headers) {
       break;
     }
     if (transfer.status < 200 || transfer.status >= 300) {
+      // A 401 or 403 refuses the credential before anything was processed, whatever its body.
+      if (transfer.status == 401 || transfer.status == 403) {
+        error = HttpStatusError(transfer.status, transfer.www_authenticate, "the server refused the credential");
+        break;
+      }
       if (transfer.modern && DeliverErrorBody(transfer)) break;
       if (SessionGone(transfer)) {
         CloseWith(udon::MakeError("mcp.session_expired", "the server ended the session"));
         break;
       }
-      error = transfer.status >= 300 && transfer.status < 400
-                  ? udon::MakeError("mcp.http_status",
-                                    "the server answered with a redirect, which is never followed "
-                                    "(configure the final URL)")
-                  : udon::MakeError("mcp.http_status", "the server answered with an HTTP error");
-      error->details["status"] = transfer.status;
+      error = HttpStatusError(transfer.status, transfer.www_authenticate,
+                              transfer.status >= 300 && transfer.status < 400
+                                  ? "the server answered with a redirect, which is never followed "
+                                    "(configure the final URL)"
+                                  : "the server answered with an HTTP error");
       break;
     }
     // 2xx without our response: resume the stream if it can be resumed.

@@ -16,6 +16,8 @@
 // - Configured headers are sent as given and never logged. libcurl uses the system CA
 //   store for https; only http and https are allowed. Redirects are never followed, so
 //   configured headers reach the configured origin only: a 3xx is mcp.http_status.
+// - A 401 or 403 is mcp.http_status whatever its body, with its Bearer challenge's error and
+//   scope (details.authError, details.scope): the credential was refused, nothing processed.
 // - The size limit applies to a JSON body and to each SSE event while streaming.
 // - Modern era (2026-07-28; a request whose params._meta names its protocol version):
 //   MCP-Protocol-Version mirrors that version, Mcp-Method the method, Mcp-Name the

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "mcp/client/client.h"
+#include "mcp/client/www_authenticate.h"
 #include "test_support.h"
 
 namespace udon::mcp {
@@ -515,6 +516,34 @@ TEST(HttpTransportTest, ConnectionRefusedFailsInitialize) {
   auto init = client->Initialize();
   ASSERT_FALSE(init.ok());
   EXPECT_EQ(init.error().code, "server.connect_failed");
+}
+
+// A 401 or 403 refuses the credential before anything ran: its challenge's error and scope
+// reach the caller (never the header itself), and a 403 insufficient_scope becomes the
+// refusal that names the login with that scope.
+TEST(HttpTransportTest, ARefusedCredentialCarriesItsChallengeAndNamesTheLogin) {
+  for (int status : {401, 403}) {
+    SCOPED_TRACE(status);
+    FakeHttpServer server([&](const Message&, httplib::Response& res) {
+      res.status = status;
+      res.set_header("WWW-Authenticate", status == 401 ? R"(Bearer error="invalid_token", scope="mcp:tools")"
+                                                       : R"(Bearer error="insufficient_scope", scope="mcp:tools mcp:admin")");
+      res.set_content(R"({"jsonrpc":"2.0","id":0,"error":{"code":-32600,"message":"no"}})", "application/json");
+    });
+    ClientOptions options;
+    options.http_notification_stream = false;
+    auto client = Client::Connect(Config(server.url()), options);
+    ASSERT_TRUE(client.ok());
+    auto init = (*client)->Initialize();
+    ASSERT_FALSE(init.ok());
+    EXPECT_EQ(RefusedCredentialStatus(init.error()), status);
+    EXPECT_EQ(init.error().details["authError"], status == 401 ? "invalid_token" : "insufficient_scope");
+    const Error refused = RefusedCredentialError(init.error(), "remote");
+    EXPECT_EQ(refused.code, status == 401 ? "auth.token_rejected" : "auth.scope_required");
+    EXPECT_EQ(refused.details["command"], status == 401 ? "udon-mcp login remote"
+                                                        : "udon-mcp login remote --scope 'mcp:tools mcp:admin'");
+    (*client)->Close();
+  }
 }
 
 }  // namespace

@@ -24,6 +24,13 @@
 //                         as its authorization server
 //   redirect-other-origin the MCP endpoint answers requests that carry a valid token with a
 //                         307 to the other origin (the token must not follow)
+//   call-401-once         not hostile: the first tools/call is answered 401 invalid_token
+//                         (nothing runs) and its token is forgotten; a client refreshes
+//                         once and starts again from the listing (report.toolCalls counts
+//                         the calls that ran)
+//   no-iss                not hostile under 2025-11-25: the authorization server does not
+//                         advertise RFC 9207 and its redirect carries no iss (2026-07-28
+//                         requires it: such a login must be refused)
 //   cdn-wellknown         not hostile, a fallback to get right: the challenge has no
 //                         resource_metadata; the path-inserted well-known locations answer
 //                         403 and 401 (HTML, as a CDN does) where a 404 was expected; the
@@ -31,8 +38,12 @@
 //                         path-appended OpenID configuration work. The login must succeed.
 //
 // GET /_hostile/report (main origin) answers the counters as JSON:
-//   {"register":N,"authorize":N,"token":N,"mcp":N,"mcpWithValidToken":N,
+//   {"register":N,"authorize":N,"token":N,"mcp":N,"mcpWithValidToken":N,"toolCalls":N,
+//    "metadata":N (authorization server metadata fetched),
 //    "otherOrigin":{"requests":N,"withAuthorization":N,"paths":[…]}}
+// GET /_hostile/refuse-next?method=M (any mode): the next MCP request of method M (for example
+// tools/list) that carries a valid token is answered 401 invalid_token and that token is
+// forgotten, as a server that revoked it does.
 // Prints {"event":"listening","mode":…,"url":"http://127.0.0.1:P/mcp","resource":…,
 // "issuer":…,"otherOrigin":…,"report":…} on stdout once both origins accept connections.
 import http from 'node:http';
@@ -46,6 +57,7 @@ import {
 const MODES = [
   'resource-mismatch', 'issuer-mismatch', 'no-s256', 'token-garbage', 'token-huge',
   'token-slow', 'always-401', 'metadata-other-host', 'redirect-other-origin', 'cdn-wellknown',
+  'call-401-once', 'no-iss',
 ];
 const SLOW_TOTAL_MS = 10 * 60 * 1000;
 
@@ -75,7 +87,7 @@ function parseArgs(argv) {
 const options = parseArgsOrExit('hostile', parseArgs);
 const mode = options.mode;
 const report = {
-  register: 0, authorize: 0, token: 0, mcp: 0, mcpWithValidToken: 0,
+  register: 0, authorize: 0, token: 0, mcp: 0, mcpWithValidToken: 0, toolCalls: 0, metadata: 0,
   otherOrigin: { requests: 0, withAuthorization: 0, paths: [] },
 };
 const site = {};  // origin, otherOrigin, resource, issuer: known once both listen
@@ -111,7 +123,7 @@ function authorizationServerMetadata(origin, issuer) {
     grant_types_supported: ['authorization_code', 'refresh_token'],
     code_challenge_methods_supported: mode === 'no-s256' ? ['plain'] : ['S256'],
     token_endpoint_auth_methods_supported: ['none', 'client_secret_basic', 'client_secret_post'],
-    authorization_response_iss_parameter_supported: true,
+    authorization_response_iss_parameter_supported: mode !== 'no-iss',
     scopes_supported: ['mcp:tools'],
   };
 }
@@ -169,7 +181,7 @@ function authorize(url, res) {
     redirect.searchParams.set('code', code);
   }
   if (params.has('state')) redirect.searchParams.set('state', params.get('state'));
-  redirect.searchParams.set('iss', site.issuer);
+  if (mode !== 'no-iss') redirect.searchParams.set('iss', site.issuer);
   res.writeHead(302, { location: redirect.href }).end();
 }
 
@@ -227,7 +239,10 @@ function buildMcpServer() {
   server.registerTool('echo', {
     description: 'Echoes its text.',
     inputSchema: fromJsonSchema({ type: 'object', properties: { text: { type: 'string' } }, required: ['text'] }),
-  }, async ({ text }) => ({ content: [{ type: 'text', text }] }));
+  }, async ({ text }) => {
+    report.toolCalls += 1;
+    return { content: [{ type: 'text', text }] };
+  });
   return server;
 }
 const mcpHandler = createMcpHandler(buildMcpServer, { legacy: 'stateless' });
@@ -240,6 +255,16 @@ function challenge() {
   return `Bearer resource_metadata="${metadata}", scope="mcp:tools"`;
 }
 
+const refuseNext = new Set();  // methods whose next request is answered 401
+
+function methodOf(body) {
+  try {
+    return JSON.parse(body.toString('utf8')).method;
+  } catch {
+    return undefined;
+  }
+}
+
 async function mcp(req, body, res) {
   report.mcp += 1;
   const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
@@ -247,6 +272,14 @@ async function mcp(req, body, res) {
   if (!valid || mode === 'always-401') {
     const error = bearer === undefined ? '' : 'error="invalid_token", ';
     res.writeHead(401, { 'www-authenticate': challenge().replace('Bearer ', `Bearer ${error}`) }).end();
+    return;
+  }
+  const method = methodOf(body);
+  if ((mode === 'call-401-once' && report.callRefused === undefined && method === 'tools/call') ||
+      refuseNext.delete(method)) {
+    if (method === 'tools/call') report.callRefused = true;
+    issuedTokens.delete(bearer);
+    res.writeHead(401, { 'www-authenticate': challenge().replace('Bearer ', 'Bearer error="invalid_token", ') }).end();
     return;
   }
   report.mcpWithValidToken += 1;
@@ -264,8 +297,13 @@ async function mainOrigin(req, res) {
   const body = await readBody(req);
   const known = req.method === 'GET' ? mainWellKnown(url.pathname) : undefined;
   if (typeof known === 'number') return cdnRefusal(res, known);
+  if (known?.issuer !== undefined) report.metadata += 1;
   if (known) return sendJson(res, 200, known);
   if (url.pathname === '/_hostile/report') return sendJson(res, 200, report);
+  if (url.pathname === '/_hostile/refuse-next') {
+    refuseNext.add(url.searchParams.get('method'));
+    return sendJson(res, 200, { armed: url.searchParams.get('method') });
+  }
   if (url.pathname === '/register' && req.method === 'POST') return register(body, res);
   if (url.pathname === '/authorize' && req.method === 'GET') return authorize(url, res);
   if (url.pathname === '/token' && req.method === 'POST') return tokenEndpoint(body, res);
