@@ -47,15 +47,34 @@ for _ in $(seq 100); do
   sleep 0.1
 done
 
-mkdir -p "$BENCH_DATA/state-file"
-rm -rf "$BENCH_DATA/state-file"/*
-"$BENCH_BIN" "$BENCH_DATA/state-file" "$runners" "$calls" own
 # TCP on the loopback without TLS (as before this server had TLS: libpq's default would now
 # negotiate it), the same over the Unix socket, and TCP with TLS verified as for a remote
 # store (host name "localhost" with sslmode=verify-full).
 url="postgresql://udon:$password@127.0.0.1:$port/postgres?sslmode=disable"
 unix_url="postgresql://udon@/postgres?host=$work&port=$port"
 tls_url="postgresql://udon:$password@localhost:$port/postgres?sslmode=verify-full&sslrootcert=$work/server.crt"
+# Interleaved: STATE_CONNECT_ROUNDS (5) rounds, each of STATE_CONNECTS (50) set-ups per way.
+connect_rows() {
+  for round in $(seq "${STATE_CONNECT_ROUNDS:-5}"); do
+    echo "-- round $round: TCP 127.0.0.1, no TLS"
+    "$BENCH_BIN" connect "$url" "${STATE_CONNECTS:-50}"
+    echo "-- round $round: Unix socket"
+    "$BENCH_BIN" connect "$unix_url" "${STATE_CONNECTS:-50}"
+    echo "-- round $round: TCP localhost, TLS verify-full"
+    "$BENCH_BIN" connect "$tls_url" "${STATE_CONNECTS:-50}"
+  done
+}
+
+# STATE_CONNECT_ONLY=1: only the connection set-ups over each way to the store (TCP, Unix
+# socket, TCP + TLS verify-full), in process; no runners, no fresh calls (nor their build).
+if [[ -n ${STATE_CONNECT_ONLY:-} ]]; then
+  connect_rows
+  exit 0
+fi
+
+mkdir -p "$BENCH_DATA/state-file"
+rm -rf "$BENCH_DATA/state-file"/*
+"$BENCH_BIN" "$BENCH_DATA/state-file" "$runners" "$calls" own
 if [[ -z ${STATE_FRESH_ONLY:-} ]]; then  # STATE_FRESH_ONLY=1: the fresh calls alone
   "$BENCH_BIN" "$url" "$runners" "$calls" own
   # One runner alone: the same figures without 8 processes sharing the machine's cores.
@@ -94,10 +113,7 @@ if [[ -n ${STATE_BEFORE:-} ]]; then
   before=(-- "before: call, safe tool, PostgreSQL" $(call render_turntable "$safe_args" "$url" "$STATE_BEFORE")
           -- "before: call, serialize tool, PostgreSQL" $(call append_ledger "$ledger_args" "$url" "$STATE_BEFORE"))
 fi
-for store in "$url" "$unix_url" "$tls_url"; do
-  echo "-- ${store%%\?*}${store#*\?}" | sed "s/:$password@/@/"
-  "$BENCH_BIN" connect "$store" "${STATE_CONNECTS:-50}"
-done
+connect_rows
 # time_processes.py counts exit 1 as a finished run: each store must first serve a call.
 for store in "$dir/state" "$url" "$unix_url" "$tls_url"; do
   $(call render_turntable "$safe_args" "$store") >/dev/null || { echo "a call with a store failed" >&2; exit 1; }
