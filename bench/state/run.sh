@@ -32,18 +32,49 @@ echo "$password" >"$work/pwfile"
 [[ ${#as_pg[@]} -eq 0 ]] || chown nobody:nogroup "$work/pwfile"
 (cd "$work" && "${as_pg[@]}" "$bindir/initdb" -D "$work/data" -U udon --auth-local=trust \
   --auth-host=scram-sha-256 --pwfile="$work/pwfile" -E UTF8 --no-instructions >/dev/null)
+# TLS for the remote-store row: a throwaway certificate for "localhost", the root the
+# client verifies it against (sslmode=verify-full, the default for a store not local).
+openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost -addext subjectAltName=DNS:localhost \
+  -keyout "$work/server.key" -out "$work/server.crt" 2>/dev/null
+chmod 600 "$work/server.key"
+[[ ${#as_pg[@]} -eq 0 ]] || chown nobody:nogroup "$work/server.key" "$work/server.crt"
 (cd "$work" && exec "${as_pg[@]}" "$bindir/postgres" -D "$work/data" -k "$work" -p "$port" \
-  -c listen_addresses=127.0.0.1 >"$work/postgres.log" 2>&1) &
+  -c listen_addresses=127.0.0.1 -c ssl=on -c ssl_cert_file="$work/server.crt" \
+  -c ssl_key_file="$work/server.key" >"$work/postgres.log" 2>&1) &
 pg_pid=$!
 for _ in $(seq 100); do
   "$bindir/pg_isready" -q -h 127.0.0.1 -p "$port" && break
   sleep 0.1
 done
 
+# TCP on the loopback without TLS (as before this server had TLS: libpq's default would now
+# negotiate it), the same over the Unix socket, and TCP with TLS verified as for a remote
+# store (host name "localhost" with sslmode=verify-full).
+url="postgresql://udon:$password@127.0.0.1:$port/postgres?sslmode=disable"
+unix_url="postgresql://udon@/postgres?host=$work&port=$port"
+tls_url="postgresql://udon:$password@localhost:$port/postgres?sslmode=verify-full&sslrootcert=$work/server.crt"
+# Interleaved: STATE_CONNECT_ROUNDS (5) rounds, each of STATE_CONNECTS (50) set-ups per way.
+connect_rows() {
+  for round in $(seq "${STATE_CONNECT_ROUNDS:-5}"); do
+    echo "-- round $round: TCP 127.0.0.1, no TLS"
+    "$BENCH_BIN" connect "$url" "${STATE_CONNECTS:-50}"
+    echo "-- round $round: Unix socket"
+    "$BENCH_BIN" connect "$unix_url" "${STATE_CONNECTS:-50}"
+    echo "-- round $round: TCP localhost, TLS verify-full"
+    "$BENCH_BIN" connect "$tls_url" "${STATE_CONNECTS:-50}"
+  done
+}
+
+# STATE_CONNECT_ONLY=1: only the connection set-ups over each way to the store (TCP, Unix
+# socket, TCP + TLS verify-full), in process; no runners, no fresh calls (nor their build).
+if [[ -n ${STATE_CONNECT_ONLY:-} ]]; then
+  connect_rows
+  exit 0
+fi
+
 mkdir -p "$BENCH_DATA/state-file"
 rm -rf "$BENCH_DATA/state-file"/*
 "$BENCH_BIN" "$BENCH_DATA/state-file" "$runners" "$calls" own
-url="postgresql://udon:$password@127.0.0.1:$port/postgres"
 if [[ -z ${STATE_FRESH_ONLY:-} ]]; then  # STATE_FRESH_ONLY=1: the fresh calls alone
   "$BENCH_BIN" "$url" "$runners" "$calls" own
   # One runner alone: the same figures without 8 processes sharing the machine's cores.
@@ -82,13 +113,25 @@ if [[ -n ${STATE_BEFORE:-} ]]; then
   before=(-- "before: call, safe tool, PostgreSQL" $(call render_turntable "$safe_args" "$url" "$STATE_BEFORE")
           -- "before: call, serialize tool, PostgreSQL" $(call append_ledger "$ledger_args" "$url" "$STATE_BEFORE"))
 fi
-"$BENCH_BIN" connect "$url" "${STATE_CONNECTS:-50}"
+connect_rows
+# time_processes.py counts exit 1 as a finished run: each store must first serve a call.
+for store in "$dir/state" "$url" "$unix_url" "$tls_url"; do
+  $(call render_turntable "$safe_args" "$store") >/dev/null || { echo "a call with a store failed" >&2; exit 1; }
+done
 echo "== fresh call processes (wall, medians; vs first = the anchor)"
 python3 "$BENCH_DIR/support/time_processes.py" "${STATE_FRESH_ROUNDS:-30}" \
   -- "anchor: spawn server, read initialize answer" "$build/bench/state/spawn_initialize" "$demo" \
   -- "process: libpq loaded, no connection" "$BENCH_BIN" connect "$url" 0 \
   -- "process: one connection set-up" "$BENCH_BIN" connect "$url" 1 \
   -- "call, safe tool, file store" $(call render_turntable "$safe_args" "$dir/state") \
+  -- "process: one connection set-up, Unix socket" "$BENCH_BIN" connect "$unix_url" 1 \
+  -- "process: one connection set-up, TCP + TLS verify-full" "$BENCH_BIN" connect "$tls_url" 1 \
+  -- "call, safe tool, file store" $(call render_turntable "$safe_args" "$dir/state") \
   -- "call, safe tool, PostgreSQL" $(call render_turntable "$safe_args" "$url") \
+  -- "call, safe tool, PostgreSQL, Unix socket" $(call render_turntable "$safe_args" "$unix_url") \
+  -- "call, safe tool, PostgreSQL, TCP + TLS verify-full" $(call render_turntable "$safe_args" "$tls_url") \
   -- "call, serialize tool, file store" $(call append_ledger "$ledger_args" "$dir/state") \
-  -- "call, serialize tool, PostgreSQL" $(call append_ledger "$ledger_args" "$url") "${before[@]}"
+  -- "call, serialize tool, PostgreSQL" $(call append_ledger "$ledger_args" "$url") \
+  -- "call, serialize tool, PostgreSQL, Unix socket" $(call append_ledger "$ledger_args" "$unix_url") \
+  -- "call, serialize tool, PostgreSQL, TCP + TLS verify-full" $(call append_ledger "$ledger_args" "$tls_url") \
+  "${before[@]}"

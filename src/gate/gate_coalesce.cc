@@ -93,15 +93,22 @@ Status Gate::ListShared(Run& run) {
 
 // Joins the verification that has not started yet (the next one); the first member to
 // find none in flight lists for every member that joined so far, and the group closes as
-// its listing starts, so that listing was sent after each member arrived.
+// its listing starts, so that listing was sent after each member arrived. A group lists on
+// one connection and verifies only calls on that one: a run whose connection is another
+// (the lane's was replaced while it was unbound or retired) waits for a group of its own,
+// since another connection's re-list, barrier and event sequence say nothing about its own.
 std::shared_ptr<Gate::Verification> Gate::JoinVerification(Run& run) {
   Lane& lane = *run.lane;
   std::unique_lock<std::mutex> lock(lane.mutex);
-  if (!lane.next) lane.next = std::make_shared<Verification>();
+  if (env_.on_verification_joined) env_.on_verification_joined();
+  while (lane.next && lane.next->connection.lock() != run.connection) lane.changed.wait(lock);
+  if (!lane.next) {
+    lane.next = std::make_shared<Verification>();
+    lane.next->connection = run.connection;
+  }
   std::shared_ptr<Verification> mine = lane.next;
   ++mine->unsettled;
   mine->checked_through = std::min(mine->checked_through, run.checked_through);
-  if (env_.on_verification_joined) env_.on_verification_joined();
   while (!mine->done) {
     if (lane.in_flight) {
       lane.changed.wait(lock);
@@ -109,6 +116,7 @@ std::shared_ptr<Gate::Verification> Gate::JoinVerification(Run& run) {
     }
     lane.in_flight = mine;
     lane.next.reset();
+    lane.changed.notify_all();  // a run of another connection may now open the next group
     const bool bound = run.connection->bound_since.has_value();
     lock.unlock();
     ListForAll(run, *mine, bound);

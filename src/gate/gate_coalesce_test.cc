@@ -9,6 +9,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 #include <tuple>
 #include <vector>
@@ -142,6 +143,77 @@ TEST_P(CoalescedTest, ANoticeBetweenTheSharedRelistAndEachDispatchRefusesEveryCa
   EXPECT_EQ(refused, kMembers - notice_turn) << "the member with the notice's turn and every later one";
   EXPECT_EQ(dispatched, notice_turn);
   EXPECT_EQ(server_.calls.load(), calls_before + dispatched);
+}
+
+// From the attacker's side: while a shared connection is not yet bound, a later arrival
+// retires it and opens another, so calls of one server run on different connections (on
+// stdio, different processes; over HTTP, different sessions with their own notices). A
+// call must never be verified by a re-list sent on another connection than the one its
+// tools/call goes to: A (on the retired connection) and D (on a third) join the same
+// next verification while B's is in flight, and each connection that receives a
+// tools/call must have been listed.
+TEST_P(CoalescedTest, NoCallIsVerifiedByAnotherConnectionsRelist) {
+  GateEnvironment env = CoalescingEnv();
+  enum class Role { kNone, kA };
+  static thread_local Role role = Role::kNone;
+  std::mutex hold;
+  std::condition_variable held_changed;
+  bool a_connected = false, a_released = false, b_listing = false;
+  env.after_step = [&](const std::string& step, mcp::Connection&) {
+    if (step != "connect" || role != Role::kA) return;
+    std::unique_lock<std::mutex> lock(hold);
+    a_connected = true;
+    held_changed.notify_all();
+    // A guard against a hang, never a verdict.
+    held_changed.wait_for(lock, std::chrono::seconds(20), [&] { return a_released; });
+  };
+  std::set<const mcp::MemoryPeer*> listed;
+  int unlisted_calls = 0;
+  server_.on_list = [&](const mcp::Message&, mcp::MemoryPeer& peer) {
+    {
+      std::lock_guard<std::mutex> guard(hold);
+      listed.insert(&peer);
+      if (server_.lists != 1) return;  // B's first page: held until A and D joined
+      b_listing = true;
+      held_changed.notify_all();
+    }
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait_for(lock, std::chrono::seconds(20), [this] { return joined_ >= 3; });
+  };
+  server_.on_call = [&](const mcp::Message& m, mcp::MemoryPeer& peer) {
+    {
+      std::lock_guard<std::mutex> guard(hold);
+      if (listed.count(&peer) == 0) ++unlisted_calls;
+    }
+    const json::Value structured = server_.result(1);
+    peer.Send(mcp::MakeResult(
+        m.id, server_.Shaped({{"content", json::Value::array({{{"type", "text"}, {"text", structured.dump()}}})},
+                              {"structuredContent", structured}})));
+  };
+  Gate gate(env);
+  auto call = [&] { return gate.Call(binding_, Args(), CallOptions{}); };
+  auto a = std::async(std::launch::async, [&] {
+    role = Role::kA;
+    return call();
+  });
+  {
+    std::unique_lock<std::mutex> lock(hold);
+    held_changed.wait_for(lock, std::chrono::seconds(20), [&] { return a_connected; });
+  }
+  auto b = std::async(std::launch::async, call);
+  {
+    std::unique_lock<std::mutex> lock(hold);
+    held_changed.wait_for(lock, std::chrono::seconds(20), [&] { return b_listing; });
+    a_released = true;
+    held_changed.notify_all();
+  }
+  auto d = std::async(std::launch::async, call);
+  for (auto* result : {&a, &b, &d}) {
+    const GateResult done = result->get();
+    EXPECT_TRUE(done.ok()) << done.error->Describe();
+  }
+  EXPECT_EQ(server_.connects.load(), 3) << "B retired A's unbound connection, D retired B's";
+  EXPECT_EQ(unlisted_calls, 0) << "a tools/call went to a connection no re-list was sent on";
 }
 
 INSTANTIATE_TEST_SUITE_P(BothEras, CoalescedTest,

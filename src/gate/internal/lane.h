@@ -23,6 +23,9 @@ namespace udon::gate {
 
 // One shared re-list and what it found, for every call that joined before it was sent.
 struct Gate::Verification {
+  // The connection its re-list and barrier go to, and the only one its members call on
+  // (weak: a member's use count decides who closes a shared connection, see LeaveLane).
+  std::weak_ptr<PooledConnection> connection;
   int unsettled = 0;  // members that have not yet compared their own Tool
   // The oldest event sequence any member had examined when it joined: the listing looks
   // for list_changed after it.
