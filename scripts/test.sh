@@ -63,7 +63,7 @@ if ((clang_built)); then
   # The unit label under ASan+UBSan: every in-process test, the fuzz replays, and the
   # transport and server tests with real sockets and child processes. The whole suite
   # under the sanitizers (scripts/sanitize.sh asan, docs/reliability.md) takes about 16
-  # minutes on 2 cores, which with both builds would break the 30-minute budget of .ci/run.
+  # minutes on 2 cores, which with both builds would break the 45-minute goal of .ci/run.
   stage "unit tests under ASan+UBSan" run_tests build-clang -L unit "$@" || true
   if [[ -x scripts/fuzz.sh ]]; then
     stage "fuzz smoke" scripts/fuzz.sh --smoke --build-dir build-clang || true
