@@ -188,6 +188,15 @@ class RawConnection {
     }
     return true;
   }
+  // ReadUntil with a shorter read timeout, for "has it arrived yet?".
+  bool ReadUntilWithin(const std::string& text, std::chrono::milliseconds wait) {
+    timeval short_timeout{static_cast<time_t>(wait.count() / 1000), static_cast<suseconds_t>(wait.count() % 1000 * 1000)};
+    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &short_timeout, sizeof(short_timeout));
+    const bool arrived = ReadUntil(text);
+    timeval timeout{60, 0};
+    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+    return arrived;
+  }
   void Close() {
     if (fd_ >= 0) close(fd_);
     fd_ = -1;
