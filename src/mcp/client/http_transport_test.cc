@@ -546,5 +546,21 @@ TEST(HttpTransportTest, ARefusedCredentialCarriesItsChallengeAndNamesTheLogin) {
   }
 }
 
+// A hostile server's scope must not write the command the person is told to run.
+TEST(HttpTransportTest, AScopeWithAQuoteOrShellCharactersIsNeverPutIntoTheLoginCommand) {
+  for (const char* scope : {"x' ; rm -rf ~ #", "a`id`", "a$(id)", "a\nb"}) {
+    Error refused = udon::MakeError("mcp.http_status", "403");
+    refused.details["status"] = 403;
+    refused.details["authError"] = "insufficient_scope";
+    refused.details["scope"] = scope;
+    const Error error = RefusedCredentialError(refused, "remote");
+    EXPECT_EQ(error.code, "auth.scope_required");
+    EXPECT_EQ(error.details["command"], "udon-mcp login remote") << scope;
+    EXPECT_EQ(error.message.find(scope), std::string::npos) << error.message;
+    EXPECT_FALSE(error.details.contains("scope"));
+  }
+  EXPECT_EQ(LoginCommand("remote", "mcp:tools mcp:admin"), "udon-mcp login remote --scope 'mcp:tools mcp:admin'");
+}
+
 }  // namespace
 }  // namespace udon::mcp

@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <map>
+#include <string_view>
 
 #include "base/ascii.h"
 
@@ -106,9 +107,22 @@ std::optional<BearerChallenge> ParseWwwAuthenticate(std::string_view header) {
   return std::nullopt;
 }
 
+// A scope the server named goes into a command for the person to copy only when it is
+// plain scope tokens: a hostile server must not write a quote or a shell metacharacter
+// into that command line.
+static bool IsPlainScope(const std::string& scope) {
+  if (scope.empty()) return false;
+  for (const char c : scope) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && std::string_view(" ._:/-+=@,").find(c) == std::string_view::npos) {
+      return false;
+    }
+  }
+  return true;
+}
+
 std::string LoginCommand(const std::string& server_key, const std::optional<std::string>& scope) {
   std::string command = "udon-mcp login " + server_key;
-  if (scope) command += " --scope '" + *scope + "'";
+  if (scope && IsPlainScope(*scope)) command += " --scope '" + *scope + "'";
   return command;
 }
 
@@ -145,7 +159,7 @@ Error RefusedCredentialError(const Error& error, const std::string& server_key) 
     out = udon::MakeError("auth.scope_required",
                           "the server needs a scope the login does not grant (HTTP 403 insufficient_scope): run " + command);
     out.details["command"] = command;
-    if (!scope.empty()) out.details["scope"] = scope;
+    if (IsPlainScope(scope)) out.details["scope"] = scope;
   } else {
     out = udon::MakeError("auth.forbidden", "the server refused the request for this credential (HTTP 403): run " + login +
                                                 " as a user who may, or ask the server's operator");
