@@ -55,6 +55,23 @@ bool IsBearer(const std::optional<std::string>& token_type) {
   return token_type && base::AsciiLower(*token_type) == "bearer";
 }
 
+// Room for one more entry in a cache by token digest: expired entries go first, then all,
+// so that a flood of distinct tokens empties the cache instead of growing it.
+template <typename Cache>
+void MakeRoom(Cache& cache, std::size_t cap, std::int64_t now) {
+  if (cache.size() < cap) return;
+  std::erase_if(cache, [now](const auto& entry) { return entry.second.until <= now; });
+  if (cache.size() >= cap) cache.clear();
+}
+
+// An introspection answer, RFC 7662: a JSON object whose "active" is a boolean. Anything
+// else is no verdict on the token.
+bool IsIntrospectionAnswer(const Result<json::Value>& answer) {
+  if (!answer.ok() || !answer->is_object()) return false;
+  auto active = answer->find("active");
+  return active != answer->end() && active->is_boolean();
+}
+
 std::string Joined(const std::vector<std::string>& words) {
   std::string out;
   for (const std::string& word : words) out += (out.empty() ? "" : " ") + word;
@@ -110,19 +127,44 @@ Status ResourceGuard::Discover(std::int64_t now) {
     return MakeError("auth.issuer_metadata_invalid", "the authorization server's metadata names no usable jwks_uri");
   }
   jwks_uri_ = *jwks;
+  UDON_ASSIGN_OR_RETURN(std::shared_ptr<const JwkSet> keys, FetchJwks());
   std::lock_guard lock(mutex_);
-  return FetchJwks(now);
+  keys_ = std::move(keys);
+  keys_fetched_ = now;
+  return OkStatus();
 }
 
-// Under mutex_.
-Status ResourceGuard::FetchJwks(std::int64_t now) {
+// Never under mutex_: the issuer may be slow.
+Result<std::shared_ptr<const JwkSet>> ResourceGuard::FetchJwks() const {
   auto body = fetch_({jwks_uri_, {}, {}, {}});
   if (!body.ok()) return body.error();
   auto set = JwkSet::Parse(*body);
   if (!set.ok()) return set.error();
-  keys_ = std::make_shared<const JwkSet>(std::move(set).value());
-  keys_fetched_ = now;
-  return OkStatus();
+  return std::make_shared<const JwkSet>(std::move(set).value());
+}
+
+// `lock` (on mutex_) is held on entry and on return, and released while the issuer is
+// asked; jwks_fetching_ tells the other requests a fetch is in flight meanwhile.
+Status ResourceGuard::RefetchJwks(std::unique_lock<std::mutex>& lock, std::int64_t now) {
+  last_refetch_ = now;
+  jwks_fetching_ = true;
+  lock.unlock();
+  Result<std::shared_ptr<const JwkSet>> fetched = FetchJwks();
+  lock.lock();
+  jwks_fetching_ = false;
+  if (fetched.ok()) {
+    keys_ = std::move(fetched).value();
+    keys_fetched_ = now;
+  }
+  jwks_fetched_.notify_all();
+  return fetched.ok() ? OkStatus() : Status(std::move(fetched).error());
+}
+
+// Waits, `lock` held, for the fetch another request has in flight.
+// Errors: auth.issuer_unreachable (still in flight after max_jwks_wait).
+Status ResourceGuard::AwaitJwks(std::unique_lock<std::mutex>& lock) {
+  if (jwks_fetched_.wait_for(lock, options_.max_jwks_wait, [this] { return !jwks_fetching_; })) return OkStatus();
+  return MakeError("auth.issuer_unreachable", "the authorization server could not be asked: its keys did not arrive in time");
 }
 
 TokenExpectations ResourceGuard::Expect(std::int64_t now) const {
@@ -135,25 +177,27 @@ TokenExpectations ResourceGuard::Expect(std::int64_t now) const {
   return expected;
 }
 
-// The key a token names. A kid the cached set lacks (the issuer rotated its keys), or a set
-// older than max_jwks_age, fetches the set again, at most once per min_jwks_refetch: a flood
-// of tokens with made-up kids costs the issuer one request per interval.
-Result<const Jwk*> ResourceGuard::KeyFor(const TokenHeader& header, std::int64_t now) {
-  std::lock_guard lock(mutex_);
+// The key a token names (a copy: a later fetch may replace the set). A kid the cached set
+// lacks (the issuer rotated its keys), or a set older than max_jwks_age, fetches the set
+// again, at most once per min_jwks_refetch: a flood of tokens with made-up kids costs the
+// issuer one request per interval. While a fetch is in flight, cached keys (a stale set's
+// too) keep working and a kid the set lacks waits for the fetch.
+Result<Jwk> ResourceGuard::KeyFor(const TokenHeader& header, std::int64_t now) {
+  std::unique_lock lock(mutex_);
   const bool stale = keys_ == nullptr || now - keys_fetched_ >= options_.max_jwks_age.count();
   const Jwk* key = keys_ ? keys_->Find(header.kid) : nullptr;
-  if (key == nullptr || stale) {
-    const bool may_refetch = !last_refetch_ || now - *last_refetch_ >= options_.min_jwks_refetch.count();
-    if (may_refetch) {
-      last_refetch_ = now;
-      if (Status fetched = FetchJwks(now); !fetched.ok() && keys_ == nullptr) return fetched.error();
-      key = keys_->Find(header.kid);
-    }
+  if (key != nullptr && (!stale || jwks_fetching_)) return *key;
+  Status fetched = OkStatus();
+  if (jwks_fetching_) {
+    UDON_RETURN_IF_ERROR(AwaitJwks(lock));
+  } else if (!last_refetch_ || now - *last_refetch_ >= options_.min_jwks_refetch.count()) {
+    fetched = RefetchJwks(lock, now);
   }
-  if (key == nullptr) {
-    return MakeError("auth.token_invalid", "access token refused: it names a signing key the issuer does not publish");
-  }
-  return key;
+  key = keys_ ? keys_->Find(header.kid) : nullptr;
+  if (key != nullptr) return *key;
+  if (keys_ == nullptr && !fetched.ok()) return fetched.error();
+  if (keys_ == nullptr) return MakeError("auth.issuer_unreachable", "the authorization server could not be asked: no keys yet");
+  return MakeError("auth.token_invalid", "access token refused: it names a signing key the issuer does not publish");
 }
 
 Result<TokenClaims> ResourceGuard::VerifyJwt(const std::string& token, std::int64_t now) {
@@ -161,45 +205,60 @@ Result<TokenClaims> ResourceGuard::VerifyJwt(const std::string& token, std::int6
   if (!header.ok()) return header.error();
   auto key = KeyFor(*header, now);
   if (!key.ok()) return key.error();
-  // The set stays alive while a later fetch may replace it: copy the key's handle first.
-  const Jwk jwk = **key;
-  return VerifyToken(token, jwk, Expect(now));
+  return VerifyToken(token, *key, Expect(now));
 }
 
-// RFC 7662: the issuer says whether the token is active and what it carries; the answer
-// is judged like a JWT's claims (an answer without iss speaks for the issuer asked) and
-// cached by the token's digest until its exp, at most max_introspection_cache.
+// The cached verdict on a token (by its digest), if one is still fresh.
+std::optional<Result<TokenClaims>> ResourceGuard::CachedIntrospection(const std::string& digest, std::int64_t now) {
+  std::lock_guard lock(mutex_);
+  if (auto it = introspected_.find(digest); it != introspected_.end()) {
+    if (now < it->second.until) return Result<TokenClaims>(it->second.claims);
+    introspected_.erase(it);
+  }
+  if (auto it = refused_.find(digest); it != refused_.end()) {
+    if (now < it->second.until) return Result<TokenClaims>(it->second.error);
+    refused_.erase(it);
+  }
+  return std::nullopt;
+}
+
+// The issuer's verdict, judged like a JWT's claims (an answer without iss speaks for the
+// issuer asked). Errors: auth.token_invalid, auth.token_expired.
+Result<TokenClaims> ResourceGuard::JudgeIntrospection(json::Value answer, std::int64_t now) const {
+  if (answer["active"] != true) {
+    return MakeError("auth.token_invalid", "access token refused: the issuer does not know it as active");
+  }
+  // RFC 7662 token_type: a DPoP-bound token's says "DPoP"; only bearer tokens are taken.
+  if (auto type = StringMember(answer, "token_type"); answer.contains("token_type") && !IsBearer(type)) {
+    return MakeError("auth.token_invalid", "access token refused: the issuer says it is no bearer token");
+  }
+  if (!answer.contains("iss")) answer["iss"] = options_.issuer;
+  return CheckClaims(answer, Expect(now));
+}
+
+// RFC 7662: the issuer says whether the token is active and what it carries. Its verdict
+// is cached by the token's digest (see the header); no answer is never cached.
 Result<TokenClaims> ResourceGuard::Introspect(const std::string& token, std::int64_t now) {
   if (token.size() > kMaxTokenBytes) return MakeError("auth.token_invalid", "access token refused: it is too large");
   const std::string digest = base::Sha256Hex(token);
-  {
-    std::lock_guard lock(mutex_);
-    if (auto it = introspected_.find(digest); it != introspected_.end()) {
-      if (now < it->second.until) return it->second.claims;
-      introspected_.erase(it);
-    }
-  }
+  if (auto cached = CachedIntrospection(digest, now)) return std::move(*cached);
   auto body = fetch_({introspection_endpoint_, "token=" + FormEncode(token) + "&token_type_hint=access_token",
                       options_.introspection_client_id, options_.introspection_client_secret});
   if (!body.ok()) return body.error();
   auto answer = json::Parse(*body);
-  if (!answer.ok() || !answer->is_object() || !answer->contains("active") || (*answer)["active"] != true) {
-    return MakeError("auth.token_invalid", "access token refused: the issuer does not know it as active");
+  if (!IsIntrospectionAnswer(answer)) {
+    return MakeError("auth.token_invalid", "access token refused: the issuer's introspection answer could not be read");
   }
-  // RFC 7662 token_type: a DPoP-bound token's says "DPoP"; only bearer tokens are taken.
-  if (auto type = StringMember(*answer, "token_type"); answer->contains("token_type") && !IsBearer(type)) {
-    return MakeError("auth.token_invalid", "access token refused: the issuer says it is no bearer token");
-  }
-  if (!answer->contains("iss")) (*answer)["iss"] = options_.issuer;
-  auto claims = CheckClaims(*answer, Expect(now));
-  if (!claims.ok()) return claims;
+  Result<TokenClaims> verdict = JudgeIntrospection(std::move(answer).value(), now);
   std::lock_guard lock(mutex_);
-  if (introspected_.size() >= options_.max_introspection_entries) {
-    std::erase_if(introspected_, [now](const auto& entry) { return entry.second.until <= now; });
-    if (introspected_.size() >= options_.max_introspection_entries) introspected_.clear();
+  if (verdict.ok()) {
+    MakeRoom(introspected_, options_.max_introspection_entries, now);
+    introspected_[digest] = {*verdict, std::min(verdict->expires, now + options_.max_introspection_cache.count())};
+  } else {
+    MakeRoom(refused_, options_.max_refused_introspections, now);
+    refused_[digest] = {verdict.error(), now + options_.refused_introspection_ttl.count()};
   }
-  introspected_[digest] = {*claims, std::min(claims->expires, now + options_.max_introspection_cache.count())};
-  return claims;
+  return verdict;
 }
 
 Result<AuthenticatedCaller> ResourceGuard::Grant(const TokenClaims& claims) const {
@@ -265,6 +324,11 @@ std::vector<std::string> ResourceGuard::MetadataPaths() const {
   const std::string path = PathOf(options_.audience);
   if (path.empty()) return {kWellKnown};
   return {kWellKnown + path, kWellKnown};
+}
+
+std::size_t ResourceGuard::CachedRefusals() {
+  std::lock_guard lock(mutex_);
+  return refused_.size();
 }
 
 std::string ResourceGuard::MetadataUrl() const { return OriginOf(options_.audience) + MetadataPaths().front(); }

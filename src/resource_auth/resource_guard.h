@@ -3,12 +3,26 @@
 // bearer token: a JWT verified against the issuer's JWK Set (fetched through the issuer's
 // metadata, cached, fetched again, at most once per interval, when a token names a key it
 // does not hold, so key rotation works), or an opaque token asked of the issuer's
-// introspection endpoint (answers cached until the token's exp, bounded). The caller's
-// scopes (or another claim) map to the tools it may see and call. No token, and no value
-// of one, reaches an error, a log or evidence; a caller is its `sub`.
+// introspection endpoint. The caller's scopes (or another claim) map to the tools it may
+// see and call. No token, and no value of one, reaches an error, a log or evidence; a
+// caller is its `sub`.
+//
+// The JWK Set is fetched outside the guard's lock, one fetch at a time: a slow or hostile
+// issuer delays only the requests that need its new keys (they wait for the fetch in
+// flight, at most max_jwks_wait, then get auth.issuer_unreachable); tokens whose keys are
+// cached are judged meanwhile, a stale set's keys included.
+//
+// Introspection answers are cached by the token's SHA-256, never the token: an active one
+// until the token's exp (at most max_introspection_cache), a refusal (active false, or an
+// answer whose claims fail) for refused_introspection_ttl, so that one bad token sent at
+// rate costs the issuer one request per TTL. Each cache has its own cap (expired entries
+// dropped first, then all), so a flood of bad tokens never evicts the good ones. No answer
+// (the issuer unreachable, a status other than 200, a body that is no introspection
+// answer) is no verdict and is never cached: the next request asks again.
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -41,8 +55,13 @@ struct ResourceGuardOptions {
   std::string introspection_client_secret;
   std::chrono::seconds min_jwks_refetch{30};
   std::chrono::seconds max_jwks_age{3600};
+  // How long a request needing new keys waits for the fetch already in flight.
+  std::chrono::seconds max_jwks_wait{10};
   std::chrono::seconds max_introspection_cache{300};
   std::size_t max_introspection_entries = 4096;
+  // Short: an issuer may activate a token just after a first refusal (replication lag).
+  std::chrono::seconds refused_introspection_ttl{10};
+  std::size_t max_refused_introspections = 4096;
 };
 
 // Who a token let in.
@@ -85,12 +104,19 @@ class ResourceGuard {
   std::vector<std::string> MetadataPaths() const;
   std::string MetadataUrl() const;
 
+  // How many introspection refusals are cached (at most max_refused_introspections).
+  std::size_t CachedRefusals();
+
  private:
   ResourceGuard(ResourceGuardOptions options, Fetcher fetcher);
   Result<TokenClaims> VerifyJwt(const std::string& token, std::int64_t now);
   Result<TokenClaims> Introspect(const std::string& token, std::int64_t now);
-  Result<const Jwk*> KeyFor(const TokenHeader& header, std::int64_t now);
-  Status FetchJwks(std::int64_t now);
+  Result<TokenClaims> JudgeIntrospection(json::Value answer, std::int64_t now) const;
+  std::optional<Result<TokenClaims>> CachedIntrospection(const std::string& digest, std::int64_t now);
+  Result<Jwk> KeyFor(const TokenHeader& header, std::int64_t now);
+  Status RefetchJwks(std::unique_lock<std::mutex>& lock, std::int64_t now);
+  Status AwaitJwks(std::unique_lock<std::mutex>& lock);
+  Result<std::shared_ptr<const JwkSet>> FetchJwks() const;
   Result<AuthenticatedCaller> Grant(const TokenClaims& claims) const;
   TokenExpectations Expect(std::int64_t now) const;
 
@@ -98,7 +124,9 @@ class ResourceGuard {
   Fetcher fetch_;
   std::string jwks_uri_;
   std::string introspection_endpoint_;
-  std::mutex mutex_;  // the key set and the introspection cache
+  std::mutex mutex_;  // what follows; never held across a request to the issuer
+  std::condition_variable jwks_fetched_;  // jwks_fetching_ went false
+  bool jwks_fetching_ = false;
   std::shared_ptr<const JwkSet> keys_;
   std::int64_t keys_fetched_ = 0;
   std::optional<std::int64_t> last_refetch_;
@@ -106,7 +134,12 @@ class ResourceGuard {
     TokenClaims claims;
     std::int64_t until = 0;
   };
+  struct Refused {
+    Error error;
+    std::int64_t until = 0;
+  };
   std::map<std::string, Introspected> introspected_;  // by SHA-256 of the token
+  std::map<std::string, Refused> refused_;            // by SHA-256 of the token
 };
 
 }  // namespace udon::resource_auth

@@ -5,7 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <condition_variable>
 #include <map>
+#include <mutex>
+#include <thread>
 
 #include "resource_auth/test_tokens.h"
 
@@ -92,6 +95,104 @@ TEST(ResourceGuardTest, RotatedKeysAreFetchedOnceForAnUnknownKidWithinTheInterva
   // The old key is gone from the set: its tokens no longer pass.
   const std::string stale = testing::Token("ES256", old_key.get(), "old", Claims("convert"));
   EXPECT_EQ(CodeOf(guard->Authenticate("Bearer " + stale, kNow + 1)), "auth.token_invalid");
+}
+
+// A JWKS endpoint that stalls: its answer waits until the test lets it go, or at most
+// kStallBound, so that a guard that waits for it under its lock fails the test instead of
+// hanging it.
+struct StallingJwks {
+  static constexpr std::chrono::seconds kStallBound{20};
+  explicit StallingJwks(FakeIssuer& faked) : issuer(faked) {}
+  FakeIssuer& issuer;
+  std::mutex mutex;
+  std::condition_variable changed;
+  bool stall = false;
+  bool fetching = false;
+  bool released = false;
+  bool released_by_test = false;
+  int jwks_fetches = 0;
+
+  Fetcher fetcher() {
+    Fetcher inner = issuer.fetcher();
+    return [this, inner](const FetchRequest& request) -> Result<std::string> {
+      std::unique_lock lock(mutex);
+      if (request.url == kJwksUri) ++jwks_fetches;
+      if (request.url == kJwksUri && stall) {
+        fetching = true;
+        changed.notify_all();
+        released_by_test = changed.wait_for(lock, kStallBound, [this] { return released; });
+      }
+      return inner(request);
+    };
+  }
+  void AwaitFetching() {
+    std::unique_lock lock(mutex);
+    changed.wait(lock, [this] { return fetching; });
+  }
+  void Release() {
+    std::lock_guard lock(mutex);
+    released = true;
+    changed.notify_all();
+  }
+};
+
+// A slow (or hostile) issuer stalls only the requests that need its new keys: a token whose
+// key is cached is judged while the refetch an unknown kid started is still in flight.
+TEST(ResourceGuardTest, ACachedKeyIsJudgedWhileARefetchForAnUnknownKidHangs) {
+  FakeIssuer issuer;
+  issuer.bodies[kIssuer + "/.well-known/oauth-authorization-server"] =
+      json::Value({{"issuer", kIssuer}, {"jwks_uri", kJwksUri}}).dump();
+  auto old_key = testing::Generate("ES256");
+  auto new_key = testing::Generate("ES256");
+  issuer.bodies[kJwksUri] = json::Value({{"keys", {testing::Jwk(old_key.get(), "old")}}}).dump();
+  StallingJwks jwks(issuer);
+  auto created = ResourceGuard::Create(Options(), jwks.fetcher());
+  ASSERT_TRUE(created.ok());
+  auto guard = std::move(created).value();
+  ASSERT_TRUE(guard->Discover(kNow).ok());
+  issuer.bodies[kJwksUri] =
+      json::Value({{"keys", {testing::Jwk(old_key.get(), "old"), testing::Jwk(new_key.get(), "new")}}}).dump();
+  jwks.stall = true;
+  const std::string rotated = testing::Token("ES256", new_key.get(), "new", Claims("convert"));
+  std::string rotated_code;
+  std::thread unknown_kid([&] { rotated_code = CodeOf(guard->Authenticate("Bearer " + rotated, kNow + 1)); });
+  jwks.AwaitFetching();
+  const std::string cached = testing::Token("ES256", old_key.get(), "old", Claims("convert"));
+  EXPECT_EQ(CodeOf(guard->Authenticate("Bearer " + cached, kNow + 1)), "ok");
+  jwks.Release();
+  unknown_kid.join();
+  EXPECT_TRUE(jwks.released_by_test) << "the cached key waited for the issuer's slow answer";
+  EXPECT_EQ(rotated_code, "ok");
+  EXPECT_EQ(jwks.jwks_fetches, 2);
+}
+
+// Requests that need the new keys wait for the one fetch in flight and share its answer:
+// the issuer is asked once, however many arrive.
+TEST(ResourceGuardTest, RequestsForANewKidShareTheOneFetchInFlight) {
+  FakeIssuer issuer;
+  issuer.bodies[kIssuer + "/.well-known/oauth-authorization-server"] =
+      json::Value({{"issuer", kIssuer}, {"jwks_uri", kJwksUri}}).dump();
+  auto old_key = testing::Generate("ES256");
+  auto new_key = testing::Generate("ES256");
+  issuer.bodies[kJwksUri] = json::Value({{"keys", {testing::Jwk(old_key.get(), "old")}}}).dump();
+  StallingJwks jwks(issuer);
+  auto created = ResourceGuard::Create(Options(), jwks.fetcher());
+  ASSERT_TRUE(created.ok());
+  auto guard = std::move(created).value();
+  ASSERT_TRUE(guard->Discover(kNow).ok());
+  issuer.bodies[kJwksUri] = json::Value({{"keys", {testing::Jwk(new_key.get(), "new")}}}).dump();
+  jwks.stall = true;
+  const std::string rotated = testing::Token("ES256", new_key.get(), "new", Claims("convert"));
+  std::vector<std::string> codes(4);
+  std::vector<std::thread> callers;
+  for (std::string& code : codes) {
+    callers.emplace_back([&] { code = CodeOf(guard->Authenticate("Bearer " + rotated, kNow + 1)); });
+  }
+  jwks.AwaitFetching();
+  jwks.Release();
+  for (std::thread& caller : callers) caller.join();
+  EXPECT_EQ(codes, std::vector<std::string>(4, "ok"));
+  EXPECT_EQ(jwks.jwks_fetches, 2);  // Discover's, then the one refetch
 }
 
 TEST(ResourceGuardTest, GrantsDecideTheToolsAndNoGrantIsForbidden) {
@@ -185,6 +286,65 @@ TEST(ResourceGuardTest, OpaqueTokensAreIntrospectedAndCachedUntilTheirExpiry) {
   answer["aud"] = "https://other.example/mcp";
   issuer.bodies[kIntrospection] = answer.dump();
   EXPECT_EQ(CodeOf(guard->Authenticate("Bearer opaque-2", kNow)), "auth.token_invalid");
+}
+
+// An attacker repeating one bad opaque token at rate costs the issuer one introspection
+// per refusal TTL, not one per request; an issuer that could not be asked is no verdict
+// and is asked again at once.
+TEST(ResourceGuardTest, ARefusedOpaqueTokenIsIntrospectedOncePerTtlAndAnUnreachableIssuerIsNotCached) {
+  FakeIssuer issuer;
+  issuer.bodies[kIssuer + "/.well-known/oauth-authorization-server"] =
+      json::Value({{"issuer", kIssuer}, {"introspection_endpoint", kIntrospection}}).dump();
+  ResourceGuardOptions options = Options();
+  options.introspection_client_id = "gateway";
+  options.introspection_client_secret = "s3cret";
+  auto guard = Guard(issuer, options);
+  ASSERT_TRUE(guard->Discover(kNow).ok());
+  issuer.bodies[kIntrospection] = json::Value({{"active", false}}).dump();
+  for (int i = 0; i < 50; ++i) {
+    EXPECT_EQ(CodeOf(guard->Authenticate("Bearer bad-token", kNow + i % 5)), "auth.token_invalid");
+  }
+  EXPECT_EQ(issuer.asked[kIntrospection], 1);
+  // A refused answer for another audience is a verdict too.
+  json::Value foreign = Claims("convert");
+  foreign["active"] = true;
+  foreign["aud"] = "https://other.example/mcp";
+  issuer.bodies[kIntrospection] = foreign.dump();
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(CodeOf(guard->Authenticate("Bearer other-aud", kNow)), "auth.token_invalid");
+  EXPECT_EQ(issuer.asked[kIntrospection], 2);
+  // Past the refusal's TTL the issuer is asked again (a token may be activated late).
+  json::Value active = Claims("convert");
+  active["active"] = true;
+  issuer.bodies[kIntrospection] = active.dump();
+  const std::int64_t later = kNow + options.refused_introspection_ttl.count();
+  EXPECT_EQ(CodeOf(guard->Authenticate("Bearer bad-token", later)), "ok");
+  EXPECT_EQ(issuer.asked[kIntrospection], 3);
+  // No answer is no verdict: the next request asks again.
+  issuer.bodies.erase(kIntrospection);
+  EXPECT_EQ(CodeOf(guard->Authenticate("Bearer flaky", kNow)), "auth.issuer_unreachable");
+  issuer.bodies[kIntrospection] = active.dump();
+  EXPECT_EQ(CodeOf(guard->Authenticate("Bearer flaky", kNow)), "ok");
+  EXPECT_EQ(issuer.asked[kIntrospection], 5);
+}
+
+// The refusal cache is bounded: a stream of distinct bad tokens does not grow it past its
+// cap, and the issuer is asked for each (as it would be without a cache).
+TEST(ResourceGuardTest, TheRefusalCacheStaysWithinItsCap) {
+  FakeIssuer issuer;
+  issuer.bodies[kIssuer + "/.well-known/oauth-authorization-server"] =
+      json::Value({{"issuer", kIssuer}, {"introspection_endpoint", kIntrospection}}).dump();
+  ResourceGuardOptions options = Options();
+  options.introspection_client_id = "gateway";
+  options.introspection_client_secret = "s3cret";
+  options.max_refused_introspections = 8;
+  auto guard = Guard(issuer, options);
+  ASSERT_TRUE(guard->Discover(kNow).ok());
+  issuer.bodies[kIntrospection] = json::Value({{"active", false}}).dump();
+  for (int i = 0; i < 100; ++i) {
+    EXPECT_EQ(CodeOf(guard->Authenticate("Bearer bad-" + std::to_string(i), kNow)), "auth.token_invalid");
+    EXPECT_LE(guard->CachedRefusals(), 8U);
+  }
+  EXPECT_EQ(issuer.asked[kIntrospection], 100);
 }
 
 // An introspection answer for a DPoP- or certificate-bound token (token_type DPoP, a cnf
