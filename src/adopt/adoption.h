@@ -13,6 +13,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -102,6 +103,9 @@ struct CaptureRequest {
   // named as in D; `host_key`, its key in the host's file) or refuse with
   // auth.login_required. Null: the 401 is the entry's refusal.
   std::function<Status(const mcp::ServerConfig& server, const std::string& host_key)> log_in;
+  // --protocol-version: every entry is opened at exactly this revision (as capture's); unset:
+  // the newest both sides speak. log_in runs its login for the same revision.
+  std::optional<std::string> protocol_version;
 };
 
 struct CaptureReport {

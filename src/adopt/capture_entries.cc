@@ -81,6 +81,7 @@ Result<manifest::Manifest> CaptureRuntime(const std::string& server, const json:
   capture::CaptureOptions options;
   options.servers = {server};
   options.expires_in_days = request.expires_in_days;
+  options.protocol_version = request.protocol_version;
   options.on_progress = request.on_progress;
   return capture::Capture(config, request.policy, options, manifest::NowSeconds());
 }

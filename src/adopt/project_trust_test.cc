@@ -48,7 +48,7 @@ class ProjectTrustTest : public ::testing::Test {
   }
 
   Result<CaptureReport> Capture(std::vector<std::string> servers) const {
-    CaptureRequest request{temp_.File("d"), {}, std::move(servers), false, 7, manifest::Policy{}, "", {}, false, {}, {}};
+    CaptureRequest request{temp_.File("d"), {}, std::move(servers), false, 7, manifest::Policy{}, "", {}, false, {}, {}, {}};
     return CaptureEntries(Files(), request);
   }
 

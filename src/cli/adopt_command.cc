@@ -48,6 +48,7 @@ struct AdoptCommandOptions {
   int expires_in_days = 7;
   bool login = false;       // log in to servers behind OAuth without a terminal too
   bool no_browser = false;  // print the login URL instead of opening a browser
+  std::optional<std::string> protocol_version;  // the capture's and its logins' revision
   CommonOptions common;
 };
 
@@ -214,7 +215,8 @@ json::Value RefusedJson(const std::vector<std::pair<std::string, Error>>& refuse
 // or with --login), else refuse naming the command that does.
 Status LogInDuringCapture(const AdoptCommandOptions& o, const mcp::ServerConfig& server, const std::string& host_key) {
   if (!o.login && isatty(STDIN_FILENO) == 0) {
-    const std::string command = "udon-mcp adopt --dir " + Quoted(o.dir) + " --server " + Quoted(host_key) + " --login";
+    std::string command = "udon-mcp adopt --dir " + Quoted(o.dir) + " --server " + Quoted(host_key) + " --login";
+    if (o.protocol_version) command += " --protocol-version " + Quoted(*o.protocol_version);
     Error error = MakeError("auth.login_required", "the server is behind OAuth and needs a login first: run " +
                                                        command + " (add --no-browser to print the URL)");
     error.details["command"] = command;
@@ -224,18 +226,23 @@ Status LogInDuringCapture(const AdoptCommandOptions& o, const mcp::ServerConfig&
   UDON_ASSIGN_OR_RETURN(std::shared_ptr<oauth::TokenStore> store, OpenLoginStore(o.common));
   InteractiveLogin how;
   how.no_browser = o.no_browser;
+  how.protocol_version = o.protocol_version;  // 2026-07-28 requires RFC 9207's iss
   Result<oauth::StoredLogin> done = LogIn(server.key, server, how, *store);
   if (!done.ok()) return std::move(done).error();
   return OkStatus();
 }
 
 int RunCapture(const AdoptCommandOptions& o) {
+  if (Status version = CheckProtocolVersionOption(o.protocol_version); !version.ok()) {
+    return ReportError(version.error(), o.common.json, kExitInvalidInput);
+  }
   auto policy = LoadPolicy(o.common);
   if (!policy.ok()) return ReportError(policy.error(), o.common.json, kExitInvalidInput);
   const std::string policy_path =
       o.common.policy ? std::filesystem::absolute(*o.common.policy).lexically_normal().string() : "";
   adopt::CaptureRequest request{o.dir,  o.hosts,     o.servers, o.sandbox,   o.expires_in_days,
-                                *policy, policy_path, {},        o.no_sandbox, {}, {}};
+                                *policy, policy_path, {},        o.no_sandbox, {}, {},
+                                o.protocol_version};
   if (ProgressWanted(o.common.json)) request.on_progress = [](const std::string& line) { PrintProgress("capture: " + line); };
   request.attach_logins = [&o](mcp::RuntimeConfig& config) { AttachStoredLogins(config, OpenLoginStore(o.common)); };
   request.log_in = [&o](const mcp::ServerConfig& server, const std::string& host_key) {
@@ -450,6 +457,9 @@ void RegisterAdoptCommand(CLI::App& app) {
   command->add_flag("--login", o->login,
                     "Log in to servers behind OAuth during capture without a terminal too (the URL on stderr)");
   command->add_flag("--no-browser", o->no_browser, "Print the login URL on stderr, never start a browser");
+  command->add_option("--protocol-version", o->protocol_version,
+                      "Capture at exactly this MCP protocol version, and log in for it (default: negotiate the "
+                      "newest both sides speak; a login then checks RFC 9207's iss only where advertised)");
   command->add_flag("--check", o->check, "Start each adopted entry as its host would and say what it offers");
   command->add_option("--policy", o->common.policy, "Local policy file (JSON or YAML)");
   command->add_flag("--json", o->common.json, "Machine output on stdout");

@@ -503,6 +503,40 @@ TEST_F(OAuthLoginTest, IssIsRequiredUnder2026ButNotUnder2025) {
   EXPECT_FALSE(NothingStored());
 }
 
+// adopt --protocol-version V reaches both the capture and the login it runs: under
+// 2026-07-28 a redirect without RFC 9207's iss is refused (nothing stored, nothing
+// adopted), under 2025-11-25 the same server is logged in to and captured at exactly that
+// revision; the command adopt names for the login keeps the version.
+TEST_F(OAuthLoginTest, AdoptLogsInAndCapturesForTheProtocolVersionItWasGiven) {
+  const json::Value peer = StartPeer("hostile.mjs", {"no-iss"});
+  std::filesystem::create_directories(dir_.File("home/.gemini"));
+  dir_.Write("home/.gemini/settings.json",
+             json::Value({{"mcpServers", {{"remote", {{"httpUrl", peer["url"].get<std::string>()}}}}}}).dump(2));
+  env_["HOME"] = dir_.File("home");
+  env_["XDG_CONFIG_HOME"] = dir_.File("home/.config");
+  const std::string adopted = dir_.File("adopted");
+  const auto adopt = [&](const char* version) {
+    return std::vector<std::string>{"adopt", "--dir", adopted, "--host", "gemini", "--login", "--no-browser", "--json",
+                                    "--protocol-version", version};
+  };
+
+  ProcessResult refused =
+      Udon({"adopt", "--dir", adopted, "--host", "gemini", "--protocol-version", "2026-07-28", "--json"}, 3);
+  EXPECT_NE(refused.out.find("--login --protocol-version '2026-07-28'"), std::string::npos) << refused.out;
+
+  const std::string modern = Login({}, true, {}, adopt("2026-07-28"));
+  EXPECT_NE(modern.find("auth.iss_mismatch"), std::string::npos) << modern;
+  EXPECT_TRUE(NothingStored());
+  EXPECT_FALSE(std::filesystem::exists(dir_.File("adopted/gemini/remote.tools.json")));
+
+  const std::string legacy = Login({}, true, {}, adopt("2025-11-25"));
+  EXPECT_NE(legacy.find("\"captured\""), std::string::npos) << legacy;
+  EXPECT_FALSE(NothingStored());
+  auto manifest = json::Parse(dir_.Read("adopted/gemini/remote.tools.json"));
+  ASSERT_TRUE(manifest.ok()) << legacy;
+  EXPECT_EQ((*manifest)["protocolVersion"], "2025-11-25");
+}
+
 // A server that answers a token-bearing request with a 307 to another origin: the token
 // does not follow (the other origin sees no Authorization header) and capture fails.
 TEST_F(OAuthLoginTest, ARedirectToAnotherOriginNeverCarriesTheToken) {
