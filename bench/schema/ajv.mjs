@@ -1,4 +1,5 @@
-// The npm anchor: ajv 8 (ajv/dist/2020, JSON Schema 2020-12) on the same schema and pool.
+// The npm anchor: ajv 8 (ajv/dist/2020; its draft-07 class for a draft-07 schema) on the
+// same schema and pool.
 // Usage: node ajv.mjs SCHEMA.json POOL.json VALIDATIONS. Prints one JSON line like
 // schema_bench; CPU time is the process's (node has no per-thread clock, so GC and JIT
 // helper threads count against ajv), wall-clock rates beside it.
