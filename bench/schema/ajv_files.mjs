@@ -1,6 +1,7 @@
 // The npm anchor of `udon-mcp schema-check` over many files, in one process: ajv 8
-// (ajv/dist/2020, or draft-07 by $schema) compiles the schema, then each file is read, parsed and validated (all
-// errors, as schema-check reports them), and "PATH: valid|invalid" printed per file.
+// (ajv/dist/2020, or draft-07 by $schema) compiles the schema, then each file is read,
+// parsed and validated (all errors, as schema-check reports them), and "PATH:
+// valid|invalid" printed per file.
 // Usage: node ajv_files.mjs [--time] SCHEMA.json FILE... ; exit 0 all valid, 1 any
 // invalid. With --time, prints instead the time of that work alone (compile, then read,
 // parse and validate every file; Node's start and module loading left out) as one JSON line.
