@@ -2,7 +2,7 @@
 // (ajv/dist/2020, or draft-07 by $schema) compiles the schema, then each file is read,
 // parsed and validated (all errors, as schema-check reports them), and "PATH:
 // valid|invalid" printed per file.
-// Usage: node ajv_files.mjs [--time] SCHEMA.json FILE... ; exit 0 all valid, 1 any
+// Usage: node ajv_files.mjs [--time|--warm] SCHEMA.json FILE... ; exit 0 all valid, 1 any
 // invalid. With --time, prints instead the time of that work alone (compile, then read,
 // parse and validate every file; Node's start and module loading left out) as one JSON line.
 // With --warm, the schema is compiled first, untimed, and the pass over the files (read,
