@@ -3,24 +3,10 @@
 // emoji text, floats, integers beyond 2^53, escapes, and members in unsorted order.
 // Usage: node generate.mjs OUT.json [MEGABYTES]
 import { writeFileSync } from 'node:fs';
+import { outputAndSize, seededRandom } from './generator.mjs';
 
-const [, , outPath, megabytesText = '20'] = process.argv;
-if (!outPath) {
-  console.error('usage: node generate.mjs OUT.json [MEGABYTES]');
-  process.exit(2);
-}
-const targetBytes = Number(megabytesText) * 1024 * 1024;
-
-// xorshift32: the same bytes on every machine and Node version.
-let state = 0x9e3779b9;
-function next() {
-  state ^= state << 13; state >>>= 0;
-  state ^= state >>> 17;
-  state ^= state << 5; state >>>= 0;
-  return state;
-}
-const pick = (list) => list[next() % list.length];
-const chance = (percent) => next() % 100 < percent;
+const { outPath, targetBytes } = outputAndSize('generate.mjs');
+const { next, pick, chance } = seededRandom(0x9e3779b9);
 
 const words = ['render', 'scene', 'asset', 'camera', 'light', 'frame', 'texture', 'queue',
   'bake', 'export', 'mesh', 'node', 'shader', 'batch', 'upload', 'farm', 'job', 'preview'];

@@ -9,24 +9,10 @@
 //   boundaries (1e-7, 1e21), subnormals, -0, and spellings that change (1.0E+2, 0.50).
 // Usage: node generate_hard.mjs OUT.json [MEGABYTES]
 import { writeFileSync } from 'node:fs';
+import { outputAndSize, seededRandom } from './generator.mjs';
 
-const [, , outPath, megabytesText = '20'] = process.argv;
-if (!outPath) {
-  console.error('usage: node generate_hard.mjs OUT.json [MEGABYTES]');
-  process.exit(2);
-}
-const targetBytes = Number(megabytesText) * 1024 * 1024;
-
-// xorshift32: the same bytes on every machine and Node version.
-let state = 0x85ebca6b;
-function next() {
-  state ^= state << 13; state >>>= 0;
-  state ^= state >>> 17;
-  state ^= state << 5; state >>>= 0;
-  return state;
-}
-const pick = (list) => list[next() % list.length];
-const chance = (percent) => next() % 100 < percent;
+const { outPath, targetBytes } = outputAndSize('generate_hard.mjs');
+const { next, pick, chance } = seededRandom(0x85ebca6b);
 
 // Name pieces: high BMP (after the surrogates in UTF-16), supplementary (surrogates),
 // other scripts, and ASCII, so siblings compare on every kind of code unit.

@@ -18,10 +18,16 @@
 #endif
 
 #include "base/sha256.h"
+#include "json/internal/byte_buffer.h"
 #include "json/internal/parser.h"
 
 namespace udon::json {
 namespace {
+
+using internal::ByteBuffer;
+using internal::CopyBytes;
+using internal::CopyChunks;
+using internal::kChunk;
 
 // ---------------------------------------------------------------------------------------
 // Shared by both paths: number formatting, string escaping, member-name ordering.
@@ -95,20 +101,34 @@ constexpr std::array<std::uint8_t, 256> MakeByteClasses(bool validated) {
 constexpr std::array<std::uint8_t, 256> kByteClasses = MakeByteClasses(false);
 constexpr std::array<std::uint8_t, 256> kValidatedClasses = MakeByteClasses(true);
 
-// First byte at or after p that is not class 0 for validated text, or end.
-const unsigned char* SkipPlainValidated(const unsigned char* p, const unsigned char* end) {
+// First byte at or after p that is not class 0 for validated text, or end. Where SSE2 is,
+// 16 bytes at a time while 18 are readable, and there only the leads that do begin a
+// noncharacter's encoding stop it (EF B7, EF BF, or a four-byte lead whose third byte is
+// BF: see internal::WellFormedPrefix16): text dense in U+E000..U+FFFF and supplementary
+// characters would otherwise stop at almost every character.
+[[gnu::always_inline]] inline const unsigned char* SkipPlainValidated(const unsigned char* p,
+                                                                   const unsigned char* end) {
 #if defined(__SSE2__)
-  const __m128i below_space = _mm_set1_epi8(0x1F);
-  const __m128i quote = _mm_set1_epi8('"');
-  const __m128i backslash = _mm_set1_epi8('\\');
-  const __m128i high_lead = _mm_set1_epi8(static_cast<char>(0xEF));
-  while (end - p >= 16) {
-    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    const __m128i special = _mm_or_si128(
-        _mm_or_si128(_mm_cmpeq_epi8(_mm_min_epu8(v, below_space), v), _mm_cmpeq_epi8(v, quote)),
-        _mm_or_si128(_mm_cmpeq_epi8(v, backslash),
-                     _mm_cmpeq_epi8(_mm_max_epu8(v, high_lead), v)));
-    const int mask = _mm_movemask_epi8(special);
+  const auto load = [](const unsigned char* at) {
+    return _mm_loadu_si128(reinterpret_cast<const __m128i*>(at));
+  };
+  const auto equal = [](__m128i v, int byte) {
+    return _mm_cmpeq_epi8(v, _mm_set1_epi8(static_cast<char>(byte)));
+  };
+  while (end - p >= 18) {
+    const __m128i v = load(p);
+    const __m128i second = load(p + 1);
+    const __m128i third = load(p + 2);
+    const __m128i special =
+        _mm_or_si128(_mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1F)), v),
+                     _mm_or_si128(equal(v, '"'), equal(v, '\\')));
+    const __m128i lead4 = _mm_and_si128(
+        _mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8(static_cast<char>(0xF0))), v),
+        _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(static_cast<char>(0xF4))), v));
+    const __m128i noncharacter_start = _mm_or_si128(
+        _mm_and_si128(equal(v, 0xEF), _mm_or_si128(equal(second, 0xB7), equal(second, 0xBF))),
+        _mm_and_si128(lead4, equal(third, 0xBF)));
+    const int mask = _mm_movemask_epi8(_mm_or_si128(special, noncharacter_start));
     if (mask != 0) return p + __builtin_ctz(static_cast<unsigned>(mask));
     p += 16;
   }
@@ -116,6 +136,27 @@ const unsigned char* SkipPlainValidated(const unsigned char* p, const unsigned c
   while (p != end && kValidatedClasses[*p] == 0) ++p;
   return p;
 }
+
+// The JSON escape of each byte that needs one (class 1), in its shortest form.
+struct Escape {
+  char text[6];
+  std::uint8_t length;
+};
+constexpr std::array<Escape, 256> kEscapes = [] {
+  constexpr char kHex[] = "0123456789abcdef";
+  std::array<Escape, 256> escapes{};
+  for (int c = 0; c < 0x20; ++c) {
+    escapes[c] = {{'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 0xF]}, 6};
+  }
+  escapes['\b'] = {{'\\', 'b'}, 2};
+  escapes['\f'] = {{'\\', 'f'}, 2};
+  escapes['\n'] = {{'\\', 'n'}, 2};
+  escapes['\r'] = {{'\\', 'r'}, 2};
+  escapes['\t'] = {{'\\', 't'}, 2};
+  escapes['"'] = {{'\\', '"'}, 2};
+  escapes['\\'] = {{'\\', '\\'}, 2};
+  return escapes;
+}();
 
 bool IsNoncharacter(std::uint32_t cp) {
   return (cp >= 0xFDD0 && cp <= 0xFDEF) || (cp & 0xFFFE) == 0xFFFE;
@@ -155,7 +196,6 @@ bool HoldsNoncharacter(std::string_view written) {
 // is known not to occur.
 template <bool kValidated, class Out>
 bool AppendCanonicalString(Out& out, std::string_view text) {
-  static constexpr char kHex[] = "0123456789abcdef";
   const auto* p = reinterpret_cast<const unsigned char*>(text.data());
   const auto* end = p + text.size();
   const unsigned char* run = p;
@@ -181,20 +221,7 @@ bool AppendCanonicalString(Out& out, std::string_view text) {
       continue;
     }
     out.append(reinterpret_cast<const char*>(run), static_cast<std::size_t>(p - run));
-    out.push_back('\\');
-    switch (c) {
-      case '"': out.push_back('"'); break;
-      case '\\': out.push_back('\\'); break;
-      case '\b': out.push_back('b'); break;
-      case '\f': out.push_back('f'); break;
-      case '\n': out.push_back('n'); break;
-      case '\r': out.push_back('r'); break;
-      case '\t': out.push_back('t'); break;
-      default:
-        out.append("u00", 3);
-        out.push_back(kHex[c >> 4]);
-        out.push_back(kHex[c & 0xF]);
-    }
+    out.append(kEscapes[c].text, kEscapes[c].length);
     ++p;
     run = p;
   }
@@ -359,130 +386,6 @@ class ValueWriter {
 //  - a larger one leaves a record of its members' byte spans in canonical order, and a
 //    final pass copies the buffer with those objects' members rearranged.
 // So a byte is copied at most a few times, and nothing is allocated per value.
-
-// Out of line: inlined, g++ 12 warns about the memcpy for callers whose source is a short
-// array, although their counts never reach it.
-[[gnu::noinline]] void CopyLongBytes(char* destination, const char* source, std::size_t count) {
-  std::memcpy(destination, source, count);
-}
-
-// Copies kSize <= count <= 2 * kSize bytes as a head and a tail of kSize bytes that may
-// overlap, both loaded before either is stored.
-template <std::size_t kSize>
-[[gnu::always_inline]] inline void CopyHeadAndTail(char* destination, const char* source,
-                                                   std::size_t count) {
-  struct Word {
-    char bytes[kSize];
-  };
-  Word head, tail;
-  std::memcpy(&head, source, kSize);
-  std::memcpy(&tail, source + count - kSize, kSize);
-  std::memcpy(destination, &head, kSize);
-  std::memcpy(destination + count - kSize, &tail, kSize);
-}
-
-// memcpy for the short, non-overlapping pieces the text path copies by the million (names,
-// words, members of small objects): a call to memcpy costs more than the copy itself
-// there. Up to 64 bytes are moved with fixed-size loads and stores.
-[[gnu::always_inline]] inline void CopyBytes(char* destination, const char* source,
-                                             std::size_t count) {
-  if (count > 64) {
-    CopyLongBytes(destination, source, count);
-  } else if (count >= 32) {
-    CopyHeadAndTail<32>(destination, source, count);
-  } else if (count >= 16) {
-    CopyHeadAndTail<16>(destination, source, count);
-  } else if (count >= 8) {
-    CopyHeadAndTail<8>(destination, source, count);
-  } else if (count >= 4) {
-    CopyHeadAndTail<4>(destination, source, count);
-  } else if (count != 0) {
-    const char a = source[0], b = source[count / 2], c = source[count - 1];
-    destination[0] = a;
-    destination[count / 2] = b;
-    destination[count - 1] = c;
-  }
-}
-
-// Copies count bytes in steps of kChunk, for copies of unpredictable lengths: reads up to
-// kChunk - 1 bytes past the source range and overwrites as many past the destination
-// range, so both must have that much slack, and nothing there may be needed afterwards.
-constexpr std::size_t kChunk = 32;
-[[gnu::always_inline]] inline void CopyChunks(char* destination, const char* source,
-                                              std::size_t count) {
-  struct Chunk {
-    char bytes[kChunk];
-  };
-  for (std::size_t i = 0; i < count; i += kChunk) {
-    Chunk chunk;
-    std::memcpy(&chunk, source + i, kChunk);
-    std::memcpy(destination + i, &chunk, kChunk);
-  }
-}
-
-// Output storage for the text path: an uninitialized byte area (a std::string would be
-// zero-filled first: one more pass over the whole output), so appends are a bounds check
-// and a store.
-class ByteBuffer {
- public:
-  void reserve(std::size_t bytes) {
-    if (bytes > capacity_) Reallocate(bytes);
-  }
-  std::size_t size() const { return size_; }
-  char* data() { return storage_.get(); }
-  const char* data() const { return storage_.get(); }
-
-  [[gnu::always_inline]] void push_back(char c) {
-    if (size_ == capacity_) [[unlikely]] Grow(1);
-    storage_[size_++] = c;
-  }
-  [[gnu::always_inline]] void append(const char* bytes, std::size_t count) {
-    if (capacity_ - size_ < count) [[unlikely]] Grow(count);
-    CopyBytes(storage_.get() + size_, bytes, count);
-    size_ += count;
-  }
-  [[gnu::always_inline]] void append(std::string_view bytes) {
-    append(bytes.data(), bytes.size());
-  }
-  void append(std::size_t count, char c) {
-    if (capacity_ - size_ < count) Grow(count);
-    std::memset(storage_.get() + size_, c, count);
-    size_ += count;
-  }
-  void clear() { size_ = 0; }
-  // append for bytes followed by at least kChunk - 1 readable ones (see CopyChunks).
-  [[gnu::always_inline]] void AppendChunks(const char* bytes, std::size_t count) {
-    if (capacity_ - size_ < count + kChunk) [[unlikely]] Grow(count + kChunk);
-    CopyChunks(storage_.get() + size_, bytes, count);
-    size_ += count;
-  }
-  // Appends c if add, without a branch on add (writes c past the end either way).
-  [[gnu::always_inline]] void PushBackIf(char c, bool add) {
-    if (size_ == capacity_) [[unlikely]] Grow(1);
-    storage_[size_] = c;
-    size_ += add ? 1 : 0;
-  }
-  // Makes the count bytes after the end readable and zero (they stay outside size()).
-  [[gnu::always_inline]] void ZeroSlack(std::size_t count) {
-    if (capacity_ - size_ < count) [[unlikely]] Grow(count);
-    std::memset(storage_.get() + size_, 0, count);
-  }
-
- private:
-  [[gnu::noinline]] void Grow(std::size_t at_least) {
-    Reallocate(std::max(capacity_ * 2, size_ + at_least + 64));
-  }
-  void Reallocate(std::size_t capacity) {
-    std::unique_ptr<char[]> storage(new char[capacity]);
-    if (size_ != 0) std::memcpy(storage.get(), storage_.get(), size_);
-    storage_ = std::move(storage);
-    capacity_ = capacity;
-  }
-
-  std::unique_ptr<char[]> storage_;
-  std::size_t capacity_ = 0;
-  std::size_t size_ = 0;
-};
 
 // Where the finished canonical bytes go: a string (CanonicalizeText) or SHA-256
 // (CanonicalSha256Text). Both take the same append calls as ByteBuffer.
@@ -699,14 +602,34 @@ class CanonicalTextWriter {
     std::uint32_t index;
   };
 
-  // Clears prefixes_decide if a byte of the prefix is EE or above (see OrderMembers).
-  static std::uint64_t NamePrefix(std::string_view name, bool& prefixes_decide) {
+  // A prefix's bytes mapped to an order in which prefixes compare as their names do in
+  // UTF-16 (see CompareUtf16): the four-byte leads F0..F4 (surrogates in UTF-16) move
+  // below EE and EF (U+E000..U+FFFF), every other byte keeps its place. Where two names
+  // first differ, both bytes begin a code point or neither does, so the map decides there
+  // as CompareUtf16 does.
+  static constexpr std::array<std::uint8_t, 256> kUtf16ByteOrder = [] {
+    std::array<std::uint8_t, 256> order{};
+    for (int c = 0; c < 256; ++c) order[c] = static_cast<std::uint8_t>(c);
+    for (int c = 0xF0; c <= 0xF4; ++c) order[c] = static_cast<std::uint8_t>(c - 2);
+    order[0xEE] = 0xF3;
+    order[0xEF] = 0xF4;
+    return order;
+  }();
+
+  static std::uint64_t ToUtf16Order(std::uint64_t prefix) {
+    std::uint64_t mapped = 0;
+    for (int shift = 56; shift >= 0; shift -= 8) {
+      mapped = (mapped << 8) | kUtf16ByteOrder[(prefix >> shift) & 0xFF];
+    }
+    return mapped;
+  }
+
+  static std::uint64_t NamePrefix(std::string_view name) {
     const std::size_t length = std::min<std::size_t>(name.size(), 8);
     std::uint64_t prefix = 0;
     for (std::size_t i = 0; i < 8; ++i) {
       const auto byte = i < length ? static_cast<unsigned char>(name[i]) : 0u;
-      if (byte >= 0xEE) prefixes_decide = false;
-      prefix = (prefix << 8) | byte;
+      prefix = (prefix << 8) | kUtf16ByteOrder[byte];
     }
     return prefix;
   }
@@ -714,8 +637,8 @@ class CanonicalTextWriter {
   // NamePrefix of a member, for a name written in out_ with one load: out_ has eight
   // readable bytes from the start of every name (see OnEndObject), those past the name are
   // masked off.
-  std::uint64_t MemberPrefix(const Member& member, bool& prefixes_decide) const {
-    if (member.key_offset != kInOutput) return NamePrefix(Key(member), prefixes_decide);
+  std::uint64_t MemberPrefix(const Member& member) const {
+    if (member.key_offset != kInOutput) return NamePrefix(Key(member));
     std::uint64_t word;
     std::memcpy(&word, out_.data() + member.begin + 1, sizeof word);
     static_assert(std::endian::native == std::endian::little);
@@ -733,10 +656,13 @@ class CanonicalTextWriter {
     const std::uint64_t prefix =
         __builtin_bswap64(word) & kKeep[std::min<std::size_t>(member.key_length, 8)];
     // A byte is EE or above if its high bit is set and its low seven bits, plus 0x12, carry
-    // into the high bit (no carry crosses bytes: 0x7F + 0x12 < 0x100).
+    // into the high bit (no carry crosses bytes: 0x7F + 0x12 < 0x100). Only then is the
+    // map needed.
     constexpr std::uint64_t kLow = 0x7F7F7F7F7F7F7F7Full;
     constexpr std::uint64_t kHigh = 0x8080808080808080ull;
-    if ((((prefix & kLow) + 0x1212121212121212ull) & prefix & kHigh) != 0) prefixes_decide = false;
+    if ((((prefix & kLow) + 0x1212121212121212ull) & prefix & kHigh) != 0) {
+      return ToUtf16Order(prefix);
+    }
     return prefix;
   }
 
@@ -793,16 +719,15 @@ class CanonicalTextWriter {
   bool OrderMembers(const OpenObject& object) {
     const Member* first = members_.data() + object.first_member;
     const std::size_t count = members_.size() - object.first_member;
-    // Most names differ in their first eight bytes: compared as one big-endian integer,
-    // they order as bytes do, which is UTF-16 order unless a byte EE or above (U+E000 and
-    // up) is involved; then, and on a tie, the names themselves are compared.
+    // Most names differ in their first eight bytes: compared as one big-endian integer of
+    // bytes in UTF-16 order (MemberPrefix), they order as the names do; on a tie, the
+    // names themselves are compared.
     order_.resize(count);
-    bool prefixes_decide = true;
     for (std::size_t i = 0; i < count; ++i) {
-      order_[i] = {MemberPrefix(first[i], prefixes_decide), static_cast<std::uint32_t>(i)};
+      order_[i] = {MemberPrefix(first[i]), static_cast<std::uint32_t>(i)};
     }
     bool ranked = false;
-    if (prefixes_decide && count <= kRankLimit) {
+    if (count <= kRankLimit) {
       const RankResult result =
           count <= 8 ? RankByPrefix<8>(count) : RankByPrefix<kRankLimit>(count);
       if (result == RankResult::kInOrder) return true;
@@ -810,7 +735,7 @@ class CanonicalTextWriter {
     }
     if (!ranked) {
       const auto compare = [&](const Ordered& a, const Ordered& b) {
-        if (prefixes_decide && a.prefix != b.prefix) return a.prefix < b.prefix ? -1 : 1;
+        if (a.prefix != b.prefix) return a.prefix < b.prefix ? -1 : 1;
         return CompareUtf16(Key(first[a.index]), Key(first[b.index]));
       };
       bool sorted = true;

@@ -2,9 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <limits>
 #include <sstream>
@@ -367,6 +369,110 @@ TEST(Strings, NoncharactersAreRefused) {
   // Neighbours of the noncharacter ranges are ordinary characters.
   ExpectCanonical(R"(["\ufdcf\ufdf0\ufffd\ud83f\udffd"])",
                   "[\"\xef\xb7\x8f\xef\xb7\xb0\xef\xbf\xbd\xf0\x9f\xbf\xbd\"]");
+}
+
+// A string with an escape that is not minimal (here \/) is escaped again from its decoded
+// text, whose scan stops only at bytes to escape and at the leads that begin a
+// noncharacter: each kind after every offset 0..40 of ASCII and of two-, three- (EF lead)
+// and four-byte characters, so that it falls at and across the scan's 16-byte blocks.
+TEST(Strings, RewrittenStringsAtEveryOffset) {
+  const std::pair<const char*, const char*> rewritten[] = {
+      {R"(\u000a)", R"(\n)"}, {R"(\u0001)", R"(\u0001)"}, {R"(\")", R"(\")"},
+      {R"(\\)", R"(\\)"},     {R"(\u001F)", R"(\u001f)"}, {"\x7f", "\x7f"},
+      {R"(\uFFFD)", "\xef\xbf\xbd"}, {R"(\uFDCF)", "\xef\xb7\x8f"},
+      {R"(\ud83f\udffd)", "\xf0\x9f\xbf\xbd"}, {"\xef\xbf\xbc", "\xef\xbf\xbc"}};
+  const char* noncharacters[] = {"\xef\xb7\x90", "\xef\xbf\xbf", "\xf0\x9f\xbf\xbe",
+                                 "\xf4\x8f\xbf\xbf", R"(\ufdef)", R"(\uFFFE)",
+                                 R"(\ud83f\udfff)"};
+  for (const std::string filler : {"a", "\xc3\xa9", "\xef\xbd\xb1", "\xf0\x9f\x8e\xac"}) {
+    for (std::size_t offset = 0; offset <= 40; ++offset) {
+      std::string padding;
+      while (padding.size() + filler.size() <= offset) padding += filler;
+      for (const auto& [written, canonical] : rewritten) {
+        SCOPED_TRACE(std::to_string(offset) + " " + written);
+        ExpectCanonical("[\"\\/" + padding + written + padding + filler + "\"]",
+                        "[\"/" + padding + canonical + padding + filler + "\"]");
+      }
+      for (const char* noncharacter : noncharacters) {
+        SCOPED_TRACE(std::to_string(offset) + " " + noncharacter);
+        ExpectRefused("{\"k\":\"\\/" + padding + noncharacter + padding + filler + "\"}",
+                      "json.not_canonicalizable", "/k");
+      }
+    }
+  }
+}
+
+// The UTF-16 code units of UTF-8 text (for the tests' own ordering).
+std::u16string Utf16(const std::string& text) {
+  std::u16string units;
+  for (std::size_t i = 0; i < text.size();) {
+    const auto lead = static_cast<unsigned char>(text[i]);
+    const std::size_t length = lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
+    std::uint32_t cp = length == 1 ? lead : lead & (0x7F >> length);
+    for (std::size_t j = 1; j < length; ++j) cp = (cp << 6) | (text[i + j] & 0x3F);
+    if (cp >= 0x10000) {
+      units.push_back(static_cast<char16_t>(0xD800 + ((cp - 0x10000) >> 10)));
+      units.push_back(static_cast<char16_t>(0xDC00 + ((cp - 0x10000) & 0x3FF)));
+    } else {
+      units.push_back(static_cast<char16_t>(cp));
+    }
+    i += length;
+  }
+  return units;
+}
+
+// Names built of characters whose UTF-8 lead bytes order differently from their UTF-16
+// units (U+E000..U+FFFF against supplementary characters) and others, so that those bytes
+// fall anywhere in the first eight, which the writer compares at once: every object comes
+// out in the order of the names' UTF-16 code units, written plain or as escapes.
+TEST(Sorting, NamesInUtf16OrderWhateverTheirFirstEightBytes) {
+  const std::string pieces[] = {"a", "\xee\x80\x80", "\xef\xbd\xb1", "\xef\xbf\xbd",
+                                "\xf0\x9f\x98\x80", "\xf4\x8f\xbf\xbd", "\xed\x9f\xbf",
+                                "\xc3\xa9", "z"};
+  std::uint32_t state = 0x2545F491;
+  auto next = [&state] {
+    state ^= state << 13;
+    state ^= state >> 17;
+    state ^= state << 5;
+    return state;
+  };
+  for (int round = 0; round < 400; ++round) {
+    const std::size_t count = 2 + next() % 23;
+    std::vector<std::string> names;
+    while (names.size() < count) {
+      std::string name;
+      for (std::uint32_t i = 0, n = 1 + next() % 5; i < n; ++i) name += pieces[next() % 9];
+      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+    }
+    std::string input = "{";
+    for (std::size_t i = 0; i < count; ++i) {
+      // A third of the names escaped: \u escapes for a first character outside ASCII.
+      std::string written = names[i];
+      if (i % 3 == 0 && static_cast<unsigned char>(written[0]) >= 0x80) {
+        std::string escaped;
+        const std::u16string units = Utf16(written);
+        for (char16_t unit : units) {
+          char buffer[8];
+          std::snprintf(buffer, sizeof buffer, "\\u%04x", static_cast<unsigned>(unit));
+          escaped += buffer;
+        }
+        written = escaped;
+      }
+      input += (i ? ",\"" : "\"") + written + "\":" + std::to_string(i);
+    }
+    input += "}";
+    std::vector<std::size_t> order(count);
+    for (std::size_t i = 0; i < count; ++i) order[i] = i;
+    std::sort(order.begin(), order.end(),
+              [&](std::size_t a, std::size_t b) { return Utf16(names[a]) < Utf16(names[b]); });
+    std::string expected = "{";
+    for (std::size_t i = 0; i < count; ++i) {
+      expected += (i ? ",\"" : "\"") + names[order[i]] + "\":" + std::to_string(order[i]);
+    }
+    expected += "}";
+    SCOPED_TRACE(input);
+    ExpectCanonical(input, expected);
+  }
 }
 
 TEST(Sorting, Utf16CodeUnitsNotCodePoints) {

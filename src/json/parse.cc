@@ -37,6 +37,42 @@ std::string EscapePointerToken(std::string_view token) {
   return out;
 }
 
+// Keeps the one string it is given (the parser's events for a lone string).
+class NameDecoder {
+ public:
+  bool OnBeginObject() { return false; }
+  bool OnKey(const StringToken&) { return false; }
+  bool OnEndObject() { return false; }
+  bool OnBeginArray() { return false; }
+  bool OnEndArray() { return false; }
+  bool OnString(const StringToken& token) {
+    name_.assign(token.text);
+    return true;
+  }
+  bool OnNumber(const NumberToken&) { return false; }
+  bool OnBool(bool) { return false; }
+  bool OnNull() { return false; }
+  std::pair<const char*, const char*> failure() const {
+    return {"json.syntax", "not a string"};
+  }
+  std::string& name() { return name_; }
+
+ private:
+  std::string name_;
+};
+
+std::string DecodeMemberName(std::string_view written) {
+  std::string quoted;
+  quoted.reserve(written.size() + 2);
+  quoted.append(1, '"').append(written).append(1, '"');
+  NameDecoder decoder;
+  const ParseOptions options;
+  Parser<NameDecoder> parser(quoted, options, decoder);
+  // Accepted once already, so it parses; were it not to, the name is left empty.
+  (void)parser.Run();
+  return std::move(decoder.name());
+}
+
 }  // namespace internal
 
 namespace {

@@ -102,6 +102,73 @@ TEST(ParseTest, RefusesLoneSurrogateEscapes) {
   EXPECT_EQ(ParseError(R"("\ud800\u0041")").code, "json.lone_surrogate");
 }
 
+// Strings with an escape take the decoding loop, which copies the runs between escapes
+// with the fast scan: every escape form after every offset 0..40 of ASCII and of two-,
+// three- and four-byte characters (so runs end at and across the 16-byte blocks), and
+// enough escapes to grow the decoding buffer many times.
+TEST(ParseTest, EscapesAtEveryOffsetDecodeExactly) {
+  const std::pair<const char*, std::string> escapes[] = {
+      {R"(\n)", "\n"},          {R"(\/)", "/"},          {R"(\")", "\""},
+      {R"(\\)", "\\"},          {R"(\u0000)", std::string(1, '\0')},
+      {R"(\u00e9)", "\xc3\xa9"}, {R"(\u00E9)", "\xc3\xa9"}, {R"(\uFFFD)", "\xef\xbf\xbd"},
+      {R"(\uD83D\uDE00)", "\xf0\x9f\x98\x80"}, {R"(\udbff\udfff)", "\xf4\x8f\xbf\xbf"}};
+  for (const std::string filler : {"a", "\xc3\xa9", "\xe6\xb8\xb2", "\xf0\x9f\x8e\xac"}) {
+    for (std::size_t offset = 0; offset <= 40; ++offset) {
+      std::string padding;
+      while (padding.size() + filler.size() <= offset) padding += filler;
+      for (const auto& [escape, decoded] : escapes) {
+        SCOPED_TRACE(std::to_string(offset) + " " + escape);
+        auto value = Parse("[\"" + padding + escape + padding + filler + escape + "\"]");
+        ASSERT_TRUE(value.ok()) << value.error().Describe();
+        EXPECT_EQ((*value)[0].get<std::string>(),
+                  padding + decoded + padding + filler + decoded);
+      }
+    }
+  }
+  std::string many, expected;
+  for (int i = 0; i < 5000; ++i) {
+    many += R"(\u00e9x\ud83d\ude00\t)";
+    expected += "\xc3\xa9x\xf0\x9f\x98\x80\t";
+  }
+  auto value = Parse("[\"" + many + "\"]");
+  ASSERT_TRUE(value.ok());
+  EXPECT_EQ((*value)[0].get<std::string>(), expected);
+}
+
+// After an escape, a run with malformed UTF-8 at any offset is still refused, and so is a
+// sequence cut off by the closing quote or the end of the input.
+TEST(ParseTest, MalformedUtf8AfterAnEscapeAtEveryOffset) {
+  for (std::size_t offset = 0; offset <= 40; ++offset) {
+    SCOPED_TRACE(offset);
+    std::string ascii(offset, 'x');
+    for (const char* bad : {"\xc3\x28", "\xe6\xb8\"", "\xed\xa0\x80", "\xf4\x90\x80\x80",
+                            "\xc0\xaf", "\x80", "\xff"}) {
+      EXPECT_EQ(ParseError("[\"\\n" + ascii + bad + "\"]").code, "json.invalid_utf8");
+      EXPECT_EQ(ParseError("[\"\\u00e9" + ascii + "\xc3\xa9" + bad + "\"]").code,
+                "json.invalid_utf8");
+    }
+    EXPECT_EQ(ParseError("[\"\\n" + ascii + "\xe6\xb8").code, "json.invalid_utf8");
+  }
+}
+
+// Surrogate escapes that do not form a pair, and malformed hex digits (the bytes next to
+// each digit range), after every offset.
+TEST(ParseTest, LoneSurrogatesAndBadHexDigitsAfterEveryOffset) {
+  for (std::size_t offset = 0; offset <= 20; ++offset) {
+    SCOPED_TRACE(offset);
+    const std::string head = "[\"\\t" + std::string(offset, 'x');
+    for (const char* lone : {R"(\uD800)", R"(\udc00)", R"(\uDBFF\u0041)", R"(\ud800\n)",
+                             R"(\ud800\udbff)", R"(\uDFFF\uDC00)", R"(\ud800x)"}) {
+      EXPECT_EQ(ParseError(head + lone + "\"]").code, "json.lone_surrogate") << lone;
+    }
+    EXPECT_EQ(ParseError(head + R"(\uD800)").code, "json.lone_surrogate");
+    for (const char* bad : {R"(\u00/0)", R"(\u00:0)", R"(\u00@0)", R"(\u00G0)", R"(\u00`0)",
+                            R"(\u00g0)", R"(\ud800\udc0g)", R"(\u12)", R"(\x)", R"(\U0041)"}) {
+      EXPECT_EQ(ParseError(head + bad + "\"]").code, "json.syntax") << bad;
+    }
+  }
+}
+
 TEST(ParseTest, RefusesOverflowButAcceptsUnderflow) {
   EXPECT_EQ(ParseError("1e400").code, "json.number_overflow");
   EXPECT_EQ(ParseError("[-1.5e309]").code, "json.number_overflow");

@@ -12,6 +12,8 @@
 // Decoded strings are valid UTF-8 and are only valid during the call.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <charconv>
 #include <cstdint>
 #include <string>
@@ -24,6 +26,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "json/internal/byte_buffer.h"
 #include "json/json.h"
 #include "base/result.h"
 
@@ -84,22 +87,34 @@ inline std::size_t Utf8SequenceLength(const unsigned char* p, const unsigned cha
   return 0;
 }
 
-inline void AppendUtf8(std::string& out, std::uint32_t cp) {
+// Writes the UTF-8 encoding of cp (at most U+10FFFF, not a surrogate) to out, which has
+// room for four bytes; returns its length.
+inline std::size_t EncodeUtf8(char* out, std::uint32_t cp) {
   if (cp < 0x80) {
-    out.push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    out[0] = static_cast<char>(cp);
+    return 1;
   }
+  if (cp < 0x800) {
+    out[0] = static_cast<char>(0xC0 | (cp >> 6));
+    out[1] = static_cast<char>(0x80 | (cp & 0x3F));
+    return 2;
+  }
+  if (cp < 0x10000) {
+    out[0] = static_cast<char>(0xE0 | (cp >> 12));
+    out[1] = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out[2] = static_cast<char>(0x80 | (cp & 0x3F));
+    return 3;
+  }
+  out[0] = static_cast<char>(0xF0 | (cp >> 18));
+  out[1] = static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+  out[2] = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+  out[3] = static_cast<char>(0x80 | (cp & 0x3F));
+  return 4;
+}
+
+inline void AppendUtf8(std::string& out, std::uint32_t cp) {
+  char bytes[4];
+  out.append(bytes, EncodeUtf8(bytes, cp));
 }
 
 // The first byte at or after p that is not plain printable ASCII inside a string ('"',
@@ -249,6 +264,8 @@ inline const unsigned char* SkipWellFormedStringBytes(const unsigned char* p,
 }
 
 SourceLocation LocateOffset(std::string_view text, std::size_t offset);
+// The text of a member name as written between its quotes, which the parser has accepted.
+std::string DecodeMemberName(std::string_view written);
 std::string EscapePointerToken(std::string_view token);
 
 template <class Handler>
@@ -281,17 +298,18 @@ class Parser {
   std::size_t offset() const { return static_cast<std::size_t>(p_ - begin_); }
 
  private:
-  // The current member name is only needed to name the pointer of an error: a name without
-  // escapes stays a view of the input; only a decoded one is copied (scratch_ is reused).
+  // The current member name is only needed to name the pointer of an error: it stays a
+  // view of the input as written, decoded only then.
   struct Frame {
     bool is_object = false;
     std::size_t index = 0;
     bool has_key = false;
-    bool key_in_input = false;
-    std::string_view input_key;
-    std::string decoded_key;
+    bool key_escaped = false;
+    std::string_view written_key;
 
-    std::string_view key() const { return key_in_input ? input_key : decoded_key; }
+    std::string key() const {
+      return key_escaped ? DecodeMemberName(written_key) : std::string(written_key);
+    }
   };
 
   bool ParseValue() {
@@ -338,9 +356,8 @@ class Parser {
       if (p_ == end_ || *p_ != '"') return Stop("json.syntax", "expected a member name");
       if (!ParseString()) return false;
       Frame& frame = stack_.back();
-      frame.key_in_input = scratch_token_.in_input;
-      if (scratch_token_.in_input) frame.input_key = scratch_token_.text;
-      else frame.decoded_key.assign(scratch_token_.text);
+      frame.key_escaped = !scratch_token_.in_input;
+      frame.written_key = scratch_token_.written;
       frame.has_key = true;
       if (!Check(handler_.OnKey(scratch_token_))) return false;
       SkipSpace();
@@ -413,12 +430,13 @@ class Parser {
       ++p_;
       return true;
     }
-    scratch_.assign(reinterpret_cast<const char*>(start), p_ - start);
+    scratch_length_ = 0;
+    AppendToScratch(start, p_);
     bool minimal = true;
     while (p_ != end_) {
       const unsigned char c = *p_;
       if (c == '"') {
-        scratch_token_.text = scratch_;
+        scratch_token_.text = std::string_view(scratch_.data(), scratch_length_);
         scratch_token_.in_input = false;
         scratch_token_.written =
             std::string_view(reinterpret_cast<const char*>(start), p_ - start);
@@ -440,9 +458,26 @@ class Parser {
       const unsigned char* run = p_;
       p_ = SkipWellFormedStringBytes(p_, end_, may_hold_noncharacter);
       if (p_ == run) return Stop("json.invalid_utf8", "invalid UTF-8 in a string");
-      scratch_.append(reinterpret_cast<const char*>(run), static_cast<std::size_t>(p_ - run));
+      AppendToScratch(run, p_);
     }
     return Stop("json.syntax", "unterminated string");
+  }
+
+  // Room for count more decoded bytes at the end of scratch_. scratch_ only grows and
+  // scratch_length_ is the part in use: a std::string is zero-filled as it grows, so it is
+  // grown rarely, and the escapes of a string are written with plain stores, not a
+  // push_back each.
+  char* ScratchRoom(std::size_t count) {
+    if (scratch_.size() - scratch_length_ < count) [[unlikely]] {
+      scratch_.resize(std::max(scratch_.size() * 2, scratch_length_ + count + 64));
+    }
+    return scratch_.data() + scratch_length_;
+  }
+
+  void AppendToScratch(const unsigned char* begin, const unsigned char* end) {
+    const auto count = static_cast<std::size_t>(end - begin);
+    CopyBytes(ScratchRoom(count), reinterpret_cast<const char*>(begin), count);
+    scratch_length_ += count;
   }
 
   // True if the well-formed escape [begin, end) is the shortest spelling of a character
@@ -458,18 +493,39 @@ class Parser {
     return !(high == '0' && (low == '8' || low == '9' || low == 'a' || low == 'c' || low == 'd'));
   }
 
+  // What each byte after a backslash decodes to, 0 where it is not a one-character escape.
+  static constexpr std::array<char, 256> kSimpleEscapes = [] {
+    std::array<char, 256> table{};
+    table['"'] = '"';
+    table['\\'] = '\\';
+    table['/'] = '/';
+    table['b'] = '\b';
+    table['f'] = '\f';
+    table['n'] = '\n';
+    table['r'] = '\r';
+    table['t'] = '\t';
+    return table;
+  }();
+  // The value of each hexadecimal digit, 0xFF for other bytes.
+  static constexpr std::array<std::uint8_t, 256> kHexValues = [] {
+    std::array<std::uint8_t, 256> table{};
+    for (auto& value : table) value = 0xFF;
+    for (int c = 0; c < 10; ++c) table['0' + c] = static_cast<std::uint8_t>(c);
+    for (int c = 0; c < 6; ++c) {
+      table['a' + c] = static_cast<std::uint8_t>(10 + c);
+      table['A' + c] = static_cast<std::uint8_t>(10 + c);
+    }
+    return table;
+  }();
+
   bool ReadHex4(std::uint32_t& out) {
     if (end_ - p_ < 4) return Stop("json.syntax", "truncated \\u escape");
-    out = 0;
-    for (int i = 0; i < 4; ++i) {
-      const unsigned char c = p_[i];
-      std::uint32_t digit;
-      if (c >= '0' && c <= '9') digit = c - '0';
-      else if (c >= 'a' && c <= 'f') digit = c - 'a' + 10;
-      else if (c >= 'A' && c <= 'F') digit = c - 'A' + 10;
-      else return Stop("json.syntax", "invalid \\u escape");
-      out = (out << 4) | digit;
-    }
+    const std::uint32_t a = kHexValues[p_[0]];
+    const std::uint32_t b = kHexValues[p_[1]];
+    const std::uint32_t c = kHexValues[p_[2]];
+    const std::uint32_t d = kHexValues[p_[3]];
+    if (((a | b | c | d) & 0xF0) != 0) return Stop("json.syntax", "invalid \\u escape");
+    out = (a << 12) | (b << 8) | (c << 4) | d;
     p_ += 4;
     return true;
   }
@@ -478,17 +534,16 @@ class Parser {
     ++p_;  // backslash
     if (p_ == end_) return Stop("json.syntax", "unterminated escape");
     const unsigned char c = *p_++;
-    switch (c) {
-      case '"': scratch_.push_back('"'); return true;
-      case '\\': scratch_.push_back('\\'); return true;
-      case '/': scratch_.push_back('/'); return true;
-      case 'b': scratch_.push_back('\b'); return true;
-      case 'f': scratch_.push_back('\f'); return true;
-      case 'n': scratch_.push_back('\n'); return true;
-      case 'r': scratch_.push_back('\r'); return true;
-      case 't': scratch_.push_back('\t'); return true;
-      case 'u': break;
-      default: --p_; return Stop("json.syntax", "invalid escape");
+    char* out = ScratchRoom(4);
+    if (c != 'u') {
+      const char decoded = kSimpleEscapes[c];
+      if (decoded == 0) {
+        --p_;
+        return Stop("json.syntax", "invalid escape");
+      }
+      *out = decoded;
+      ++scratch_length_;
+      return true;
     }
     std::uint32_t cp = 0;
     if (!ReadHex4(cp)) return false;
@@ -507,7 +562,7 @@ class Parser {
       }
       cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
     }
-    AppendUtf8(scratch_, cp);
+    scratch_length_ += EncodeUtf8(out, cp);
     return true;
   }
 
@@ -721,6 +776,7 @@ class Parser {
   Handler& handler_;
   std::vector<Frame> stack_;
   std::string scratch_;
+  std::size_t scratch_length_ = 0;
   StringToken scratch_token_{};
   Status error_;
 };
