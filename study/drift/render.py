@@ -191,6 +191,15 @@ def _selection(selection):
         lines += ["", "Selection: " + selection["rule"] + "."]
     if selection.get("weeklyDownloads"):
         lines += ["", "Weekly downloads at selection: " + selection["weeklyDownloads"] + "."]
+    if selection.get("widening"):
+        lines += ["", "Widening: " + selection["widening"] + "."]
+    # Servers tried under the widening rule and left out, so the rule can be checked.
+    dropped = selection.get("dropped", [])
+    if dropped:
+        lines += ["", "Tried and dropped: " + "; ".join(
+            "%s (`%s`): %s" % (d["name"], d["package"], d["why"]) for d in dropped) + "."]
+    if selection.get("passedOver"):
+        lines += ["", "Passed over: " + selection["passedOver"] + "."]
     return lines
 
 

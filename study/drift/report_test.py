@@ -155,6 +155,14 @@ class AggregateTest(unittest.TestCase):
         self.assertIn("| tool.description | 2 | 66.7% |", md)
         self.assertIn("[s](drift-study/s.html)", md)
 
+    def test_selection_names_the_widening_rule_and_what_it_dropped(self):
+        lines = render._selection({"rule": "r", "widening": "w",
+                                   "dropped": [{"name": "n", "package": "p", "why": "y"}],
+                                   "passedOver": "o"})
+        self.assertIn("Widening: w.", lines)
+        self.assertIn("Tried and dropped: n (`p`): y.", lines)
+        self.assertIn("Passed over: o.", lines)
+
 
 class GateNumbersTest(unittest.TestCase):
     """The gate's per-pair verdicts (computed by udon-mcp) added up as the report says."""
