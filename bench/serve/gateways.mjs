@@ -13,7 +13,7 @@
 //   BENCH_SERVE_ROWS     which ratio rows ("stdio http")
 //   BENCH_SERVE_JSON     a file to write every figure to as JSON (optional)
 import { spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, connect as tcpConnect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -219,15 +219,65 @@ async function stdioRow() {
     () => bench.connectStdio(sdk, udon, serveArgs(`${dir}/mcp.json`, 'stdio')));
 }
 
+// The median milliseconds of each gate step serve recorded in its evidence (a JSON Lines
+// file, one record per call), over the calls that succeeded.
+function stepMedians(evidenceFile) {
+  const byStep = {};
+  if (!existsSync(evidenceFile)) return byStep;
+  for (const line of readFileSync(evidenceFile, 'utf8').split('\n')) {
+    if (!line.trim()) continue;
+    const record = JSON.parse(line);
+    const steps = record.steps ?? record.record?.steps ?? [];
+    if (!steps.every((step) => step.outcome === 'ok')) continue;
+    for (const { step, ms } of steps) (byStep[step] ??= []).push(ms);
+  }
+  const medians = {};
+  for (const [step, samples] of Object.entries(byStep)) {
+    samples.sort((a, b) => a - b);
+    medians[step] = bench.percentile(samples, 50);
+  }
+  return medians;
+}
+
+// Sequential tools/list on one client (what the gate's re-list costs a client that asks
+// for it directly): sorted milliseconds.
+async function sequentialLists(client, n) {
+  const samples = [];
+  for (let i = 0; i < n; i++) {
+    const start = performance.now();
+    await client.listTools();
+    samples.push(performance.now() - start);
+  }
+  return samples.sort((a, b) => a - b);
+}
+
+// Serve over HTTP in front of the demo server over HTTP, against the client calling it;
+// with serve's step times (from its evidence) and a direct tools/list, so the time serve
+// adds beyond the two upstream exchanges the gate requires (re-list, call) can be read.
 async function httpRow() {
   const upstream = await start(demo, ['--transport', 'http', '--host', '127.0.0.1', '--port', '0', ...demoArgs],
     { pattern: /"url":"([^"]+)"/ });
   const config = `${dir}/mcp-http.json`;
   writeFileSync(config, JSON.stringify({ mcpServers: { demo: { type: 'http', url: upstream.url } } }));
-  const gateway = await start(udon, serveArgs(config, 'http'), { pattern: /listening on (http:\S+)/ });
+  const evidence = `${dir}/evidence-http-${stateDirs}.jsonl`;
+  const gateway = await start(udon, [...serveArgs(config, 'http'), '--evidence', evidence],
+    { pattern: /listening on (http:\S+)/ });
   try {
-    return await ratioRow('http', () => bench.connectHttp(sdk, upstream.url),
+    const row = await ratioRow('http', () => bench.connectHttp(sdk, upstream.url),
       () => bench.connectHttp(sdk, gateway.url, { token }));
+    const session = await bench.connectHttp(sdk, upstream.url);
+    await sequentialLists(session.client, 50);
+    row.directList = bench.percentile(await sequentialLists(session.client, Math.ceil(seqCalls / 2)), 50);
+    await session.close();
+    row.steps = stepMedians(evidence);
+    const stepSum = Object.values(row.steps).reduce((a, b) => a + b, 0);
+    row.outsideSteps = row.serve.p50 - stepSum;
+    // Beyond what the client pays calling the upstream itself, and the gate's re-list.
+    row.ownBeyondExchanges = row.serve.p50 - row.direct.p50 - (row.steps.list ?? NaN);
+    log(`   serve's steps (p50 ms): ${Object.entries(row.steps).map(([k, v]) => `${k} ${v.toFixed(3)}`).join(', ')}; ` +
+      `outside the steps ${row.outsideSteps.toFixed(3)}; direct tools/list ${row.directList.toFixed(3)}; ` +
+      `serve's own time beyond re-list and call ${row.ownBeyondExchanges.toFixed(3)} ms`);
+    return row;
   } finally {
     await stop(gateway);
     await stop(upstream);

@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -98,8 +99,9 @@ int main(int argc, char** argv) {
   std::ofstream(path) << manifest->ToPrettyJson();
   std::ofstream(dir / "pin") << manifest->sha256() << "\n";
 
-  // In-process: the gate with connection reuse, as serve runs it.
+  // In-process: the gate with connection reuse, as serve runs it; with each step's median.
   double in_process = 0;
+  std::map<std::string, std::vector<double>> step_samples;
   {
     udon::gate::GateEnvironment env;
     env.config = &config;
@@ -113,6 +115,7 @@ int main(int argc, char** argv) {
       udon::gate::GateResult result = gate.Call(binding, kArgs, {});
       samples.push_back(Ms(start));
       if (!result.ok()) std::fprintf(stderr, "in-process call failed: %s\n", result.error->code.c_str());
+      for (const udon::gate::StepRecord& step : result.steps) step_samples[step.step].push_back(step.milliseconds);
     }
     in_process = Median(samples);
   }
@@ -135,5 +138,9 @@ int main(int argc, char** argv) {
   std::printf("gated call via gateway (client -> serve -> demo) %8.3f ms\n", through_gateway);
   std::printf("the gateway's own cost                           %8.3f ms (goal <= 0.5 ms)\n",
               through_gateway - in_process);
+  // The upstream exchanges are the list and dispatch steps; the rest is the gate's own.
+  std::printf("in-process step medians (ms):");
+  for (const auto& [step, samples] : step_samples) std::printf(" %s %.3f", step.c_str(), Median(samples));
+  std::printf("\n");
   return 0;
 }

@@ -17,6 +17,14 @@ function ratioRows(rows) {
     lines.push(`| ${row.label} | ${show(row.serve)} | ${show(row.direct)} | ${fixed(row.ratio, 2)}x | ` +
       `≤ ${goal}x: ${verdict(row.ratio <= goal)} |`);
   }
+  for (const row of rows.filter((r) => r.steps)) {
+    const steps = Object.entries(row.steps).map(([step, value]) => `${step} ${ms(value)}`).join(', ');
+    lines.push('', `${row.label}: serve's step times (p50 ms, from its evidence): ${steps}; outside the steps ` +
+      `${ms(row.outsideSteps)}; a direct tools/list ${ms(row.directList)}. Serve's own time beyond the ` +
+      `re-list and the call (through-serve p50 - direct p50 - list step): ${ms(row.ownBeyondExchanges)} ms ` +
+      `(goal ≤ 0.15 ms: ${row.ownBeyondExchanges < 0 ? 'not readable: the direct row was slower, noise' :
+        verdict(row.ownBeyondExchanges <= 0.15)})`);
+  }
   return lines;
 }
 
@@ -73,7 +81,7 @@ export function summarize(report) {
     '',
     ...ratioRows(report.rows),
     '',
-    ...gatewayTable(report.gateways, report.levels),
+    ...(report.gateways.length ? gatewayTable(report.gateways, report.levels) : []),
     '',
     ...goals(report.gateways, report.levels),
     '',

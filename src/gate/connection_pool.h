@@ -34,6 +34,10 @@ struct PooledConnection {
   // Shared by coalesced calls (gate/internal/lane.h): no further call may join it; its
   // last user closes it. Guarded by the lane's mutex.
   bool retired = false;
+  // Coalesced: the sequence through which the first group's successful listing examined
+  // the connection. Its members' comparisons bind the connection from there, so a later
+  // group lists it as bound even before they have. Guarded by the lane's mutex.
+  std::optional<std::uint64_t> listed_through;
 };
 
 // When an idle connection was kept; steady, so a wall-clock step neither trims nor keeps one.

@@ -22,6 +22,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -97,9 +98,14 @@ struct GateEnvironment {
   // Test seam: runs after each successful step, so a test can place an event exactly
   // between two steps (e.g. list_changed after "compare", before dispatch).
   std::function<void(const std::string& step, mcp::Connection& connection)> after_step;
-  // Test seam: runs when a coalesced call joined a verification not yet sent, under the
-  // lane's lock (it must not block or call the gate).
+  // Test seam: runs when a coalesced call reaches its shared listing (step 4), under the
+  // lane's lock, before it joins a group: it may first wait for a group of its own
+  // connection, and it joins the next group, never one whose re-list was already sent.
+  // It must not block or call the gate.
   std::function<void()> on_verification_joined;
+  // Test seam: runs when a coalesced call starts to wait for the server's shared
+  // connection that another call is opening, under the lane's lock (the same rules).
+  std::function<void()> on_open_awaited;
   // Test seam: runs when the gate compiles a reviewed Tool's schemas (not when it reuses
   // them), with the tool's name.
   std::function<void(const std::string& tool)> on_schema_compile;
@@ -199,9 +205,12 @@ class Gate {
   bool Coalesced(const Run& run) const;
   std::shared_ptr<Lane> LaneFor(const std::string& server);
   Status ConnectThroughLane(Run& run, const RecordedServer& recorded, const mcp::ServerConfig& server);
+  Status AwaitLaneOpen(const Run& run, Lane& lane, std::unique_lock<std::mutex>& lock);
+  Status OpenThroughLane(Run& run, const std::shared_ptr<Lane>& lane, const RecordedServer& recorded,
+                         const mcp::ServerConfig& server);
   Status ListShared(Run& run);
   std::shared_ptr<Verification> JoinVerification(Run& run);
-  void ListForAll(Run& leader, Verification& verification, bool bound);
+  void ListForAll(Run& leader, Verification& verification, std::optional<std::uint64_t> binding_from);
   Status Settle(Run& run, Status compared);
   void BindConnection(Run& run);
   void LeaveLaneOnDeath(Run& run);

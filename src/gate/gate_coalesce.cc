@@ -26,17 +26,22 @@ std::shared_ptr<Gate::Lane> Gate::LaneFor(const std::string& server) {
 }
 
 // Step 3, coalesced: the server's shared connection while it stays eligible (JudgeReuse,
-// as for a pooled one); else this run opens (or takes from the pool) the next shared one
-// while later arrivals wait for it. A list_changed the shared connection saw since its
+// as for a pooled one; one opened for the same manifest and not yet bound is shared too,
+// its first group binds it); else this run opens (or takes from the pool) the next shared
+// one while later arrivals wait for it. A list_changed the shared connection saw since its
 // binding refuses, as on a pooled connection.
 Status Gate::ConnectThroughLane(Run& run, const RecordedServer& recorded, const mcp::ServerConfig& server) {
   std::shared_ptr<Lane> lane = LaneFor(run.binding.server);
   {
     std::unique_lock<std::mutex> lock(lane->mutex);
-    lane->changed.wait(lock, [&] { return !lane->connecting; });
+    UDON_RETURN_IF_ERROR(AwaitLaneOpen(run, *lane, lock));
     if (lane->connection) {
-      const ReuseVerdict verdict = JudgeReuse(
-          *lane->connection, {recorded.protocol_version, recorded.server_info_sha256, run.manifest->sha256()});
+      PooledConnection& shared = *lane->connection;
+      // Unbound, a connection has no manifest of its own yet: the one it was opened for stands in.
+      const bool opened_for_this = !shared.bound_since && lane->opened_for == run.manifest->sha256();
+      const ReuseVerdict verdict =
+          JudgeReuse(shared, {recorded.protocol_version, recorded.server_info_sha256,
+                              opened_for_this ? shared.manifest_sha256 : run.manifest->sha256()});
       if (verdict.reusable()) {
         run.connection = lane->connection;
         run.lane = lane;
@@ -45,8 +50,9 @@ Status Gate::ConnectThroughLane(Run& run, const RecordedServer& recorded, const 
         return OkStatus();
       }
       // Its users finish on it; the last one closes it (and records what it saw).
-      const bool same_binding = verdict.list_changed && lane->connection->manifest_sha256 == run.manifest->sha256();
-      lane->connection->retired = true;
+      const bool same_binding = verdict.list_changed && shared.bound_since &&
+                                shared.manifest_sha256 == run.manifest->sha256();
+      shared.retired = true;
       lane->connection.reset();
       if (same_binding) {
         lock.unlock();
@@ -56,15 +62,48 @@ Status Gate::ConnectThroughLane(Run& run, const RecordedServer& recorded, const 
       }
     }
     lane->connecting = true;
+    lane->opening_for = run.manifest->sha256();
   }
+  return OpenThroughLane(run, lane, recorded, server);
+}
+
+// While another call opens the server's shared connection, waits for it. When that open
+// fails, the calls for the same manifest that waited for it are refused with its error
+// rather than each opening another (a server that does not start is not started N times).
+// Errors: the failed open's (server.connect_failed, binding.invalidated, ...).
+Status Gate::AwaitLaneOpen(const Run& run, Lane& lane, std::unique_lock<std::mutex>& lock) {
+  while (lane.connecting) {
+    const std::uint64_t awaited = lane.opens_ended + 1;
+    const bool same_manifest = lane.opening_for == run.manifest->sha256();
+    if (env_.on_open_awaited) env_.on_open_awaited();
+    lane.changed.wait(lock, [&] { return lane.opens_ended >= awaited; });
+    if (same_manifest && lane.failed_open == awaited) {
+      Error error = *lane.open_failure;
+      error.message = "the shared connection this call waited for could not be opened: " + error.message;
+      return error;
+    }
+  }
+  return OkStatus();
+}
+
+// The opener's part: its own connection (or a pooled one) becomes the shared one, or its
+// refusal is left for the calls that waited.
+Status Gate::OpenThroughLane(Run& run, const std::shared_ptr<Lane>& shared_lane, const RecordedServer& recorded,
+                             const mcp::ServerConfig& server) {
   Status connected = ConnectOwn(run, recorded, server);
-  std::lock_guard<std::mutex> guard(lane->mutex);
-  lane->connecting = false;
+  Lane& lane = *shared_lane;
+  std::lock_guard<std::mutex> guard(lane.mutex);
+  lane.connecting = false;
+  ++lane.opens_ended;
   if (connected.ok()) {
-    lane->connection = run.connection;
-    run.lane = lane;
+    lane.connection = run.connection;
+    lane.opened_for = lane.opening_for;
+    run.lane = shared_lane;
+  } else {
+    lane.failed_open = lane.opens_ended;
+    lane.open_failure = connected.error();
   }
-  lane->changed.notify_all();
+  lane.changed.notify_all();
   return connected;
 }
 
@@ -117,10 +156,13 @@ std::shared_ptr<Gate::Verification> Gate::JoinVerification(Run& run) {
     lane.in_flight = mine;
     lane.next.reset();
     lane.changed.notify_all();  // a run of another connection may now open the next group
-    const bool bound = run.connection->bound_since.has_value();
+    PooledConnection& connection = *run.connection;
+    const std::optional<std::uint64_t> binding_from =
+        connection.bound_since ? connection.bound_since : connection.listed_through;
     lock.unlock();
-    ListForAll(run, *mine, bound);
+    ListForAll(run, *mine, binding_from);
     lock.lock();
+    if (!mine->error && !connection.listed_through) connection.listed_through = mine->facts.checked_through;
     mine->done = true;
     lane.in_flight.reset();
     lane.changed.notify_all();
@@ -129,11 +171,13 @@ std::shared_ptr<Gate::Verification> Gate::JoinVerification(Run& run) {
 }
 
 // The leader's part: the exhaustive re-list, then on an ordered transport one ping barrier
-// for every member (each examines the events up to it in step 6).
-void Gate::ListForAll(Run& leader, Verification& verification, bool bound) {
+// for every member (each examines the events up to it in step 6). With `binding_from` the
+// connection is bound (or an earlier group's comparisons are binding it): a list_changed
+// after it refuses; one before it was seen by that group's listing, before any binding.
+void Gate::ListForAll(Run& leader, Verification& verification, std::optional<std::uint64_t> binding_from) {
   catalog::ListingRules rules = catalog::ListingRulesFor(env_.policy, /*for_gate=*/true);
-  rules.bound = bound;
-  verification.facts.checked_through = verification.checked_through;
+  rules.bound = binding_from.has_value();
+  verification.facts.checked_through = std::max(verification.checked_through, binding_from.value_or(0));
   auto pages = catalog::ListStable(*leader.connection->client, rules, verification.facts);
   if (!pages.ok()) {
     verification.error = std::move(pages).error();

@@ -145,11 +145,11 @@ TEST_P(CoalescedTest, ANoticeBetweenTheSharedRelistAndEachDispatchRefusesEveryCa
   EXPECT_EQ(server_.calls.load(), calls_before + dispatched);
 }
 
-// From the attacker's side: while a shared connection is not yet bound, a later arrival
-// retires it and opens another, so calls of one server run on different connections (on
-// stdio, different processes; over HTTP, different sessions with their own notices). A
-// call must never be verified by a re-list sent on another connection than the one its
-// tools/call goes to: A (on the retired connection) and D (on a third) join the same
+// From the attacker's side: a list_changed on a shared connection not yet bound makes the
+// next arrival retire it and open another, so calls of one server run on different
+// connections (on stdio, different processes; over HTTP, different sessions with their own
+// notices). A call must never be verified by a re-list sent on another connection than the
+// one its tools/call goes to: A (on the retired connection) and D (sharing B's) join the
 // next verification while B's is in flight, and each connection that receives a
 // tools/call must have been listed.
 TEST_P(CoalescedTest, NoCallIsVerifiedByAnotherConnectionsRelist) {
@@ -159,8 +159,11 @@ TEST_P(CoalescedTest, NoCallIsVerifiedByAnotherConnectionsRelist) {
   std::mutex hold;
   std::condition_variable held_changed;
   bool a_connected = false, a_released = false, b_listing = false;
-  env.after_step = [&](const std::string& step, mcp::Connection&) {
+  env.after_step = [&](const std::string& step, mcp::Connection& connection) {
     if (step != "connect" || role != Role::kA) return;
+    const std::uint64_t seen = connection.LastSequence();
+    server_.peer.load()->Send(server_.ListChanged());
+    ASSERT_TRUE(connection.WaitForEventAfter(seen, std::chrono::seconds(10)));
     std::unique_lock<std::mutex> lock(hold);
     a_connected = true;
     held_changed.notify_all();
@@ -212,8 +215,125 @@ TEST_P(CoalescedTest, NoCallIsVerifiedByAnotherConnectionsRelist) {
     const GateResult done = result->get();
     EXPECT_TRUE(done.ok()) << done.error->Describe();
   }
-  EXPECT_EQ(server_.connects.load(), 3) << "B retired A's unbound connection, D retired B's";
+  EXPECT_EQ(server_.connects.load(), 2) << "B retired A's unbound connection after its notice; D shares B's";
   EXPECT_EQ(unlisted_calls, 0) << "a tools/call went to a connection no re-list was sent on";
+}
+
+// A burst's start: every call arrives before the server's first connection is open. The
+// first opens it; the others wait for that one (a cold start per burst, not per arrival:
+// on stdio a process each) and share it although no comparison has bound it yet.
+TEST_P(CoalescedTest, ABurstsArrivalsWaitForTheOneConnectionBeingOpened) {
+  GateEnvironment env = CoalescingEnv();
+  int awaiting = 0;
+  env.on_open_awaited = [&] {
+    std::lock_guard<std::mutex> guard(mutex_);
+    ++awaiting;
+    changed_.notify_all();
+  };
+  auto open = env.connect;
+  env.connect = [&](const mcp::ServerConfig& server, const mcp::ClientOptions& options) {
+    {
+      // The slow start: held until every other call waits (a guard against a hang, never
+      // a verdict: without the wait nobody is counted).
+      std::unique_lock<std::mutex> lock(mutex_);
+      changed_.wait_for(lock, std::chrono::seconds(20), [&] { return awaiting >= kMembers; });
+    }
+    return open(server, options);
+  };
+  Gate gate(env);
+  std::vector<std::future<GateResult>> calls;
+  for (int i = 0; i <= kMembers; ++i) {
+    calls.push_back(std::async(std::launch::async, [&] { return gate.Call(binding_, Args(), CallOptions{}); }));
+  }
+  for (auto& call : calls) {
+    const GateResult result = call.get();
+    EXPECT_TRUE(result.ok()) << result.error->Describe();
+  }
+  EXPECT_EQ(server_.connects.load(), 1) << "one connection opened for the whole burst";
+  EXPECT_EQ(server_.calls.load(), 1 + kMembers);
+}
+
+// From the attacker's side: the burst's calls share a connection before its first group's
+// comparison binds it, so the next group may list while that binding is still to come. A
+// list_changed during that listing came after the first group's listing, where the binding
+// starts: it must refuse the next group as on a bound connection, not be taken for a
+// change before any binding (A is held between its listing and its comparison; W leads the
+// next group).
+TEST_P(CoalescedTest, ANoticeWhileTheFirstGroupIsStillBindingRefusesTheNextGroup) {
+  GateEnvironment env = CoalescingEnv();
+  enum class Role { kNone, kA };
+  static thread_local Role role = Role::kNone;
+  bool a_listing = false, w_done = false;
+  server_.on_list = [&](const mcp::Message&, mcp::MemoryPeer& peer) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (server_.lists == 1) {  // A's first page: held until W joined the next group
+      a_listing = true;
+      changed_.notify_all();
+      // A guard against a hang, never a verdict.
+      changed_.wait_for(lock, std::chrono::seconds(20), [this] { return joined_ >= 2; });
+    } else if (server_.lists == Pages() + 1) {  // the next group's first page
+      peer.Send(server_.ListChanged());
+    }
+  };
+  env.after_step = [&](const std::string& step, mcp::Connection&) {
+    if (step != "list" || role != Role::kA) return;
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait_for(lock, std::chrono::seconds(20), [&] { return w_done; });
+  };
+  Gate gate(env);
+  auto a = std::async(std::launch::async, [&] {
+    role = Role::kA;
+    return gate.Call(binding_, Args(), CallOptions{});
+  });
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait_for(lock, std::chrono::seconds(20), [&] { return a_listing; });
+  }
+  const GateResult w = std::async(std::launch::async, [&] { return gate.Call(binding_, Args(), CallOptions{}); }).get();
+  {
+    std::lock_guard<std::mutex> guard(mutex_);
+    w_done = true;
+    changed_.notify_all();
+  }
+  const GateResult first = a.get();
+  EXPECT_EQ(server_.connects.load(), 1) << "W shared A's connection";
+  EXPECT_FALSE(w.dispatched);
+  ASSERT_TRUE(w.error.has_value());
+  EXPECT_EQ(w.error->code, "binding.invalidated") << w.error->Describe();
+  EXPECT_FALSE(first.dispatched) << "A's binding began before the notice";
+  EXPECT_EQ(server_.calls.load(), 0);
+}
+
+// Fail-closed: when the one open fails, every call that waited for it is refused with its
+// code; none opens another (a server that does not start is not started once per call)
+// and none waits forever.
+TEST_P(CoalescedTest, AFailedOpenRefusesEveryCallThatWaitedForIt) {
+  GateEnvironment env = CoalescingEnv();
+  int awaiting = 0;
+  env.on_open_awaited = [&] {
+    std::lock_guard<std::mutex> guard(mutex_);
+    ++awaiting;
+    changed_.notify_all();
+  };
+  env.connect = [&](const mcp::ServerConfig&, const mcp::ClientOptions&) {
+    ++server_.connects;
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait_for(lock, std::chrono::seconds(20), [&] { return awaiting >= kMembers; });
+    return Result<std::unique_ptr<mcp::Client>>(MakeError("server.connect_failed", "the server did not start"));
+  };
+  Gate gate(env);
+  std::vector<std::future<GateResult>> calls;
+  for (int i = 0; i <= kMembers; ++i) {
+    calls.push_back(std::async(std::launch::async, [&] { return gate.Call(binding_, Args(), CallOptions{}); }));
+  }
+  for (auto& call : calls) {
+    const GateResult result = call.get();
+    ASSERT_TRUE(result.error.has_value());
+    EXPECT_EQ(result.error->code, "server.connect_failed") << result.error->Describe();
+    EXPECT_FALSE(result.dispatched);
+  }
+  EXPECT_EQ(server_.connects.load(), 1) << "the calls that waited did not open one each";
+  EXPECT_EQ(server_.calls.load(), 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(BothEras, CoalescedTest,

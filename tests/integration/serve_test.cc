@@ -193,7 +193,10 @@ TEST_F(ServeDriftTest, DriftMidSessionIsRefusedWithdrawnAndAnnouncedUntilSighupB
 
 // Issue 29, 3: client 1's call ends indeterminate (list_changed during it) while client
 // 2's call of another tool of the same server is still listing (every tools/list answer
-// waits 3 s): client 2's call is stopped right before dispatch, not returned as reviewed.
+// waits 3 s): client 2's call is never returned as reviewed. Since issue 41 client 2
+// shares client 1's upstream connection (a burst opens one), whose stdio server answers
+// in order: the notice then comes either before client 2's send (refused before dispatch)
+// or during its call (dispatched, its result withheld as indeterminate).
 TEST(ServeTest, AnInvalidationDuringAnotherClientsListingStopsItsCallBeforeDispatch) {
   TempDir dir;
   ReviewedDemo demo(dir, std::vector<std::string>{"--list-delay-ms", "3000", "--fault",
@@ -218,8 +221,14 @@ TEST(ServeTest, AnInvalidationDuringAnotherClientsListingStopsItsCallBeforeDispa
   ASSERT_FALSE(answer.messages.empty());
   const Json& result = answer.messages.back()["result"];
   EXPECT_TRUE(result.value("isError", false)) << result.dump();
-  EXPECT_EQ(result["_meta"]["code"], "manifest.invalidated") << result.dump();
-  EXPECT_EQ(dir.Read("upstream.log").find("render_turntable"), std::string::npos) << "never dispatched";
+  const std::string code = result["_meta"].value("code", std::string());
+  const bool dispatched = dir.Read("upstream.log").find("render_turntable") != std::string::npos;
+  if (dispatched) {
+    EXPECT_EQ(code, "call.indeterminate") << result.dump();
+  } else {
+    EXPECT_TRUE(code == "manifest.invalidated" || code == "binding.invalidated") << result.dump();
+  }
+  EXPECT_FALSE(result.contains("structuredContent")) << "no result returned as reviewed";
 }
 
 TEST(ServeTest, ADigestMismatchRefusesToStart) {

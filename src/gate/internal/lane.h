@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 
 #include "base/result.h"
 #include "catalog/catalog.h"
@@ -47,7 +48,14 @@ struct Gate::Lane {
   std::mutex mutex;
   std::condition_variable changed;
   std::shared_ptr<PooledConnection> connection;
+  std::string opened_for;  // the manifest digest `connection` was opened (or taken) for
+  // One open at a time: the calls that arrive meanwhile wait for it (a burst's start
+  // costs one cold start, not one per arrival).
   bool connecting = false;
+  std::string opening_for;           // the manifest digest of the open in progress
+  std::uint64_t opens_ended = 0;     // how many opens through this lane have ended
+  std::uint64_t failed_open = 0;     // the number of the last that failed; 0: none
+  std::optional<Error> open_failure;  // its refusal, for the calls that waited for it
   std::shared_ptr<Verification> in_flight;
   std::shared_ptr<Verification> next;
 };

@@ -474,12 +474,15 @@ Status HttpTransport::SendRequest(const Message& message, const RequestHeaders& 
     // Close() may have run since the check above; it joins only the workers it saw.
     if (closing_) return udon::MakeError("mcp.send_failed", "the connection is closed");
     ReapWorkers();
+    queued_.emplace_back(message, headers);
+    // Every queued request needs a worker of its own now (a long call must not hold up
+    // the next request): an idle one, else a new one.
+    if (queued_.size() <= idle_workers_) {
+      work_ready_.notify_one();
+      return OkStatus();
+    }
     auto done = std::make_shared<std::atomic<bool>>(false);
-    workers_.push_back(Worker{std::thread([this, message, headers, done] {
-                                RunRequest(message, headers);
-                                *done = true;
-                              }),
-                              done});
+    workers_.push_back(Worker{std::thread([this, done] { RunWorker(done); }), done});
     return OkStatus();
   }
   Transfer transfer;
@@ -647,6 +650,28 @@ void HttpTransport::Abandon(const json::Value& id) {
   closing_cv_.notify_all();
 }
 
+// Runs queued requests until the transport closes; beyond kMaxIdleWorkers idle ones a
+// worker ends, so a burst's threads do not all stay.
+void HttpTransport::RunWorker(std::shared_ptr<std::atomic<bool>> done) {
+  constexpr std::size_t kMaxIdleWorkers = 4;
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    if (queued_.empty()) {
+      if (closing_ || idle_workers_ >= kMaxIdleWorkers) break;
+      ++idle_workers_;
+      work_ready_.wait(lock, [this] { return !queued_.empty() || closing_; });
+      --idle_workers_;
+      continue;
+    }
+    auto [message, headers] = std::move(queued_.front());
+    queued_.pop_front();
+    lock.unlock();
+    RunRequest(std::move(message), std::move(headers));
+    lock.lock();
+  }
+  *done = true;
+}
+
 void HttpTransport::ReapWorkers() {
   for (auto it = workers_.begin(); it != workers_.end();) {
     if (*it->done) {
@@ -670,6 +695,7 @@ void HttpTransport::Close() {
     }
     if (stream_transfer_ != nullptr) WakeLocked(*stream_transfer_);
     closing_cv_.notify_all();
+    work_ready_.notify_all();
     workers.swap(workers_);
     stream.swap(notification_stream_);
   }

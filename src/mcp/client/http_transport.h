@@ -32,6 +32,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -78,6 +79,7 @@ class HttpTransport : public Transport {
   };
 
   void RunRequest(Message message, RequestHeaders headers);
+  void RunWorker(std::shared_ptr<std::atomic<bool>> done);
   void RunNotificationStream();
   void RunStreamLoop(Transfer& transfer);
   struct Handle {
@@ -108,6 +110,11 @@ class HttpTransport : public Transport {
   std::string session_id_;
   std::string protocol_version_;
   std::map<std::int64_t, Transfer*> active_;  // request id -> its transfer, for Abandon
+  // Requests wait here for a worker; a worker that finishes one takes the next, so a
+  // long-lived connection does not start a thread per request. Guarded by mutex_.
+  std::deque<std::pair<Message, RequestHeaders>> queued_;
+  std::size_t idle_workers_ = 0;
+  std::condition_variable work_ready_;
   std::vector<Worker> workers_;
   std::thread notification_stream_;
   Transfer* stream_transfer_ = nullptr;

@@ -4,6 +4,7 @@
 #include <httplib.h>
 
 #include <atomic>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -202,6 +203,47 @@ TEST(HttpTransportTest, SseAnswersKeepTheConnectionForTheNextRequests) {
   EXPECT_EQ(lists, kLists);
   // One connection would do; a second may open while the first still reads a stream's end.
   EXPECT_LE(ports.size(), static_cast<std::size_t>(kLists / 2));
+}
+
+// This process's thread ids (the in-process server's, and the client's worker sending
+// the request it is answering).
+std::set<std::string> ThreadIds() {
+  std::set<std::string> ids;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) {
+    ids.insert(entry.path().filename().string());
+  }
+  return ids;
+}
+
+// Issue 41: a long-lived connection (serve's upstream: a re-list and a call per gated
+// call) does not start a thread per request; sequential requests reuse a worker. Before,
+// every request's worker was a new thread, which each tools/list saw in this process.
+TEST(HttpTransportTest, SequentialRequestsReuseAWorkerThread) {
+  std::mutex mutex;
+  std::vector<std::set<std::string>> seen;
+  FakeHttpServer server([&](const Message& in, httplib::Response& res) {
+    if (in.method == "initialize") {
+      Json(res, InitResult(in.id), "sess-1");
+    } else if (in.method == "notifications/initialized") {
+      res.status = 202;
+    } else if (in.method == "tools/list") {
+      {
+        std::lock_guard<std::mutex> guard(mutex);
+        seen.push_back(ThreadIds());
+      }
+      Json(res, MakeResult(in.id, ListResult()));
+    }
+  });
+  auto client = Connect(server.url());
+  ASSERT_NE(client, nullptr);
+  ASSERT_TRUE(client->Initialize().ok());
+  constexpr int kLists = 10;
+  for (int i = 0; i < kLists; ++i) ASSERT_TRUE(client->ListAllTools().ok()) << i;
+  client->Close();
+  ASSERT_EQ(seen.size(), static_cast<std::size_t>(kLists));
+  std::set<std::string> all;
+  for (const auto& ids : seen) all.insert(ids.begin(), ids.end());
+  EXPECT_LT(all.size() - seen.front().size(), 3u) << "a new thread per request";
 }
 
 // The drain after a response is bounded: a server that holds the stream open after the
