@@ -197,7 +197,7 @@ TEST_F(ServeDriftTest, DriftMidSessionIsRefusedWithdrawnAndAnnouncedUntilSighupB
 // shares client 1's upstream connection (a burst opens one), whose stdio server answers
 // in order: the notice then comes either before client 2's send (refused before dispatch)
 // or during its call (dispatched, its result withheld as indeterminate).
-TEST(ServeTest, AnInvalidationDuringAnotherClientsListingStopsItsCallBeforeDispatch) {
+TEST(ServeTest, AnInvalidationDuringAnotherClientsListingNeverLetsItsCallReturnAsReviewed) {
   TempDir dir;
   ReviewedDemo demo(dir, std::vector<std::string>{"--list-delay-ms", "3000", "--fault",
                                                   "list-changed-during-call=convert_units", "--log-requests",
