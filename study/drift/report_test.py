@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The drift study's aggregation (report.py) on hand-made per-server reports whose answers
 are known. Run: python3 study/drift/report_test.py (CTest: drift_study_report)."""
+import json
 import os
 import sys
 import unittest
@@ -212,6 +213,37 @@ class ThreatsTest(unittest.TestCase):
         self.assertEqual(first["servers"], 3)
         self.assertLessEqual(first["low"], first["rate"])
         self.assertGreaterEqual(first["high"], first["rate"])
+
+
+class CommittedFiguresTest(unittest.TestCase):
+    """docs/experiment.md quotes the study's figures by hand: each quoted figure must be the
+    one study/drift/report.sh committed in results.json, so the two cannot drift apart."""
+
+    def test_experiment_quotes_the_committed_results(self):
+        here = os.path.dirname(os.path.abspath(__file__))
+        with open(os.path.join(here, "results.json"), encoding="utf-8") as f:
+            results = json.load(f)
+        with open(os.path.join(here, "..", "..", "docs", "experiment.md"), encoding="utf-8") as f:
+            text = " ".join(f.read().split())
+        totals, gate = results["dataset"]["totals"], results["gate"]
+        refused_rate = results["threats"]["bootstrap"]["gateRefused"]
+        outputs = results["threats"]["outputSchemas"]
+        pairs = gate["pairs"]
+        quoted = [
+            f"({totals['servers']} servers, {totals['serversWithPairs']} of them with pairs, {pairs} pairs",
+            f"in {gate['refusedPairs']} of {pairs} pairs ({refused_rate['rate']}%; "
+            f"{refused_rate['low']}% to {refused_rate['high']}% over servers)",
+            f"the first refusal in {gate['refusedAt']['server_info']}.",
+            f"In {gate['versionOnly']} pairs `serverInfo.version` alone refuses",
+            f"would avoid {gate['serverInfoOnly']} refusals",
+            f"survives the next release in {gate['refusedAt']['none']} of {pairs} pairs",
+            f"{outputs['withOutputSchema']} of {outputs['tools']} tools (on "
+            f"{len(outputs['serversWithAny'])} of {outputs['servers']} servers",
+            f"differs in {gate['capturedProtocolVersionsDiffer']} pairs",
+            f"only {gate['refusedAt']['protocol_version']} of them refuse",
+        ]
+        for figure in quoted:
+            self.assertIn(figure, text, "docs/experiment.md does not quote results.json here")
 
 
 if __name__ == "__main__":
