@@ -243,7 +243,7 @@ class CommittedFiguresTest(unittest.TestCase):
             f"only {gate['refusedAt']['protocol_version']} of them refuse",
         ]
         for figure in quoted:
-            self.assertIn(figure, text, "docs/experiment.md does not quote results.json here")
+            self.assertTrue(figure in text, f"docs/experiment.md does not say {figure!r} (results.json)")
 
 
 if __name__ == "__main__":
