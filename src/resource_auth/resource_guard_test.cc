@@ -136,20 +136,30 @@ struct StallingJwks {
   }
 };
 
+// A guard that has fetched the issuer's set with the key "old", and a JWKS endpoint that
+// stalls from now on when told to: the set-up of the refetch tests below.
+class StalledRefetchTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    issuer.bodies[kIssuer + "/.well-known/oauth-authorization-server"] =
+        json::Value({{"issuer", kIssuer}, {"jwks_uri", kJwksUri}}).dump();
+    issuer.bodies[kJwksUri] = json::Value({{"keys", {testing::Jwk(old_key.get(), "old")}}}).dump();
+    auto created = ResourceGuard::Create(Options(), jwks.fetcher());
+    ASSERT_TRUE(created.ok());
+    guard = std::move(created).value();
+    ASSERT_TRUE(guard->Discover(kNow).ok());
+  }
+
+  FakeIssuer issuer;
+  decltype(testing::Generate("ES256")) old_key = testing::Generate("ES256");
+  decltype(testing::Generate("ES256")) new_key = testing::Generate("ES256");
+  StallingJwks jwks{issuer};
+  std::unique_ptr<ResourceGuard> guard;
+};
+
 // A slow (or hostile) issuer stalls only the requests that need its new keys: a token whose
 // key is cached is judged while the refetch an unknown kid started is still in flight.
-TEST(ResourceGuardTest, ACachedKeyIsJudgedWhileARefetchForAnUnknownKidHangs) {
-  FakeIssuer issuer;
-  issuer.bodies[kIssuer + "/.well-known/oauth-authorization-server"] =
-      json::Value({{"issuer", kIssuer}, {"jwks_uri", kJwksUri}}).dump();
-  auto old_key = testing::Generate("ES256");
-  auto new_key = testing::Generate("ES256");
-  issuer.bodies[kJwksUri] = json::Value({{"keys", {testing::Jwk(old_key.get(), "old")}}}).dump();
-  StallingJwks jwks(issuer);
-  auto created = ResourceGuard::Create(Options(), jwks.fetcher());
-  ASSERT_TRUE(created.ok());
-  auto guard = std::move(created).value();
-  ASSERT_TRUE(guard->Discover(kNow).ok());
+TEST_F(StalledRefetchTest, ACachedKeyIsJudgedWhileARefetchForAnUnknownKidHangs) {
   issuer.bodies[kJwksUri] =
       json::Value({{"keys", {testing::Jwk(old_key.get(), "old"), testing::Jwk(new_key.get(), "new")}}}).dump();
   jwks.stall = true;
@@ -168,18 +178,7 @@ TEST(ResourceGuardTest, ACachedKeyIsJudgedWhileARefetchForAnUnknownKidHangs) {
 
 // Requests that need the new keys wait for the one fetch in flight and share its answer:
 // the issuer is asked once, however many arrive.
-TEST(ResourceGuardTest, RequestsForANewKidShareTheOneFetchInFlight) {
-  FakeIssuer issuer;
-  issuer.bodies[kIssuer + "/.well-known/oauth-authorization-server"] =
-      json::Value({{"issuer", kIssuer}, {"jwks_uri", kJwksUri}}).dump();
-  auto old_key = testing::Generate("ES256");
-  auto new_key = testing::Generate("ES256");
-  issuer.bodies[kJwksUri] = json::Value({{"keys", {testing::Jwk(old_key.get(), "old")}}}).dump();
-  StallingJwks jwks(issuer);
-  auto created = ResourceGuard::Create(Options(), jwks.fetcher());
-  ASSERT_TRUE(created.ok());
-  auto guard = std::move(created).value();
-  ASSERT_TRUE(guard->Discover(kNow).ok());
+TEST_F(StalledRefetchTest, RequestsForANewKidShareTheOneFetchInFlight) {
   issuer.bodies[kJwksUri] = json::Value({{"keys", {testing::Jwk(new_key.get(), "new")}}}).dump();
   jwks.stall = true;
   const std::string rotated = testing::Token("ES256", new_key.get(), "new", Claims("convert"));
