@@ -33,6 +33,14 @@ function(udon_sanitized_test_code target)
   endif()
 endfunction()
 
+# With UDON_UNITY_BUILD, TARGET compiles its sources in unity batches (CMake's UNITY_BUILD).
+# A source that cannot share a batch sets SKIP_UNITY_BUILD_INCLUSION, with a comment why.
+function(udon_unity_build target)
+  if(UDON_UNITY_BUILD)
+    set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE ${UDON_UNITY_BATCH_SIZE})
+  endif()
+endfunction()
+
 # An OBJECT library udon_NAME whose closure (udon_closure) knows its DEPS.
 function(udon_object_library name)
   cmake_parse_arguments(C "" "" "SOURCES;DEPS;LIBS" ${ARGN})
@@ -173,6 +181,18 @@ function(udon_executable name)
   udon_compile_options(${name})
 endfunction()
 
+# udon_syntax_check(NAME SOURCES ... [COMPONENTS ...] [LIBS ...]): an OBJECT library NAME
+# whose sources compile like udon_executable's but with -fsyntax-only (cmake/syntax_only.sh):
+# the compiler still checks every warning, generates no code, and nothing is linked.
+function(udon_syntax_check name)
+  cmake_parse_arguments(S "" "" "SOURCES;COMPONENTS;LIBS" ${ARGN})
+  add_library(${name} OBJECT ${S_SOURCES})
+  udon_closure(targets ${S_COMPONENTS})
+  target_link_libraries(${name} PRIVATE ${targets} ${S_LIBS})
+  udon_compile_options(${name})
+  set_target_properties(${name} PROPERTIES CXX_COMPILER_LAUNCHER ${PROJECT_SOURCE_DIR}/cmake/syntax_only.sh)
+endfunction()
+
 # udon_test(NAME SOURCES ... [COMPONENTS ...] [LIBS ...] [LABELS ...] [TESTDATA FILTER])
 # A GoogleTest binary; each TEST becomes a CTest test. Tests find the project's sources and
 # build-tree locations through UDON_SOURCE_DIR and UDON_BINARY_DIR, and the external test
@@ -184,15 +204,23 @@ function(udon_test name)
   if(NOT UDON_BUILD_TESTS)
     return()
   endif()
-  udon_executable(${name} SOURCES ${T_SOURCES} COMPONENTS ${T_COMPONENTS}
-                  LIBS ${T_LIBS} GTest::gtest GTest::gtest_main GTest::gmock)
+  if(NOT T_LABELS)
+    set(T_LABELS unit)
+  endif()
+  set(test_libs ${T_LIBS} GTest::gtest GTest::gtest_main GTest::gmock)
+  if(UDON_UNIT_TESTS_ONLY AND NOT "unit" IN_LIST T_LABELS)
+    udon_syntax_check(${name} SOURCES ${T_SOURCES} COMPONENTS ${T_COMPONENTS} LIBS ${test_libs})
+  else()
+    udon_executable(${name} SOURCES ${T_SOURCES} COMPONENTS ${T_COMPONENTS} LIBS ${test_libs})
+  endif()
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests/support)
   target_compile_definitions(${name} PRIVATE
     UDON_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
     UDON_BINARY_DIR="${PROJECT_BINARY_DIR}")
   udon_sanitized_test_code(${name})
-  if(NOT T_LABELS)
-    set(T_LABELS unit)
+  udon_unity_build(${name})
+  if(UDON_UNIT_TESTS_ONLY AND NOT "unit" IN_LIST T_LABELS)
+    return()
   endif()
   if(NOT T_TESTDATA STREQUAL "*")
     set(others "*")
@@ -224,12 +252,17 @@ endfunction()
 # fuzz/make_seeds.py generates from the test data: every crash ever found stays a test.
 function(udon_fuzzer name)
   cmake_parse_arguments(F "" "" "SOURCES;COMPONENTS" ${ARGN})
+  # The fuzz target's code, compiled once for both binaries.
+  add_library(${name}_fuzz_target OBJECT ${F_SOURCES})
+  udon_closure(targets ${F_COMPONENTS})
+  target_link_libraries(${name}_fuzz_target PRIVATE ${targets})
+  target_include_directories(${name}_fuzz_target PRIVATE ${PROJECT_SOURCE_DIR})
+  udon_compile_options(${name}_fuzz_target)
   if(UDON_FUZZ)
-    udon_executable(${name}_fuzzer SOURCES ${F_SOURCES} COMPONENTS ${F_COMPONENTS})
+    udon_executable(${name}_fuzzer SOURCES $<TARGET_OBJECTS:${name}_fuzz_target> COMPONENTS ${F_COMPONENTS})
     target_link_options(${name}_fuzzer PRIVATE -fsanitize=fuzzer)
-    target_include_directories(${name}_fuzzer PRIVATE ${PROJECT_SOURCE_DIR})
   endif()
-  udon_executable(${name}_replay SOURCES ${F_SOURCES} ${PROJECT_SOURCE_DIR}/fuzz/replay_main.cc
+  udon_executable(${name}_replay SOURCES $<TARGET_OBJECTS:${name}_fuzz_target> ${PROJECT_SOURCE_DIR}/fuzz/replay_main.cc
                   COMPONENTS ${F_COMPONENTS})
   target_include_directories(${name}_replay PRIVATE ${PROJECT_SOURCE_DIR})
   if(NOT UDON_BUILD_TESTS)

@@ -6,19 +6,16 @@
 #include <fstream>
 #include <map>
 
+#include "adopt/internal/test_fixtures.h"
 #include "base/file.h"
 #include "test_support.h"
 
 namespace udon::adopt {
 namespace {
 
-namespace fs = std::filesystem;
+using testing::Fixture;
 
-std::string Fixture(const std::string& name) {
-  auto text = base::ReadFile(std::string(UDON_SOURCE_DIR) + "/tests/data/adopt/" + name);
-  EXPECT_TRUE(text.ok()) << name;
-  return text.ok() ? *text : "";
-}
+namespace fs = std::filesystem;
 
 // A throwaway home and project holding every fixture where its host looks for it.
 class DiscoveryTest : public ::testing::Test {

@@ -4,16 +4,13 @@
 
 #include "adopt/discovery.h"
 #include "adopt/jsonc.h"
+#include "adopt/internal/test_fixtures.h"
 #include "base/file.h"
 
 namespace udon::adopt {
 namespace {
 
-std::string Fixture(const std::string& name) {
-  auto text = base::ReadFile(std::string(UDON_SOURCE_DIR) + "/tests/data/adopt/" + name);
-  EXPECT_TRUE(text.ok()) << name;
-  return text.ok() ? *text : "";
-}
+using testing::Fixture;
 
 GatewayCommand Gateway() {
   return {"/opt/udon/bin/udon-mcp", "/d/vscode/memory.tools.json", "/d/vscode/memory.pin", "/d/mcp.json",

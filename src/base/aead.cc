@@ -5,19 +5,18 @@
 
 #include <cstdint>
 
+#include "base/bytes.h"
 #include "base/random.h"
 
 namespace udon::base {
 namespace {
 
-const std::uint8_t* Bytes(std::string_view text) { return reinterpret_cast<const std::uint8_t*>(text.data()); }
-std::uint8_t* Bytes(std::string& text) { return reinterpret_cast<std::uint8_t*>(text.data()); }
 
 gcm_aes256_ctx Started(std::string_view key, std::string_view nonce, std::string_view associated) {
   gcm_aes256_ctx context;
-  gcm_aes256_set_key(&context, Bytes(key));
-  gcm_aes256_set_iv(&context, nonce.size(), Bytes(nonce));
-  gcm_aes256_update(&context, associated.size(), Bytes(associated));
+  gcm_aes256_set_key(&context, UnsignedBytes(key));
+  gcm_aes256_set_iv(&context, nonce.size(), UnsignedBytes(nonce));
+  gcm_aes256_update(&context, associated.size(), UnsignedBytes(associated));
   return context;
 }
 
@@ -27,11 +26,11 @@ Result<Sealed> AeadSeal(std::string_view key, std::string_view associated, std::
   if (key.size() != kAeadKeyBytes) return MakeError("internal.error", "an encryption key of the wrong size");
   Sealed sealed;
   sealed.nonce.resize(kAeadNonceBytes);
-  UDON_RETURN_IF_ERROR(RandomBytes(Bytes(sealed.nonce), sealed.nonce.size()));
+  UDON_RETURN_IF_ERROR(RandomBytes(UnsignedBytes(sealed.nonce), sealed.nonce.size()));
   gcm_aes256_ctx context = Started(key, sealed.nonce, associated);
   sealed.ciphertext.resize(plaintext.size() + kAeadTagBytes);
-  gcm_aes256_encrypt(&context, plaintext.size(), Bytes(sealed.ciphertext), Bytes(plaintext));
-  gcm_aes256_digest(&context, kAeadTagBytes, Bytes(sealed.ciphertext) + plaintext.size());
+  gcm_aes256_encrypt(&context, plaintext.size(), UnsignedBytes(sealed.ciphertext), UnsignedBytes(plaintext));
+  gcm_aes256_digest(&context, kAeadTagBytes, UnsignedBytes(sealed.ciphertext) + plaintext.size());
   return sealed;
 }
 
@@ -43,11 +42,11 @@ Result<std::optional<std::string>> AeadOpen(std::string_view key, std::string_vi
   const std::size_t length = sealed.ciphertext.size() - kAeadTagBytes;
   gcm_aes256_ctx context = Started(key, sealed.nonce, associated);
   std::string plaintext(length, '\0');
-  gcm_aes256_decrypt(&context, length, Bytes(plaintext), Bytes(sealed.ciphertext));
+  gcm_aes256_decrypt(&context, length, UnsignedBytes(plaintext), UnsignedBytes(sealed.ciphertext));
   std::uint8_t tag[kAeadTagBytes];
   gcm_aes256_digest(&context, sizeof tag, tag);
   // Constant time: how much of a forged tag matched must not show.
-  if (memeql_sec(tag, Bytes(sealed.ciphertext) + length, sizeof tag) == 0) return std::optional<std::string>();
+  if (memeql_sec(tag, UnsignedBytes(sealed.ciphertext) + length, sizeof tag) == 0) return std::optional<std::string>();
   return std::optional<std::string>(std::move(plaintext));
 }
 

@@ -2,6 +2,8 @@
 
 #include <nettle/hmac.h>
 
+#include "base/bytes.h"
+
 namespace udon::base {
 namespace {
 
@@ -16,7 +18,6 @@ std::string Hex(const std::array<std::uint8_t, 32>& digest) {
   return hex;
 }
 
-const std::uint8_t* Bytes(std::string_view text) { return reinterpret_cast<const std::uint8_t*>(text.data()); }
 
 }  // namespace
 
@@ -24,7 +25,7 @@ Sha256Stream::Sha256Stream() { sha256_init(&context_); }
 
 void Sha256Stream::Update(std::string_view bytes) {
   if (bytes.empty()) return;  // also: no pointer arithmetic on a null view
-  sha256_update(&context_, bytes.size(), Bytes(bytes));
+  sha256_update(&context_, bytes.size(), UnsignedBytes(bytes));
 }
 
 std::array<std::uint8_t, 32> Sha256Stream::Finish() {
@@ -45,8 +46,8 @@ std::string Sha256Hex(std::string_view bytes) { return Hex(Sha256(bytes)); }
 
 std::array<std::uint8_t, 32> HmacSha256(std::string_view key, std::string_view message) {
   hmac_sha256_ctx context;
-  hmac_sha256_set_key(&context, key.size(), Bytes(key));
-  if (!message.empty()) hmac_sha256_update(&context, message.size(), Bytes(message));
+  hmac_sha256_set_key(&context, key.size(), UnsignedBytes(key));
+  if (!message.empty()) hmac_sha256_update(&context, message.size(), UnsignedBytes(message));
   std::array<std::uint8_t, 32> mac{};
   hmac_sha256_digest(&context, mac.size(), mac.data());
   return mac;

@@ -49,7 +49,7 @@ std::string ReferenceHmacHex(std::string_view key, std::string_view message) {
   return HexOf(mac);
 }
 
-std::string RandomBytes(std::mt19937_64& random, std::size_t size) {
+std::string PseudoRandomBytes(std::mt19937_64& random, std::size_t size) {
   std::string bytes(size, '\0');
   for (char& byte : bytes) byte = static_cast<char>(random());
   return bytes;
@@ -78,7 +78,7 @@ TEST(Sha256, BoundaryLengthsAgreeWithOpenSsl) {
   std::mt19937_64 random(31);
   for (std::size_t size : {0, 1, 54, 55, 56, 57, 63, 64, 65, 119, 120, 127, 128, 129, 191, 192, 193, 1000}) {
     SCOPED_TRACE(size);
-    const std::string bytes = RandomBytes(random, size);
+    const std::string bytes = PseudoRandomBytes(random, size);
     EXPECT_EQ(Sha256Hex(bytes), ReferenceSha256Hex(bytes));
   }
 }
@@ -88,7 +88,7 @@ TEST(Sha256, BoundaryLengthsAgreeWithOpenSsl) {
 TEST(Sha256, RandomInputsAgreeWithOpenSsl) {
   std::mt19937_64 random(8785);
   for (int round = 0; round < 2000; ++round) {
-    const std::string bytes = RandomBytes(random, random() % (round < 1900 ? 300 : 70000));
+    const std::string bytes = PseudoRandomBytes(random, random() % (round < 1900 ? 300 : 70000));
     ASSERT_EQ(Sha256Hex(bytes), ReferenceSha256Hex(bytes)) << bytes.size();
   }
 }
@@ -97,7 +97,7 @@ TEST(Sha256, RandomInputsAgreeWithOpenSsl) {
 // equals one shot; a copy taken midway finishes the prefix and leaves the original going.
 TEST(Sha256, StreamedInAnyPiecesEqualsOneShot) {
   std::mt19937_64 random(20);
-  const std::string bytes = RandomBytes(random, 777);
+  const std::string bytes = PseudoRandomBytes(random, 777);
   const std::string expected = ReferenceSha256Hex(bytes);
   for (std::size_t piece = 1; piece <= 130; ++piece) {
     SCOPED_TRACE(piece);
@@ -133,8 +133,8 @@ TEST(Sha256, HmacVectorsAndOpenSsl) {
   std::mt19937_64 random(4231);
   for (std::size_t key_size : {0, 1, 32, 63, 64, 65, 200}) {
     SCOPED_TRACE(key_size);
-    const std::string key = RandomBytes(random, key_size);
-    const std::string message = RandomBytes(random, random() % 500);
+    const std::string key = PseudoRandomBytes(random, key_size);
+    const std::string message = PseudoRandomBytes(random, random() % 500);
     EXPECT_EQ(HexOf(HmacSha256(key, message)), ReferenceHmacHex(key, message));
   }
 }

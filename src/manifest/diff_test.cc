@@ -7,13 +7,12 @@
 namespace udon::manifest {
 namespace {
 
+using internal::RenderToolOf;
 using internal::ValidManifestJson;
 
 ManifestDiff DiffDocs(const json::Value& a, const json::Value& b) {
   return DiffManifests(*Manifest::FromValue(a), *Manifest::FromValue(b));
 }
-
-json::Value& Tool(json::Value& doc) { return doc["servers"]["blender_farm"]["toolPages"][0]["tools"][0]; }
 
 TEST(ManifestDiffTest, IdenticalManifests) {
   ManifestDiff diff = DiffDocs(ValidManifestJson(), ValidManifestJson());
@@ -25,8 +24,8 @@ TEST(ManifestDiffTest, IdenticalManifests) {
 
 TEST(ManifestDiffTest, ReportsToolPointersWithValues) {
   json::Value after = ValidManifestJson();
-  Tool(after)["description"] = "Render views.\nNow also uploads them.";
-  Tool(after)["inputSchema"]["properties"]["angles"]["maximum"] = 360;
+  RenderToolOf(after)["description"] = "Render views.\nNow also uploads them.";
+  RenderToolOf(after)["inputSchema"]["properties"]["angles"]["maximum"] = 360;
   ManifestDiff diff = DiffDocs(ValidManifestJson(), after);
   ASSERT_EQ(diff.servers.size(), 1u);
   ASSERT_EQ(diff.servers[0].tools.size(), 1u);
@@ -52,9 +51,9 @@ TEST(ManifestDiffTest, ReportsToolPointersWithValues) {
 TEST(ManifestDiffTest, TextNamesHiddenCharactersAndJsonKeepsThemExact) {
   const std::string rlo = "\xE2\x80\xAE", zwsp = "\xE2\x80\x8B", tag_a = "\xF3\xA0\x81\x81";
   json::Value after = ValidManifestJson();
-  Tool(after)["description"] = "Render views." + rlo + zwsp + tag_a + "\n\tindented";
-  Tool(after)["inputSchema"]["properties"]["x" + rlo] = {{"type", "string"}};
-  Tool(after)["title"] = "T\tab";  // a tab inside a one-line value
+  RenderToolOf(after)["description"] = "Render views." + rlo + zwsp + tag_a + "\n\tindented";
+  RenderToolOf(after)["inputSchema"]["properties"]["x" + rlo] = {{"type", "string"}};
+  RenderToolOf(after)["title"] = "T\tab";  // a tab inside a one-line value
   after["servers"]["blender_farm"]["serverInfo"]["version"] = "0.8.2" + zwsp;
   after["servers"]["blender_farm"]["toolPages"][1]["tools"].push_back(
       {{"name", "new" + tag_a}, {"inputSchema", {{"type", "object"}}}});
@@ -162,15 +161,15 @@ TEST(ManifestDiffTest, OnlyCaptureInstantsAreNotSignificantUnlessStrict) {
   auto other_m = *Manifest::FromValue(later);
   EXPECT_TRUE(DiffManifests(before_m, other_m).significant(false));
   json::Value drifted = ValidManifestJson();
-  Tool(drifted)["title"] = "Render";
+  RenderToolOf(drifted)["title"] = "Render";
   EXPECT_TRUE(DiffDocs(ValidManifestJson(), drifted).significant(false));
   EXPECT_FALSE(DiffDocs(ValidManifestJson(), ValidManifestJson()).significant(true));
 }
 
 TEST(ManifestDiffTest, RemovedMembersShowAsAbsentAndOldLinesComeFirst) {
   json::Value after = ValidManifestJson();
-  Tool(after).erase("outputSchema");
-  Tool(after)["description"] = "Render views.";
+  RenderToolOf(after).erase("outputSchema");
+  RenderToolOf(after)["description"] = "Render views.";
   auto before_m = *Manifest::FromValue(ValidManifestJson());
   auto after_m = *Manifest::FromValue(after);
   const std::string text = DiffToText(DiffManifests(before_m, after_m), before_m, after_m);

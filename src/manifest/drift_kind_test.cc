@@ -13,10 +13,10 @@
 namespace udon::manifest {
 namespace {
 
+using internal::RenderToolOf;
 using internal::ValidManifestJson;
 using Strings = std::vector<std::string>;
 
-json::Value& Tool(json::Value& doc) { return doc["servers"]["blender_farm"]["toolPages"][0]["tools"][0]; }
 json::Value& Server(json::Value& doc) { return doc["servers"]["blender_farm"]; }
 
 json::Value Report(const json::Value& after) {
@@ -28,7 +28,7 @@ json::Value Report(const json::Value& after) {
 // The kinds of render_turntable once edit has changed it.
 Strings ToolKindsAfter(const std::function<void(json::Value&)>& edit) {
   json::Value after = ValidManifestJson();
-  edit(Tool(after));
+  edit(RenderToolOf(after));
   const json::Value report = Report(after);
   for (const json::Value& tool : report["servers"][0]["tools"]) {
     if (tool["name"] == "render_turntable") return tool["kinds"].get<Strings>();
@@ -60,9 +60,9 @@ TEST(DriftKindTest, SchemasAreClassifiedAsAWhole) {
 
 TEST(DriftKindTest, EveryDifferenceOfASchemaCarriesTheSchemasKind) {
   json::Value after = ValidManifestJson();
-  Tool(after)["inputSchema"]["properties"]["angles"]["maximum"] = 360;
-  Tool(after)["inputSchema"]["properties"]["resolution"]["enum"].push_back(8192);
-  Tool(after)["title"] = "Render";
+  RenderToolOf(after)["inputSchema"]["properties"]["angles"]["maximum"] = 360;
+  RenderToolOf(after)["inputSchema"]["properties"]["resolution"]["enum"].push_back(8192);
+  RenderToolOf(after)["title"] = "Render";
   const json::Value tool = Report(after)["servers"][0]["tools"][0];
   ASSERT_EQ(tool["differences"].size(), 3u) << tool.dump();
   for (const json::Value& d : tool["differences"]) {
@@ -75,10 +75,10 @@ TEST(DriftKindTest, AnnotationsByHint) {
   EXPECT_EQ(ToolKindsAfter([](json::Value& t) { t["annotations"] = {{"readOnlyHint", true}, {"x", 1}}; }),
             (Strings{"tool.annotations", "tool.annotations.other", "tool.annotations.readOnlyHint"}));
   json::Value before = ValidManifestJson();
-  Tool(before)["annotations"] = {{"destructiveHint", false}, {"title", "R"}};
+  RenderToolOf(before)["annotations"] = {{"destructiveHint", false}, {"title", "R"}};
   json::Value after = before;
-  Tool(after)["annotations"]["destructiveHint"] = true;
-  Tool(after)["annotations"]["title"] = "Render";
+  RenderToolOf(after)["annotations"]["destructiveHint"] = true;
+  RenderToolOf(after)["annotations"]["title"] = "Render";
   const auto before_m = *Manifest::FromValue(before);
   const auto after_m = *Manifest::FromValue(after);
   const json::Value tool = DiffToJson(DiffManifests(before_m, after_m), before_m, after_m)["servers"][0]["tools"][0];
@@ -129,13 +129,13 @@ TEST(DriftKindTest, OrderAndPagination) {
   moved[0]["tools"].clear();  // same pages, other order
   EXPECT_EQ(Report(reordered)["servers"][0]["kinds"], json::Value({"catalog.order"}));
   json::Value twice = ValidManifestJson();
-  Server(twice)["toolPages"][1]["tools"].push_back(Tool(twice));
+  Server(twice)["toolPages"][1]["tools"].push_back(RenderToolOf(twice));
   EXPECT_EQ(Report(twice)["servers"][0]["tools"][0]["kinds"], json::Value({"catalog.occurrences"}));
 }
 
 TEST(DriftKindTest, TextNamesKindsPerReportAndTool) {
   json::Value after = ValidManifestJson();
-  Tool(after)["inputSchema"]["properties"]["angles"]["maximum"] = 360;
+  RenderToolOf(after)["inputSchema"]["properties"]["angles"]["maximum"] = 360;
   Server(after)["serverInfo"]["version"] = "0.8.3";
   const auto before_m = *Manifest::FromValue(ValidManifestJson());
   const auto after_m = *Manifest::FromValue(after);

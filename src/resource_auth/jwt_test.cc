@@ -18,9 +18,9 @@ using testing::Generate;
 using testing::SignedToken;
 using testing::Token;
 
-constexpr std::int64_t kNow = 1'800'000'000;
-const std::string kIssuer = "https://issuer.example";
-const std::string kAudience = "https://gateway.example/mcp";
+using testing::kAudience;
+using testing::kIssuer;
+using testing::kNow;
 
 json::Value Claims() {
   return {{"iss", kIssuer}, {"aud", kAudience}, {"sub", "alice"}, {"exp", kNow + 600},

@@ -15,9 +15,9 @@
 namespace udon::resource_auth {
 namespace {
 
-constexpr std::int64_t kNow = 1'800'000'000;
-const std::string kIssuer = "https://issuer.example";
-const std::string kAudience = "https://gateway.example/mcp";
+using testing::kAudience;
+using testing::kIssuer;
+using testing::kNow;
 const std::string kJwksUri = "https://issuer.example/jwks";
 const std::string kIntrospection = "https://issuer.example/token/introspection";
 

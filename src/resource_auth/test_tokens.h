@@ -8,6 +8,7 @@
 #include <openssl/evp.h>
 #include <openssl/rsa.h>
 
+#include <cstdint>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -15,6 +16,11 @@
 #include "json/json.h"
 
 namespace udon::resource_auth::testing {
+
+// The clock, issuer and audience the token tests share.
+inline constexpr std::int64_t kNow = 1'800'000'000;
+inline const std::string kIssuer = "https://issuer.example";
+inline const std::string kAudience = "https://gateway.example/mcp";
 
 inline std::string Base64Url(const std::string& bytes) {
   static const char* kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";

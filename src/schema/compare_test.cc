@@ -10,18 +10,14 @@
 
 #include "json/json.h"
 #include "json/pointer.h"
+#include "schema/internal/test_schemas.h"
 #include "schema/schema.h"
 
 namespace udon::schema {
 namespace {
 
 using json::Value;
-
-Value J(std::string_view text) {
-  auto parsed = json::Parse(text);
-  EXPECT_TRUE(parsed.ok()) << text;
-  return parsed.ok() ? std::move(parsed).value() : Value();
-}
+using testing::J;
 
 std::string Compare(std::string_view before, std::string_view after) {
   return SchemaDriftName(CompareSchemas(J(before), J(after)));

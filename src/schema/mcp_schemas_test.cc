@@ -9,10 +9,13 @@
 #include <gtest/gtest.h>
 
 #include "json/json.h"
+#include "schema/internal/test_schemas.h"
 #include "schema/schema.h"
 
 namespace udon::schema {
 namespace {
+
+using testing::J;
 
 namespace fs = std::filesystem;
 
@@ -25,8 +28,6 @@ json::Value ReadTestdata(const std::string& name) {
   EXPECT_TRUE(parsed.ok()) << name;
   return parsed.ok() ? std::move(parsed).value() : json::Value();
 }
-
-json::Value J(std::string_view text) { return json::Parse(text).value(); }
 
 TEST(McpSchemasTest, ConformanceFixture202012) {
   json::Value schema = ReadTestdata("mcp-conformance-2020-12-tool-input-schema.json");

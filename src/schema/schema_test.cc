@@ -7,22 +7,13 @@
 #include <gtest/gtest.h>
 
 #include "json/json.h"
+#include "schema/internal/test_schemas.h"
 
 namespace udon::schema {
 namespace {
 
-json::Value J(std::string_view text) {
-  auto parsed = json::Parse(text);
-  EXPECT_TRUE(parsed.ok()) << text;
-  return parsed.ok() ? std::move(parsed).value() : json::Value();
-}
-
-CompiledSchema MustCompile(std::string_view text, const CompileOptions& options = {}) {
-  auto compiled = CompiledSchema::Compile(J(text), options);
-  EXPECT_TRUE(compiled.ok()) << (compiled.ok() ? "" : compiled.error().Describe());
-  if (!compiled.ok()) return std::move(CompiledSchema::Compile(J("true")).value());
-  return std::move(compiled).value();
-}
+using testing::J;
+using testing::MustCompile;
 
 std::string CompileErrorCode(std::string_view text, const CompileOptions& options = {}) {
   auto compiled = CompiledSchema::Compile(J(text), options);

@@ -4,19 +4,13 @@
 #include <gtest/gtest.h>
 
 #include "json/json.h"
+#include "schema/internal/test_schemas.h"
 #include "schema/schema.h"
 
 namespace udon::schema {
 namespace {
 
-CompiledSchema MustCompile(std::string_view text, const CompileOptions& options = {}) {
-  auto parsed = json::Parse(text);
-  EXPECT_TRUE(parsed.ok()) << text;
-  auto compiled = CompiledSchema::Compile(parsed.ok() ? *parsed : json::Value(true), options);
-  EXPECT_TRUE(compiled.ok()) << (compiled.ok() ? "" : compiled.error().Describe());
-  if (!compiled.ok()) return std::move(CompiledSchema::Compile(json::Value(true)).value());
-  return std::move(compiled).value();
-}
+using testing::MustCompile;
 
 void ExpectSameErrors(const Error& got, const Error& want, std::string_view text) {
   EXPECT_EQ(got.code, want.code) << text;

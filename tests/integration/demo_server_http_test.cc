@@ -16,10 +16,6 @@ namespace {
 
 using Json = nlohmann::json;
 
-Json Call(int id, const std::string& tool, Json arguments) {
-  return Request(id, "tools/call", {{"name", tool}, {"arguments", std::move(arguments)}});
-}
-
 TEST(DemoServerHttp, BindsLoopbackAndAnswersLocalhost) {
   HttpDemoServer server;
   ASSERT_GT(server.port(), 0) << server.process().Output();
@@ -81,7 +77,7 @@ TEST(DemoServerHttp, ServerRequestDuringCallPrecedesTheAnswerOnThePostStream) {
   ASSERT_GT(server.port(), 0);
   RawHttpPeer peer(server.port());
   peer.Initialize();
-  auto answer = peer.Post(Call(1, "analyze_text", {{"text", "x"}}));
+  auto answer = peer.Post(ToolCallRequest(1, "analyze_text", {{"text", "x"}}));
   ASSERT_EQ(answer.messages.size(), 2u);
   EXPECT_EQ(answer.messages[0]["method"], "sampling/createMessage");
   EXPECT_EQ(answer.messages[1]["id"], 1);
@@ -96,7 +92,7 @@ TEST(DemoServerHttp, CrashDuringCallDropsTheConnectionAfterLogging) {
   ASSERT_GT(server.port(), 0);
   RawHttpPeer peer(server.port());
   peer.Initialize();
-  auto answer = peer.Post(Call(1, "analyze_text", {{"text", "x"}}));
+  auto answer = peer.Post(ToolCallRequest(1, "analyze_text", {{"text", "x"}}));
   EXPECT_TRUE(answer.messages.empty() || answer.messages.back().value("id", Json()) != 1);
   EXPECT_NE(dir.Read("log").find(R"({"method":"tools/call","tool":"analyze_text"})"),
             std::string::npos);

@@ -82,10 +82,6 @@ std::vector<Json> Opening() {
   return {InitializeRequest(0), Notification("notifications/initialized")};
 }
 
-Json Call(int id, const std::string& tool, Json arguments = Json::object()) {
-  return Request(id, "tools/call", {{"name", tool}, {"arguments", std::move(arguments)}});
-}
-
 Json TurntableArguments() {
   return {{"source", "file:///assets/teapot.blend"}, {"angles", 4}, {"resolution", 1024}};
 }
@@ -187,12 +183,12 @@ TEST(DemoServerCatalog, ConformanceFixturesOnlyOnRequest) {
 }
 
 TEST(DemoServerTools, StructuredResultsAreDeterministicWhereTheyShouldBe) {
-  auto t = RunScript({}, WithOpening({Call(1, "render_turntable", TurntableArguments()),
-                                Call(2, "render_turntable", TurntableArguments()),
-                                Call(3, "analyze_text", {{"text", "One two. Three!\nFour"}}),
-                                Call(4, "convert_units", {{"value", 1}, {"from", "km"}, {"to", "m"}}),
-                                Call(5, "convert_units", {{"value", 1}, {"from", "km"}, {"to", "kg"}}),
-                                Call(6, "render_turntable", {{"source", "not a uri"}})}));
+  auto t = RunScript({}, WithOpening({ToolCallRequest(1, "render_turntable", TurntableArguments()),
+                                ToolCallRequest(2, "render_turntable", TurntableArguments()),
+                                ToolCallRequest(3, "analyze_text", {{"text", "One two. Three!\nFour"}}),
+                                ToolCallRequest(4, "convert_units", {{"value", 1}, {"from", "km"}, {"to", "m"}}),
+                                ToolCallRequest(5, "convert_units", {{"value", 1}, {"from", "km"}, {"to", "kg"}}),
+                                ToolCallRequest(6, "render_turntable", {{"source", "not a uri"}})}));
   const Json& first = (*t.ResponseTo(1))["result"];
   EXPECT_EQ(first["structuredContent"], (*t.ResponseTo(2))["result"]["structuredContent"]);
   ASSERT_EQ(first["structuredContent"]["renderedUris"].size(), 4u);
@@ -206,19 +202,19 @@ TEST(DemoServerTools, StructuredResultsAreDeterministicWhereTheyShouldBe) {
 }
 
 TEST(DemoServerTools, SummarizeVariesBetweenCalls) {
-  auto t = RunScript({}, WithOpening({Call(1, "summarize", {{"text", "A. B. C. D. E. F. G. H."}}),
-                                Call(2, "summarize", {{"text", "A. B. C. D. E. F. G. H."}})}));
+  auto t = RunScript({}, WithOpening({ToolCallRequest(1, "summarize", {{"text", "A. B. C. D. E. F. G. H."}}),
+                                ToolCallRequest(2, "summarize", {{"text", "A. B. C. D. E. F. G. H."}})}));
   EXPECT_NE((*t.ResponseTo(1))["result"]["structuredContent"],
             (*t.ResponseTo(2))["result"]["structuredContent"]);
 }
 
 TEST(DemoServerTools, TaskRequiredToolRefusesPlainCalls) {
-  auto t = RunScript({}, WithOpening({Call(1, "async_render", {{"source", "file:///a"}})}));
+  auto t = RunScript({}, WithOpening({ToolCallRequest(1, "async_render", {{"source", "file:///a"}})}));
   EXPECT_EQ((*t.ResponseTo(1))["error"]["code"], -32601);
 }
 
 TEST(DemoServerTools, UnknownToolIsInvalidParams) {
-  auto t = RunScript({}, WithOpening({Call(1, "nope")}));
+  auto t = RunScript({}, WithOpening({ToolCallRequest(1, "nope")}));
   EXPECT_EQ((*t.ResponseTo(1))["error"]["code"], -32602);
 }
 
@@ -226,11 +222,11 @@ TEST(DemoServerTools, LedgerReportsOverlappingCalls) {
   // Both calls arrive together and each call runs on its own thread: the second enters
   // while the first holds the ledger for a second.
   auto t = RunScript({"--ledger-delay-ms", "1000"},
-               WithOpening({Call(1, "append_ledger", {{"entry", "a"}}),
-                            Call(2, "append_ledger", {{"entry", "b"}})}));
+               WithOpening({ToolCallRequest(1, "append_ledger", {{"entry", "a"}}),
+                            ToolCallRequest(2, "append_ledger", {{"entry", "b"}})}));
   EXPECT_EQ((*t.ResponseTo(1))["result"]["structuredContent"]["overlapped"], true);
   EXPECT_EQ((*t.ResponseTo(2))["result"]["structuredContent"]["overlapped"], true);
-  auto alone = RunScript({}, WithOpening({Call(1, "append_ledger", {{"entry", "a"}})}));
+  auto alone = RunScript({}, WithOpening({ToolCallRequest(1, "append_ledger", {{"entry", "a"}})}));
   EXPECT_EQ((*alone.ResponseTo(1))["result"]["structuredContent"],
             (Json{{"sequence", 1}, {"overlapped", false}}));
 }
@@ -245,8 +241,8 @@ TEST(DemoServerTools, LedgerFileFlagsOverlapAcrossProcesses) {
     client->Send(InitializeRequest(0));
     ASSERT_TRUE(client->ReadResponse(0));
   }
-  first.Send(Call(1, "append_ledger", {{"entry", "a"}}));
-  second.Send(Call(1, "append_ledger", {{"entry", "b"}}));
+  first.Send(ToolCallRequest(1, "append_ledger", {{"entry", "a"}}));
+  second.Send(ToolCallRequest(1, "append_ledger", {{"entry", "b"}}));
   auto a = first.ReadResponse(1);
   auto b = second.ReadResponse(1);
   ASSERT_TRUE(a && b);
@@ -310,7 +306,7 @@ TEST(DemoServerPagination, TenThousandSyntheticToolsPaged) {
   }
   EXPECT_EQ(names.size(), tools.size());
   EXPECT_GT(shapes.size(), 10u);
-  client.Send(Call(id, "synthetic_09999", {{"items", {1}}}));
+  client.Send(ToolCallRequest(id, "synthetic_09999", {{"items", {1}}}));
   auto response = client.ReadResponse(id);
   ASSERT_TRUE(response);
   EXPECT_EQ((*response)["result"]["structuredContent"]["index"], 9999);
@@ -379,15 +375,15 @@ TEST(DemoServerFaults, UnknownFaultOrTargetIsAUsageError) {
 
 TEST(DemoServerFaults, RemoveTool) {
   auto t = RunScript({"--fault", "remove-tool"},
-               WithOpening({Request(1, "tools/list"), Call(2, "render_turntable", TurntableArguments())}));
+               WithOpening({Request(1, "tools/list"), ToolCallRequest(2, "render_turntable", TurntableArguments())}));
   EXPECT_EQ(FindTool((*t.ResponseTo(1))["result"], "render_turntable"), nullptr);
   EXPECT_EQ((*t.ResponseTo(2))["error"]["code"], -32602);
 }
 
 TEST(DemoServerFaults, RenameTool) {
   auto t = RunScript({"--fault", "rename-tool"},
-               WithOpening({Request(1, "tools/list"), Call(2, "render_turntable", TurntableArguments()),
-                            Call(3, "render_turntable_v2", TurntableArguments())}));
+               WithOpening({Request(1, "tools/list"), ToolCallRequest(2, "render_turntable", TurntableArguments()),
+                            ToolCallRequest(3, "render_turntable_v2", TurntableArguments())}));
   const Json& list = (*t.ResponseTo(1))["result"];
   EXPECT_EQ(FindTool(list, "render_turntable"), nullptr);
   EXPECT_NE(FindTool(list, "render_turntable_v2"), nullptr);
@@ -496,7 +492,7 @@ TEST(DemoServerFaults, ListChangedAfterInitialized) {
 
 TEST(DemoServerFaults, ListChangedDuringCall) {
   auto t = RunScript({"--fault", "list-changed-during-call"},
-               WithOpening({Call(1, "analyze_text", {{"text", "x"}})}));
+               WithOpening({ToolCallRequest(1, "analyze_text", {{"text", "x"}})}));
   const int notification = t.IndexOfMethod("notifications/tools/list_changed");
   ASSERT_GE(notification, 0);
   EXPECT_LT(notification, t.IndexOfResponse(1));
@@ -506,8 +502,8 @@ TEST(DemoServerFaults, ListChangedDuringCall) {
 
 TEST(DemoServerFaults, CallIsError) {
   auto t = RunScript({"--fault", "call-is-error=analyze_text"},
-               WithOpening({Call(1, "analyze_text", {{"text", "x"}}),
-                            Call(2, "render_turntable", TurntableArguments())}));
+               WithOpening({ToolCallRequest(1, "analyze_text", {{"text", "x"}}),
+                            ToolCallRequest(2, "render_turntable", TurntableArguments())}));
   EXPECT_EQ((*t.ResponseTo(1))["result"]["isError"], true);
   EXPECT_FALSE((*t.ResponseTo(1))["result"].contains("structuredContent"));
   EXPECT_FALSE((*t.ResponseTo(2))["result"].contains("isError"));
@@ -515,7 +511,7 @@ TEST(DemoServerFaults, CallIsError) {
 
 TEST(DemoServerFaults, CallWithoutStructuredContent) {
   auto t = RunScript({"--fault", "call-no-structured-content"},
-               WithOpening({Call(1, "analyze_text", {{"text", "x"}})}));
+               WithOpening({ToolCallRequest(1, "analyze_text", {{"text", "x"}})}));
   const Json& result = (*t.ResponseTo(1))["result"];
   EXPECT_FALSE(result.contains("structuredContent"));
   EXPECT_FALSE(result.contains("isError"));
@@ -524,7 +520,7 @@ TEST(DemoServerFaults, CallWithoutStructuredContent) {
 
 TEST(DemoServerFaults, CallWithNonConformingStructuredContent) {
   auto t = RunScript({"--fault", "call-bad-structured-content"},
-               WithOpening({Call(1, "analyze_text", {{"text", "x"}})}));
+               WithOpening({ToolCallRequest(1, "analyze_text", {{"text", "x"}})}));
   const Json& structured = (*t.ResponseTo(1))["result"]["structuredContent"];
   // analyze_text's outputSchema demands integers and forbids other members.
   EXPECT_TRUE(structured["words"].is_null());
@@ -532,7 +528,7 @@ TEST(DemoServerFaults, CallWithNonConformingStructuredContent) {
 }
 
 TEST(DemoServerFaults, CallRpcError) {
-  auto t = RunScript({"--fault", "call-rpc-error"}, WithOpening({Call(1, "analyze_text", {{"text", "x"}})}));
+  auto t = RunScript({"--fault", "call-rpc-error"}, WithOpening({ToolCallRequest(1, "analyze_text", {{"text", "x"}})}));
   EXPECT_EQ((*t.ResponseTo(1))["error"]["code"], -32603);
 }
 
@@ -548,7 +544,7 @@ class DemoServerServerRequest : public ::testing::TestWithParam<ServerRequestCas
 
 TEST_P(DemoServerServerRequest, ArrivesBeforeTheAnswerAndTheReplyIsLogged) {
   const auto& c = GetParam();
-  const Json trigger = c.during_call ? Call(1, "analyze_text", {{"text", "x"}}) : Request(1, "tools/list");
+  const Json trigger = c.during_call ? ToolCallRequest(1, "analyze_text", {{"text", "x"}}) : Request(1, "tools/list");
   const Json refusal = {{"jsonrpc", "2.0"},
                         {"id", "udon-fault-1"},
                         {"error", {{"code", -32601}, {"message", "not supported"}}}};
@@ -571,7 +567,7 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(DemoServerFaults, CrashDuringCallAfterLoggingIt) {
   auto t = RunScript({"--fault", "crash-during-call=slow_count"},
-               WithOpening({Request(1, "tools/list"), Call(2, "slow_count", {{"count", 1}})}));
+               WithOpening({Request(1, "tools/list"), ToolCallRequest(2, "slow_count", {{"count", 1}})}));
   EXPECT_EQ(t.exit_code, 128 + SIGKILL);
   EXPECT_NE(t.ResponseTo(1), nullptr);
   EXPECT_EQ(t.ResponseTo(2), nullptr);
@@ -583,7 +579,7 @@ TEST(DemoServerFaults, HangDuringCallIgnoresCancellation) {
   LineClient client(ServerArgs({"--fault", "hang-during-call", "--log-requests", dir.File("log")}));
   client.Send(InitializeRequest(0));
   ASSERT_TRUE(client.ReadResponse(0));
-  client.Send(Call(1, "analyze_text", {{"text", "x"}}));
+  client.Send(ToolCallRequest(1, "analyze_text", {{"text", "x"}}));
   client.Send(Notification("notifications/cancelled", {{"requestId", 1}}));
   client.Send(Request(2, "ping"));
   std::vector<Json> seen;
@@ -593,7 +589,7 @@ TEST(DemoServerFaults, HangDuringCallIgnoresCancellation) {
 }
 
 TEST(DemoServerFaults, GarbageDuringCall) {
-  auto t = RunScript({"--fault", "garbage-during-call"}, WithOpening({Call(1, "analyze_text", {{"text", "x"}})}));
+  auto t = RunScript({"--fault", "garbage-during-call"}, WithOpening({ToolCallRequest(1, "analyze_text", {{"text", "x"}})}));
   const int response = t.IndexOfResponse(1);
   ASSERT_GT(response, 0);
   EXPECT_TRUE(t.messages[response - 1].is_null());
@@ -601,7 +597,7 @@ TEST(DemoServerFaults, GarbageDuringCall) {
 }
 
 TEST(DemoServerFaults, OversizedDuringCall) {
-  auto t = RunScript({"--fault", "oversized-during-call"}, WithOpening({Call(1, "analyze_text", {{"text", "x"}})}));
+  auto t = RunScript({"--fault", "oversized-during-call"}, WithOpening({ToolCallRequest(1, "analyze_text", {{"text", "x"}})}));
   const int response = t.IndexOfResponse(1);
   ASSERT_GT(response, 0);
   EXPECT_GT(t.lines[response - 1].size(), std::size_t{16} * 1024 * 1024);
@@ -610,7 +606,7 @@ TEST(DemoServerFaults, OversizedDuringCall) {
 TEST(DemoServerFaults, FaultsCompose) {
   auto t = RunScript({"--fault", "list-changed-during-call", "--fault", "call-is-error", "--fault",
                 "server-version=2"},
-               WithOpening({Call(1, "analyze_text", {{"text", "x"}})}));
+               WithOpening({ToolCallRequest(1, "analyze_text", {{"text", "x"}})}));
   EXPECT_EQ((*t.ResponseTo(0))["result"]["serverInfo"]["version"], "2");
   EXPECT_GE(t.IndexOfMethod("notifications/tools/list_changed"), 0);
   EXPECT_EQ((*t.ResponseTo(1))["result"]["isError"], true);
@@ -619,7 +615,7 @@ TEST(DemoServerFaults, FaultsCompose) {
 // --- the request log -----------------------------------------------------------------------
 
 TEST(DemoServerLog, OneLinePerMessageWithMethodAndToolOnly) {
-  auto t = RunScript({}, WithOpening({Request(1, "tools/list"), Call(2, "analyze_text", {{"text", "secret"}})}));
+  auto t = RunScript({}, WithOpening({Request(1, "tools/list"), ToolCallRequest(2, "analyze_text", {{"text", "secret"}})}));
   EXPECT_EQ(t.log, (std::vector<Json>{{{"method", "initialize"}},
                                       {{"method", "notifications/initialized"}},
                                       {{"method", "tools/list"}},

@@ -143,6 +143,10 @@ nlohmann::json Request(const nlohmann::json& id, const std::string& method, nloh
   return message;
 }
 
+nlohmann::json ToolCallRequest(int id, const std::string& tool, nlohmann::json arguments) {
+  return Request(id, "tools/call", {{"name", tool}, {"arguments", std::move(arguments)}});
+}
+
 nlohmann::json Notification(const std::string& method, nlohmann::json params) {
   nlohmann::json message = {{"jsonrpc", "2.0"}, {"method", method}};
   if (!params.is_null()) message["params"] = std::move(params);

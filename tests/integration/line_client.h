@@ -50,6 +50,8 @@ class LineClient {
 nlohmann::json Request(const nlohmann::json& id, const std::string& method,
                        nlohmann::json params = nullptr);
 nlohmann::json Notification(const std::string& method, nlohmann::json params = nullptr);
+// A tools/call request of TOOL with ARGUMENTS.
+nlohmann::json ToolCallRequest(int id, const std::string& tool, nlohmann::json arguments = nlohmann::json::object());
 nlohmann::json InitializeRequest(const nlohmann::json& id = 0,
                                  const std::string& version = "2025-11-25");
 

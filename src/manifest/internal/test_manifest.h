@@ -53,4 +53,7 @@ inline json::Value ValidManifestJson() {
   return doc;
 }
 
+// The one tool of ValidManifestJson()'s server, in `doc`, for a test to edit.
+inline json::Value& RenderToolOf(json::Value& doc) { return doc["servers"]["blender_farm"]["toolPages"][0]["tools"][0]; }
+
 }  // namespace udon::manifest::internal

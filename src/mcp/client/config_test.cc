@@ -128,7 +128,7 @@ TEST(ConfigTest, FindRunsTheHttpHookOnACopy) {
   EXPECT_EQ(config->Find("r")->headers.size(), 1u);  // not added twice to the stored entry
   EXPECT_TRUE(config->Find("s").ok());
   EXPECT_EQ(calls, 2);
-  config->authorize_http = [](ServerConfig&) -> Status { return MakeError("auth.login_required", "log in"); };
+  config->authorize_http = [](ServerConfig&) -> Status { return udon::MakeError("auth.login_required", "log in"); };
   EXPECT_EQ(config->Find("r").error().code, "auth.login_required");
 }
 
