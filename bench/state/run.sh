@@ -121,6 +121,7 @@ done
 echo "== fresh call processes (wall, medians; vs first = the anchor)"
 python3 "$BENCH_DIR/support/time_processes.py" "${STATE_FRESH_ROUNDS:-30}" \
   -- "anchor: spawn server, read initialize answer" "$build/bench/state/spawn_initialize" "$demo" \
+  -- "process: nothing (/bin/true: the cost of any process)" /bin/true \
   -- "process: libpq loaded, no connection" "$BENCH_BIN" connect "$url" 0 \
   -- "process: one connection set-up" "$BENCH_BIN" connect "$url" 1 \
   -- "call, safe tool, file store" $(call render_turntable "$safe_args" "$dir/state") \
