@@ -23,16 +23,6 @@ function(udon_compile_options target)
   endif()
 endfunction()
 
-# Under a sanitizer, the code of a test or benchmark binary itself (not the components it
-# links) is compiled without optimization: instrumented optimization is most of clang's
-# time there, and what the sanitizers are for is the library, which keeps -O1. The
-# sanitizer builds exist to find bugs, never to time anything.
-function(udon_sanitized_test_code target)
-  if(UDON_SANITIZE OR UDON_FUZZ OR UDON_TSAN)
-    target_compile_options(${target} PRIVATE -O0)
-  endif()
-endfunction()
-
 # With UDON_UNITY_BUILD, TARGET compiles its sources in unity batches (CMake's UNITY_BUILD).
 # A source that cannot share a batch sets SKIP_UNITY_BUILD_INCLUSION, with a comment why.
 function(udon_unity_build target)
@@ -217,7 +207,6 @@ function(udon_test name)
   target_compile_definitions(${name} PRIVATE
     UDON_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
     UDON_BINARY_DIR="${PROJECT_BINARY_DIR}")
-  udon_sanitized_test_code(${name})
   udon_unity_build(${name})
   if(UDON_UNIT_TESTS_ONLY AND NOT "unit" IN_LIST T_LABELS)
     return()
@@ -241,7 +230,6 @@ function(udon_benchmark name)
   cmake_parse_arguments(B "" "" "SOURCES;COMPONENTS;LIBS" ${ARGN})
   udon_executable(${name} SOURCES ${B_SOURCES} COMPONENTS ${B_COMPONENTS}
                   LIBS ${B_LIBS} benchmark::benchmark)
-  udon_sanitized_test_code(${name})
 endfunction()
 
 # udon_fuzzer(NAME SOURCES ... [COMPONENTS ...])
