@@ -47,8 +47,9 @@ else
 fi
 
 if ((${#targets[@]} == 0)); then
+  # Ninja also lists phony helpers named after a target (cmake_object_order_depends_target_*).
   mapfile -t targets < <(cmake --build "$build_dir" --target help |
-                         sed -n 's/^\([a-z0-9_]*\)_fuzzer: .*/\1/p' | sort)
+                         sed -n '/^cmake_/!s/^\([a-z0-9_]*\)_fuzzer: .*/\1/p' | sort)
 fi
 if ((${#targets[@]} == 0)); then
   echo "fuzz.sh: $build_dir defines no fuzz targets" >&2
