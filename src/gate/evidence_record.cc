@@ -136,6 +136,8 @@ void ForEachMember(Record& r, Visit&& visit) {
   visit("notificationStream", r.notification_stream);
   visit("argumentsHmacSha256", r.arguments_hmac_sha256);
   visit("resultHmacSha256", r.result_hmac_sha256);
+  visit("contentTypes", r.content_types);
+  visit("hasStructuredContent", r.has_structured_content);
   visit("digestKeyId", r.digest_key_id);
   visit("storeTls", r.store_tls);
   visit("cause", r.cause);

@@ -74,6 +74,10 @@ struct EvidenceRecord {
   std::optional<std::string> notification_stream;
   std::optional<std::string> arguments_hmac_sha256;
   std::optional<std::string> result_hmac_sha256;
+  // A result that arrived, by shape only: content block types by count (the protocol's
+  // type names, any other "other") and whether it held structuredContent.
+  json::Value content_types;  // {"text": 2, "image": 1}; null: absent
+  std::optional<bool> has_structured_content;
   std::optional<std::string> digest_key_id;
   // The state database's sslmode when its URI weakened the verify-full default (7.14).
   std::optional<std::string> store_tls;

@@ -16,9 +16,9 @@ json::Value ParseLine(const char* text) {
 // A record as the gate writes it today, every member set.
 constexpr const char* kCurrent =
     R"({"argumentsHmacSha256":"aa","barrier":true,"callMs":1.5,"cause":"mcp.timeout","code":"call.indeterminate",)"
-    R"("command":"run","connection":"reused","digestKeyId":"k1:0011223344556677","dispatched":true,)"
+    R"("command":"run","connection":"reused","contentTypes":{"image":1,"text":2},"digestKeyId":"k1:0011223344556677","dispatched":true,)"
     R"("disturbedListings":1,"drift":[{"area":"description","change":"changed","pointer":"/description"}],)"
-    R"("era":"modern","exit":5,"gateMs":2.25,"invalidation":"list_changed_during_call",)"
+    R"("era":"modern","exit":5,"gateMs":2.25,"hasStructuredContent":true,"invalidation":"list_changed_during_call",)"
     R"("invalidationWriteFailed":"state.write_failed","listChangedBeforeBinding":0,"listings":2,)"
     R"("liveToolSha256":"bb","manifestSha256":"cc","modelBacked":false,"notificationStream":"established",)"
     R"("pinnedSha256":"cc","probe":{"concurrency":2,"connections":"reuse","overlapped":true,"repeat":4,)"

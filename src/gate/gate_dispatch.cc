@@ -2,7 +2,10 @@
 // semantics), then the connection kept or closed and the value-free evidence record.
 #include "gate/gate.h"
 
+#include <algorithm>
+#include <array>
 #include <mutex>
+#include <string_view>
 #include <utility>
 
 #include "gate/evidence_key.h"
@@ -41,6 +44,20 @@ const char* CallResultShapeProblem(const json::Value& result) {
     return "structuredContent of the tools/call result is not an object";
   }
   return nullptr;
+}
+
+// A result's content block types by count, for evidence. Only the protocol's own type
+// names are kept: any other `type` string is the server's choice and could carry a value.
+json::Value ContentTypeCounts(const json::Value& content) {
+  static constexpr std::array<std::string_view, 5> kKnown = {"text", "image", "audio", "resource_link", "resource"};
+  json::Value counts = json::Value::object();
+  for (const json::Value& block : content) {
+    const std::string& type = block["type"].get_ref<const std::string&>();
+    const bool known = std::find(kKnown.begin(), kKnown.end(), type) != kKnown.end();
+    const std::string key = known ? type : "other";
+    counts[key] = counts.value(key, 0) + 1;
+  }
+  return counts;
 }
 
 // --diagnostics: the text blocks of an isError result, joined, cut to a sane length;
@@ -117,6 +134,8 @@ Status Gate::Dispatch(Run& run) {
   const json::Value& result = *outcome->result;
   if (const char* problem = CallResultShapeProblem(result)) return Refuse("call.protocol_error", problem);
   run.result->content_blocks = result["content"].size();
+  run.content_types = ContentTypeCounts(result["content"]);
+  run.has_structured_content = result.contains("structuredContent");
   if (run.options.keep_result) {
     run.result->forwarded = result;
     // Only validated structuredContent is ever handed on (set below, once validated).
@@ -259,6 +278,8 @@ EvidenceRecord Gate::MakeRecord(const Run& run, const GateResult& result, const 
   }
   if (!run.arguments_digest.empty()) record.arguments_hmac_sha256 = run.arguments_digest;
   if (!run.result_digest.empty()) record.result_hmac_sha256 = run.result_digest;
+  record.content_types = run.content_types;
+  record.has_structured_content = run.has_structured_content;
   if (!run.arguments_digest.empty() || !run.result_digest.empty() || record.caller_hmac_sha256) {
     record.digest_key_id = KeyId();
   }

@@ -316,6 +316,49 @@ TEST_F(GateTest, ResultFailuresNeverLeakIntoOutputs) {
   }
 }
 
+// What the result carried is recorded by shape only: content block types (the protocol's own
+// names; any other `type` string is a server's choice, so "other") and whether
+// structuredContent was there, for a failed call too (docs/contract.md 7.4).
+TEST_F(GateTest, ResultShapeIsRecordedWithoutValues) {
+  const json::Value blocks = {{{"type", "text"}, {"text", kCanaryResult}},
+                              {{"type", "image"}, {"data", "AAAA"}, {"mimeType", "image/png"}},
+                              {{"type", "text"}, {"text", "second"}},
+                              {{"type", "acct-CANARY-TYPE-7"}, {"text", kCanaryResult}},
+                              {{"type", "resource_link"}, {"uri", "file:///CANARY-URI"}, {"name", "n"}}};
+  server_.on_call = [&blocks](const Message& m, mcp::MemoryPeer& p) {
+    p.Send(mcp::MakeResult(m.id, {{"content", blocks}, {"structuredContent", {{"renderedUris", json::Value::array()}}}}));
+  };
+  GateResult result = CallOnce(StateEnv());
+  ASSERT_TRUE(result.ok()) << result.error->Describe();
+  json::Value record = result.evidence.ToJson();
+  EXPECT_EQ(record["contentTypes"], json::Value({{"image", 1}, {"other", 1}, {"resource_link", 1}, {"text", 2}}));
+  EXPECT_EQ(record["hasStructuredContent"], true);
+  EXPECT_EQ(record.dump().find("CANARY"), std::string::npos);
+  ExpectValueFree(result);
+
+  server_.Reset();
+  server_.on_call = [](const Message& m, mcp::MemoryPeer& p) {
+    p.Send(mcp::MakeResult(m.id, {{"content", {{{"type", "text"}, {"text", kCanaryResult}}}}, {"isError", true}}));
+  };
+  result = CallOnce(StateEnv(), false);
+  ASSERT_TRUE(result.error.has_value());
+  EXPECT_EQ(result.error->code, "call.tool_error");
+  record = result.evidence.ToJson();
+  EXPECT_EQ(record["contentTypes"], json::Value({{"text", 1}}));
+  EXPECT_EQ(record["hasStructuredContent"], false);
+  ExpectValueFree(result);
+
+  // No result, no shape: a refusal before dispatch says nothing about one.
+  Gate gate(StateEnv());
+  json::Value args = Args();
+  args["angles"] = 99;
+  result = gate.Call(binding_, args, CallOptions());
+  ASSERT_TRUE(result.error.has_value());
+  EXPECT_FALSE(result.dispatched);
+  EXPECT_FALSE(result.evidence.ToJson().contains("contentTypes"));
+  EXPECT_FALSE(result.evidence.ToJson().contains("hasStructuredContent"));
+}
+
 // A result's object keys are server data: an output violation names schema locations only.
 TEST_F(GateTest, OutputViolationsNameNoServerChosenKey) {
   server_.on_call = [](const Message& m, mcp::MemoryPeer& p) {

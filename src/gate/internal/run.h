@@ -106,6 +106,8 @@ struct Gate::Run {
   std::string live_tool_sha256;
   std::string arguments_digest;  // keyed (EvidenceKey)
   std::string result_digest;     // keyed (EvidenceKey)
+  json::Value content_types;     // the result's block types by count; null until a result
+  std::optional<bool> has_structured_content;
   std::string subscription;  // modern era: the tool-list subscription's state
   std::string tool_error_text;  // --diagnostics only: the failed call's own text
   double call_milliseconds = 0;
