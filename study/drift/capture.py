@@ -508,6 +508,15 @@ class Study:
         return todo
 
 
+def add_installer_options(ap):
+    """The options of every user of this installer (run.sh here, study/results/run.sh)."""
+    ap.add_argument("--cache", default=os.environ.get("UDON_DRIFT_CACHE", os.path.join(
+        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "udon-mcp-drift")))
+    ap.add_argument("--udon", default=os.environ.get("UDON_MCP", "udon-mcp"))
+    ap.add_argument("--allow-root", action="store_true",
+                    help="run as root all the same (a disposable machine only)")
+
+
 def main():
     ap = argparse.ArgumentParser(prog="run.sh", description=__doc__.splitlines()[0])
     ap.add_argument("--server", action="append", help="only this server (repeatable)")
@@ -522,11 +531,7 @@ def main():
     ap.add_argument("--timeout", type=int, default=60, help="capture timeout, seconds")
     ap.add_argument("--servers", default=os.path.join(HERE, "servers.json"))
     ap.add_argument("--data", default=os.path.join(HERE, "data"))
-    ap.add_argument("--cache", default=os.environ.get("UDON_DRIFT_CACHE", os.path.join(
-        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "udon-mcp-drift")))
-    ap.add_argument("--udon", default=os.environ.get("UDON_MCP", "udon-mcp"))
-    ap.add_argument("--allow-root", action="store_true",
-                    help="run as root all the same (a disposable machine only)")
+    add_installer_options(ap)
     args = ap.parse_args()
     refusal = root_refusal(os.geteuid(), args.allow_root)
     if refusal:
