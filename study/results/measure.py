@@ -15,6 +15,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -26,8 +27,6 @@ import figures  # noqa: E402
 PROFILE = "udon-mcp.result-mapping-study.0.1"
 SERIES = ("newest", "firstOutputSchema")
 REVIEWER = "study@example.invalid"
-# Fixed, like the drift study's: a server could write its start directory into its catalog.
-WORK_ROOT = "/tmp/udon-results-study"
 # Evidence members a record keeps: the call's outcome and the result's shape, never a value.
 CALL_FACTS = ("code", "exit", "dispatched", "contentTypes", "hasStructuredContent")
 
@@ -159,9 +158,9 @@ class Measurement:
             command, reason = self.study.find_bin(prefix, server)
         if reason:
             raise RuntimeError("%s %s: %s" % (server["name"], version, reason["code"]))
-        work = os.path.join(WORK_ROOT, capture.safe_name(server["name"]))
-        shutil.rmtree(work, ignore_errors=True)
-        os.makedirs(work)
+        # A fresh directory: catalogAsCommitted in the record says whether the catalog (which
+        # a server could make depend on its start directory) is still the committed one.
+        work = tempfile.mkdtemp(prefix="udon-results-")
         try:
             return self.measure_in(server, version, chosen, command, work)
         finally:
