@@ -130,6 +130,22 @@ def count_keys(observed):
     return dict(sorted(counts.items()))
 
 
+def open_study(ap):
+    """Parses the command line with the options study/race's scripts share and opens the
+    drift study's installer on the committed data. Refuses root unless --allow-root."""
+    ap.add_argument("--cache", default=os.environ.get("UDON_DRIFT_CACHE", os.path.join(
+        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "udon-mcp-drift")))
+    ap.add_argument("--udon", default=os.environ.get("UDON_MCP", os.path.join(drift.REPO, "build/src/cli/udon-mcp")))
+    ap.add_argument("--allow-root", action="store_true", help="run as root all the same (a disposable machine only)")
+    args = ap.parse_args()
+    refusal = drift.root_refusal(os.geteuid(), args.allow_root)
+    if refusal:
+        sys.exit(refusal.replace("run.sh", ap.prog))
+    return args, drift.Study(argparse.Namespace(
+        data=os.path.join(drift.HERE, "data"), cache=args.cache, udon=args.udon,
+        timeout=getattr(args, "timeout", 60), servers=os.path.join(drift.HERE, "servers.json")))
+
+
 def main():
     ap = argparse.ArgumentParser(prog="sessions.py", description=__doc__.splitlines()[0])
     ap.add_argument("--all", action="store_true", help="every captured release, not only the newest")
@@ -138,17 +154,7 @@ def main():
     ap.add_argument("--install-only", action="store_true", help="only fill the install cache")
     ap.add_argument("--timeout", type=int, default=60, help="capture timeout, seconds")
     ap.add_argument("--out", default=os.path.join(HERE, "sessions.json"))
-    ap.add_argument("--cache", default=os.environ.get("UDON_DRIFT_CACHE", os.path.join(
-        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "udon-mcp-drift")))
-    ap.add_argument("--udon", default=os.environ.get("UDON_MCP", os.path.join(drift.REPO, "build/src/cli/udon-mcp")))
-    ap.add_argument("--allow-root", action="store_true", help="run as root all the same (a disposable machine only)")
-    args = ap.parse_args()
-    refusal = drift.root_refusal(os.geteuid(), args.allow_root)
-    if refusal:
-        sys.exit(refusal.replace("run.sh", "sessions.py"))
-    study = drift.Study(argparse.Namespace(
-        data=os.path.join(drift.HERE, "data"), cache=args.cache, udon=args.udon, timeout=args.timeout,
-        servers=os.path.join(drift.HERE, "servers.json")))
+    args, study = open_study(ap)
     todo = [(s, v) for s, v in releases_to_observe(study, args.all) if not args.server or s["name"] in args.server]
     old = drift.read_json(args.out, {}) or {}
     records = {(r["server"], r["version"]): r for r in old.get("records", [])}
