@@ -50,8 +50,9 @@ struct CaptureOptions {
 //   {"capabilities": the opening's capabilities exactly as sent,
 //    "notifications": {"opening" | "listing" | "idle" | "relisting": {method: count}},
 //    "relistIdentical": whether the second listing's pages equal the manifest's}
-// Phases: the opening (up to the listing), the first stable listing, the idle window up to
-// its closing ping's answer, the second listing. Methods only, never params.
+// Phases: the opening (up to the listing), the first stable listing (up to when it was
+// accepted: a list_changed there made it list again), the idle window up to its closing
+// ping's answer, the second listing. Methods only, never params.
 //
 // Errors: config.server_unknown, server.connect_failed, server.protocol_version_mismatch
 // (servers negotiated different versions), catalog.pagination_invalid, catalog.unstable

@@ -171,10 +171,18 @@ def main():
         drift.log("[%d/%d] %s %s: %s" % (n, len(todo), server["name"], version, record["outcome"]))
     if args.install_only:
         return
-    order = {(s["name"], v): i for i, (s, v) in enumerate(releases_to_observe(study, True) + releases_to_observe(study, False))}
-    rows = sorted(records.values(), key=lambda r: order.get((r["server"], r["version"]), len(order)))
-    drift.write_json(args.out, {"profile": PROFILE, "idleSeconds": args.idle,
-                                "environment": study.environment, "summary": summary(rows), "records": rows})
+    write_records(study, records.values(), args.out, args.idle)
+
+
+def write_records(study, records, out, idle):
+    """Writes the records in servers.json's order, release order within a server."""
+    order = {}
+    for server in study.servers:
+        for version in server["releases"]:
+            order[(server["name"], version)] = len(order)
+    rows = sorted(records, key=lambda r: order.get((r["server"], r["version"]), len(order)))
+    drift.write_json(out, {"profile": PROFILE, "idleSeconds": idle,
+                           "environment": study.environment, "summary": summary(rows), "records": rows})
 
 
 if __name__ == "__main__":
