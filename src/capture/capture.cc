@@ -3,6 +3,7 @@
 #include <chrono>
 #include <memory>
 #include <set>
+#include <thread>
 
 #include "catalog/catalog.h"
 #include "mcp/client/www_authenticate.h"
@@ -147,6 +148,42 @@ Result<OpenedServer> OpenServer(const mcp::ServerConfig& server, const mcp::Clie
   return opened;
 }
 
+// Notifications by method among the events in (after, through]: methods only, never params.
+json::Value NotificationCounts(mcp::Client& client, std::uint64_t after, std::uint64_t through) {
+  json::Value counts = json::Value::object();
+  for (const mcp::Event& event : client.connection().EventsSince(after)) {
+    if (event.sequence > through) break;
+    if (event.kind != mcp::EventKind::kNotification) continue;
+    counts[event.method] = counts.value(event.method, 0) + 1;
+  }
+  return counts;
+}
+
+// --observe (CaptureOptions::observe_idle): the idle window after the listing, closed by a
+// ping, then a second stable listing; the session report of capture.h.
+Result<json::Value> ObserveSession(mcp::Client& client, const OpenedServer& opened, const Policy& policy,
+                                   const std::string& key, const CaptureOptions& options,
+                                   const std::vector<json::Value>& pages, std::uint64_t opened_through,
+                                   std::uint64_t listed_through) {
+  std::this_thread::sleep_for(*options.observe_idle);
+  const auto timeout = std::chrono::seconds(policy.call_timeout_seconds);
+  if (Status answered = client.Ping(timeout); !answered.ok()) {
+    Error error = std::move(answered).error();
+    error.details["server"] = key;
+    return error;
+  }
+  const std::uint64_t idle_through = client.connection().LastSequence();
+  UDON_ASSIGN_OR_RETURN(std::vector<json::Value> relisted, StableListing(client, policy, key, CaptureOptions{}));
+  const std::uint64_t relisted_through = client.connection().LastSequence();
+  return json::Value{{"capabilities", opened.init.capabilities},
+                     {"notifications",
+                      {{"opening", NotificationCounts(client, 0, opened_through)},
+                       {"listing", NotificationCounts(client, opened_through, listed_through)},
+                       {"idle", NotificationCounts(client, listed_through, idle_through)},
+                       {"relisting", NotificationCounts(client, idle_through, relisted_through)}}},
+                     {"relistIdentical", relisted == pages}};
+}
+
 Result<CapturedServer> CaptureEntry(const mcp::ServerConfig& server, const Policy& policy, const std::string& key,
                                     const CaptureOptions& options) {
   const mcp::ClientOptions client_options =
@@ -162,7 +199,14 @@ Result<CapturedServer> CaptureEntry(const mcp::ServerConfig& server, const Polic
     c.Close();
     return error;
   }
+  const std::uint64_t opened_through = c.connection().LastSequence();
   auto pages = StableListing(c, policy, key, options);
+  if (pages.ok() && options.observe_idle) {
+    auto session = ObserveSession(c, opened, policy, key, options, *pages, opened_through,
+                                  c.connection().LastSequence());
+    if (!session.ok()) pages = std::move(session).error();
+    else if (options.on_session) options.on_session(key, std::move(session).value());
+  }
   if (!pages.ok()) Diagnose(options, key, pages.error(), &c);
   c.Close();
   if (!pages.ok()) return std::move(pages).error();

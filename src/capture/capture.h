@@ -5,6 +5,7 @@
 // (validate and analyze link no client).
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <optional>
 #include <string>
@@ -35,11 +36,24 @@ struct CaptureOptions {
   // same connection), "initialize_after_restart" (the server exited or dropped the
   // connection on the probe; a new connection opened with initialize).
   std::function<void(const std::string& server, const std::string& negotiation, mcp::Era era)> on_negotiated;
+  // --observe: after the listing, keep the connection idle this long, end the idle with a
+  // ping (on stdio every notice sent before its answer is then in hand), and list again;
+  // on_session hears of each server's session (SessionReport). Unset: neither is done.
+  std::optional<std::chrono::milliseconds> observe_idle;
+  std::function<void(const std::string& server, json::Value session)> on_session;
   // How a connection is made (tests substitute); default mcp::Client::Connect.
   std::function<Result<std::unique_ptr<mcp::Client>>(const mcp::ServerConfig&, const mcp::ClientOptions&)>
       connect;
 };
 
+// A session observed with observe_idle, for the study of list_changed (contract 7.2):
+//   {"capabilities": the opening's capabilities exactly as sent,
+//    "notifications": {"opening" | "listing" | "idle" | "relisting": {method: count}},
+//    "relistIdentical": whether the second listing's pages equal the manifest's}
+// Phases: the opening (up to the listing), the first stable listing (up to when it was
+// accepted: a list_changed there made it list again), the idle window up to its closing
+// ping's answer, the second listing. Methods only, never params.
+//
 // Errors: config.server_unknown, server.connect_failed, server.protocol_version_mismatch
 // (servers negotiated different versions), catalog.pagination_invalid, catalog.unstable
 // (list_changed disturbed 3 listings in a row), manifest.window_exceeds_policy (expiry

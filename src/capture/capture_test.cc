@@ -30,6 +30,8 @@ struct ScriptedServer {
   // by hanging up, or by a frame that is not JSON.
   enum class Probe { kSilent, kRefuse, kHangUp, kGarbage } probe = Probe::kSilent;
   std::atomic<int> probes{0};
+  // On a ping: announce a change (and log a message), then serve another catalog.
+  bool change_on_ping = false;
 
   void Handle(const Message& m, mcp::MemoryPeer& p) {
     if (m.kind != mcp::MessageKind::kRequest) return;
@@ -41,6 +43,13 @@ struct ScriptedServer {
     } else if (m.method == "initialize") {
       p.Send(mcp::MakeResult(m.id, {{"protocolVersion", version}, {"capabilities", {{"tools", json::Value::object()}}},
                                     {"serverInfo", server_info}}));
+    } else if (m.method == "ping") {
+      if (change_on_ping) {
+        p.Send(mcp::MakeNotification("notifications/message", {{"level", "info"}, {"data", "secret-value"}}));
+        p.Send(mcp::MakeNotification("notifications/tools/list_changed"));
+        pages[1]["tools"][0]["description"] = "changed";
+      }
+      p.Send(mcp::MakeResult(m.id, json::Value::object()));
     } else if (m.method == "tools/list") {
       const bool first = !m.params.is_object() || !m.params.contains("cursor");
       if (first) ++listings;
@@ -177,6 +186,46 @@ TEST_F(CaptureTest, AServerThatHangsUpOnTheProbeIsOpenedAgainWithInitialize) {
   EXPECT_EQ(hostile.error().code, "server.connect_failed");
   EXPECT_EQ(connects_.load(), 1);
   EXPECT_TRUE(paths.empty());
+}
+
+TEST_F(CaptureTest, ObservingReportsTheCapabilitiesAndWhatWasAnnouncedWhileIdle) {
+  const json::Value first_pages = json::Value(one_.pages);
+  one_.change_on_ping = true;
+  std::vector<json::Value> sessions;
+  CaptureOptions options = Options({"one"});
+  options.observe_idle = std::chrono::milliseconds(0);
+  options.on_session = [&](const std::string& server, json::Value session) {
+    EXPECT_EQ(server, "one");
+    sessions.push_back(std::move(session));
+  };
+  auto manifest = Capture(config_, Policy{}, options, now_);
+  ASSERT_TRUE(manifest.ok()) << manifest.error().Describe();
+  ASSERT_EQ(sessions.size(), 1u);
+  const json::Value& session = sessions[0];
+  EXPECT_EQ(session["capabilities"], json::Value({{"tools", json::Value::object()}}));
+  EXPECT_EQ(session["notifications"]["idle"],
+            json::Value({{"notifications/message", 1}, {"notifications/tools/list_changed", 1}}));
+  for (const char* phase : {"opening", "listing", "relisting"}) {
+    EXPECT_EQ(session["notifications"][phase], json::Value::object()) << phase;
+  }
+  EXPECT_EQ(session["relistIdentical"], false);
+  EXPECT_EQ(session.dump().find("secret-value"), std::string::npos) << "methods only, never params";
+  EXPECT_EQ(one_.listings.load(), 2);
+  EXPECT_EQ(manifest->document()["servers"]["one"]["toolPages"], first_pages) << "the manifest is the first listing";
+}
+
+TEST_F(CaptureTest, AQuietSessionRelistsTheSameCatalogAndNoObservationListsOnce) {
+  std::vector<json::Value> sessions;
+  CaptureOptions options = Options({"one"});
+  options.on_session = [&](const std::string&, json::Value session) { sessions.push_back(std::move(session)); };
+  ASSERT_TRUE(Capture(config_, Policy{}, options, now_).ok());
+  EXPECT_TRUE(sessions.empty());
+  EXPECT_EQ(one_.listings.load(), 1);
+  options.observe_idle = std::chrono::milliseconds(0);
+  ASSERT_TRUE(Capture(config_, Policy{}, options, now_).ok());
+  ASSERT_EQ(sessions.size(), 1u);
+  EXPECT_EQ(sessions[0]["relistIdentical"], true);
+  EXPECT_EQ(sessions[0]["notifications"]["idle"], json::Value::object());
 }
 
 }  // namespace

@@ -1,3 +1,4 @@
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <memory>
@@ -23,8 +24,48 @@ struct CaptureCommandOptions {
   bool force = false;  // -o onto a manifest that holds reviews
   std::optional<std::string> protocol_version;
   bool diagnostics = false;
+  std::optional<int> observe_seconds;  // --observe: the idle window of the session report
   CommonOptions common;
 };
+
+constexpr int kMaxObserveSeconds = 600;
+
+// What the command asks of capture::Capture; the callbacks fill `negotiation` (by server
+// key), `sessions` (--observe) and the evidence records.
+capture::CaptureOptions CaptureRequest(const CaptureCommandOptions& options, json::Value& negotiation,
+                                       json::Value& sessions, std::vector<gate::EvidenceRecord>& records) {
+  capture::CaptureOptions request;
+  request.servers = options.servers;
+  request.expires_in_days = options.expires_in_days;
+  request.protocol_version = options.protocol_version;
+  if (ProgressWanted(options.common.json)) {
+    request.on_progress = [](const std::string& line) { PrintProgress("capture: " + line); };
+  }
+  if (options.diagnostics) {
+    request.on_diagnostics = [](const std::string& server, const std::vector<mcp::Diagnostic>& diagnostics) {
+      PrintDiagnostics(diagnostics, "server " + server);
+    };
+  }
+  if (options.observe_seconds) {
+    request.observe_idle = std::chrono::seconds(*options.observe_seconds);
+    request.on_session = [&sessions](const std::string& server, json::Value session) {
+      sessions[server] = std::move(session);
+    };
+  }
+  // How each server was opened (a strict legacy server may have hung up on the probe).
+  request.on_negotiated = [&negotiation, &records](const std::string& server, const std::string& path,
+                                                   mcp::Era era) {
+    negotiation[server] = path;
+    gate::EvidenceRecord record;
+    record.time = gate::EvidenceTimestamp();
+    record.command = "capture";
+    record.server = server;
+    record.era = era == mcp::Era::kModern ? "modern" : "legacy";
+    record.negotiation = path;
+    records.push_back(std::move(record));
+  };
+  return request;
+}
 
 // Whether the manifest at path holds any review: overwriting it would lose them. A file
 // that is not JSON holds none; one that exists and cannot be read might, and is refused.
@@ -65,6 +106,9 @@ int RunCapture(CaptureCommandOptions options) {
   if (Status version = CheckProtocolVersionOption(options.protocol_version); !version.ok()) {
     return ReportError(version.error(), json, kExitInvalidInput);
   }
+  if (options.observe_seconds && (*options.observe_seconds < 0 || *options.observe_seconds > kMaxObserveSeconds)) {
+    return ReportError(MakeError("usage.invalid", "--observe takes 0 to 600 seconds"), json, kExitInvalidInput);
+  }
   if (Status target = CheckTarget(options); !target.ok()) {
     return ReportError(target.error(), json, kExitInvalidInput, options.output);
   }
@@ -87,29 +131,10 @@ int RunCapture(CaptureCommandOptions options) {
   auto evidence = OpenEvidence(options.common, *policy);
   if (!evidence.ok()) return ReportError(evidence.error(), json, kExitInternal);
 
-  capture::CaptureOptions request;
-  request.servers = options.servers;
-  request.expires_in_days = options.expires_in_days;
-  request.protocol_version = options.protocol_version;
-  if (ProgressWanted(json)) request.on_progress = [](const std::string& line) { PrintProgress("capture: " + line); };
-  if (options.diagnostics) {
-    request.on_diagnostics = [](const std::string& server, const std::vector<mcp::Diagnostic>& diagnostics) {
-      PrintDiagnostics(diagnostics, "server " + server);
-    };
-  }
-  // How each server was opened (a strict legacy server may have hung up on the probe).
   json::Value negotiation = json::Value::object();
+  json::Value sessions = json::Value::object();
   std::vector<gate::EvidenceRecord> records;
-  request.on_negotiated = [&](const std::string& server, const std::string& path, mcp::Era era) {
-    negotiation[server] = path;
-    gate::EvidenceRecord record;
-    record.time = gate::EvidenceTimestamp();
-    record.command = "capture";
-    record.server = server;
-    record.era = era == mcp::Era::kModern ? "modern" : "legacy";
-    record.negotiation = path;
-    records.push_back(std::move(record));
-  };
+  const capture::CaptureOptions request = CaptureRequest(options, negotiation, sessions, records);
   auto captured = capture::Capture(*config, *policy, request, manifest::NowSeconds());
   if (!captured.ok()) {
     const int code = ReportError(captured.error(), json, ExitCodeFor(captured.error()));
@@ -139,6 +164,7 @@ int RunCapture(CaptureCommandOptions options) {
     json::Value result = {{"manifest", options.output}, {"sha256", captured->sha256()},
                           {"protocolVersion", *captured->protocol_version()}, {"negotiation", negotiation}};
     if (carried) result["reviews"] = manifest::CarryOverToJson(*carried);
+    if (options.observe_seconds) result["sessions"] = std::move(sessions);
     PrintJsonResult(std::move(result));
   } else {
     std::printf("%s %s\n", captured->sha256().c_str(), options.output.c_str());
@@ -165,6 +191,9 @@ void RegisterCaptureCommand(CLI::App& app) {
   command->add_flag("--force", options->force, "Overwrite an output manifest that holds reviews");
   command->add_option("--update", options->update,
                       "Re-capture this manifest's servers into it, keeping the reviews of unchanged tools");
+  command->add_option("--observe", options->observe_seconds,
+                      "After the listing, stay idle SECONDS (0-600), list again, and report each server's "
+                      "capabilities and notifications by phase in --json's sessions");
   AddCommonOptions(command, options->common);
   AddDiagnosticsFlag(command, options->diagnostics);
   SetAction(command, &options->common.json, [options] { return RunCapture(*options); });

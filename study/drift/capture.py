@@ -333,6 +333,18 @@ class Study:
                       "message": "the release has no bin named " + " or ".join(wanted)}
 
     def capture_once(self, server, command, workdir, out_path, version=None):
+        config = self.sandbox_config(server, command, workdir)
+        cmd = [self.udon, "capture", "--config", config, "--server", server["name"],
+               "--state-dir", os.path.join(workdir, "state"), "--timeout", str(self.args.timeout),
+               "--diagnostics", "--json", "--force", "-o", out_path]
+        out = subprocess.run(cmd, capture_output=True, text=True, cwd=workdir)
+        if out.returncode == 0:
+            return None
+        return self.failure_reason(server, version, out)
+
+    def sandbox_config(self, server, command, workdir):
+        """Writes workdir/udon-mcp.json: the release's bin started in udon-mcp's sandbox, no
+        network, the study's /etc, the fixed start directory. Returns its path."""
         etc = os.path.join(workdir, "etc")
         minimal_etc(etc, os.getuid(), os.getgid())
         node = server_node(server)
@@ -346,12 +358,11 @@ class Study:
         os.makedirs(entry["cwd"], exist_ok=True)
         config = os.path.join(workdir, "udon-mcp.json")
         write_json(config, {"mcpServers": {server["name"]: entry}})
-        cmd = [self.udon, "capture", "--config", config, "--server", server["name"],
-               "--state-dir", os.path.join(workdir, "state"), "--timeout", str(self.args.timeout),
-               "--diagnostics", "--json", "--force", "-o", out_path]
-        out = subprocess.run(cmd, capture_output=True, text=True, cwd=workdir)
-        if out.returncode == 0:
-            return None
+        return config
+
+    def failure_reason(self, server, version, out):
+        """The recorded reason of a failed `udon-mcp capture` run (its --json error, the
+        hint and cause from its --diagnostics stderr), without machine paths."""
         try:
             err = json.loads(out.stdout)
         except ValueError:

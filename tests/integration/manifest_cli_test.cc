@@ -76,6 +76,33 @@ TEST_F(ManifestCliTest, FailedCapturesWriteNothing) {
   EXPECT_NE(access(dir_.File("crash.json").c_str(), F_OK), 0);
 }
 
+// capture --observe (contract 7.2): the capabilities as declared, and the notice the fault
+// sends after the first listing answer counted once, before the listing was accepted (the
+// capture then listed again) or while idle, whichever it reached first.
+TEST_F(ManifestCliTest, ObservingASessionReportsCapabilitiesAndTheNoticeOnce) {
+  UseServer({"--fault", "list-changed-after-list=1"});
+  ProcessResult capture =
+      Udon({"capture", "--server", "demo", "-o", dir_.File("observed.json"), "--observe", "0", "--json"});
+  ASSERT_EQ(capture.exit_code, 0) << capture.err;
+  json::Value session = json::Parse(capture.out).value()["sessions"]["demo"];
+  EXPECT_EQ(session["capabilities"]["tools"]["listChanged"], true);
+  const json::Value& notifications = session["notifications"];
+  const char* kListChanged = "notifications/tools/list_changed";
+  EXPECT_EQ(notifications["listing"].value(kListChanged, 0) + notifications["idle"].value(kListChanged, 0), 1)
+      << capture.out;
+  EXPECT_FALSE(notifications["opening"].contains(kListChanged));
+  EXPECT_FALSE(notifications["relisting"].contains(kListChanged));
+  EXPECT_EQ(session["relistIdentical"], true);
+
+  ProcessResult plain = Udon({"capture", "--server", "demo", "-o", dir_.File("plain.json"), "--json"});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_FALSE(json::Parse(plain.out).value().contains("sessions"));
+  ProcessResult too_long =
+      Udon({"capture", "--server", "demo", "-o", dir_.File("long.json"), "--observe", "601", "--json"});
+  EXPECT_EQ(too_long.exit_code, 2);
+  EXPECT_EQ(json::Parse(too_long.out).value()["code"], "usage.invalid");
+}
+
 TEST_F(ManifestCliTest, ADuplicatedNameIsCapturedAsServedAndFlagged) {
   UseServer({"--fault", "duplicate-tool-last", "--page-size", "3"});
   ASSERT_EQ(Udon({"capture", "--server", "demo", "-o", dir_.File("dup.json")}).exit_code, 0);
