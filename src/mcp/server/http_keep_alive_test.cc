@@ -68,6 +68,24 @@ TEST_F(HttpDepartureTest, ARefusedBodyEndsItsConnection) {
   EXPECT_EQ(connection.received().find("HTTP/1.1", 1), std::string::npos) << connection.received();
 }
 
+// A legacy answer of one message: the priming event and the message in one chunk (one
+// write, one wake-up of the client), the same bytes as before.
+TEST_F(HttpServerTest, ThePrimingEventAndASingleAnswerShareOneChunk) {
+  Start();
+  const std::string session = Initialize();
+  ASSERT_FALSE(session.empty());
+  RawConnection connection(port_);
+  httplib::Headers headers = Headers(session);
+  headers.emplace("MCP-Protocol-Version", "2025-11-25");
+  ASSERT_TRUE(connection.Send("POST", headers, SerializeMessage(MakeRequest(4, "tools/call", {{"name", "t2"}}))));
+  ASSERT_TRUE(connection.ReadUntil("\r\n0\r\n\r\n"));
+  const std::string& raw = connection.received();
+  const std::string priming = "retry: 1000\ndata: \n\n";
+  const auto at = raw.find(priming);
+  ASSERT_NE(at, std::string::npos) << raw;
+  EXPECT_EQ(raw.compare(at + priming.size(), 4, "id: "), 0) << raw;  // no chunk boundary between
+}
+
 // IdleConnections alone, on socket pairs.
 class IdleConnectionsTest : public ::testing::Test {
  protected:

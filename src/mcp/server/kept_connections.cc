@@ -85,13 +85,15 @@ ssize_t ConnectionStream::read(char* ptr, size_t size) {
   return static_cast<ssize_t>(n);
 }
 
+// Sent at once when the socket has room (the common case: no poll before each write);
+// else waited for, up to the write timeout.
 ssize_t ConnectionStream::write(const char* ptr, size_t size) {
-  if (!is_writable()) return -1;
-  ssize_t sent;
-  do {
-    sent = ::send(socket_, ptr, size, MSG_NOSIGNAL);
-  } while (sent < 0 && errno == EINTR);
-  return sent;
+  for (;;) {
+    const ssize_t sent = ::send(socket_, ptr, size, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (sent >= 0) return sent;
+    if (errno == EINTR) continue;
+    if ((errno != EAGAIN && errno != EWOULDBLOCK) || !PollFor(socket_, POLLOUT, write_timeout_)) return -1;
+  }
 }
 
 void ConnectionStream::get_remote_ip_and_port(std::string& ip, int& port) const {
