@@ -3,7 +3,11 @@
 // http_modern.cc, legacy ones in http_legacy.cc, legacy sessions in http_sessions.cc.
 #include "mcp/server/http_server.h"
 
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
 #include <utility>
 
 #include "base/sha256.h"
@@ -13,15 +17,29 @@ namespace udon::mcp {
 namespace {
 
 // httplib's connection queue: a bounded pool whose full queue holds up the accept loop.
+// The pool that runs connections, and the idle connections it resumes when a request comes.
 class ConnectionQueue : public httplib::TaskQueue {
  public:
-  ConnectionQueue(std::size_t threads, std::size_t max_queued, std::size_t max_streams)
-      : pool_(threads, max_queued, max_streams) {}
+  ConnectionQueue(Listener& listener, std::size_t threads, std::size_t max_queued, std::size_t max_streams,
+                  std::size_t max_idle)
+      : listener_(listener),
+        pool_(threads, max_queued, max_streams),
+        idle_(listener.keep_alive_timeout(), max_idle, [this](int socket, std::size_t remaining) {
+          pool_.Submit([this, socket, remaining] { listener_.ServeConnection(socket, remaining); });
+        }) {
+    listener_.idle = &idle_;
+  }
   void enqueue(std::function<void()> fn) override { pool_.Submit(std::move(fn)); }
-  void shutdown() override { pool_.Shutdown(); }
+  void shutdown() override {
+    listener_.idle = nullptr;
+    idle_.Close();
+    pool_.Shutdown();
+  }
 
  private:
+  Listener& listener_;
   WorkerPool pool_;
+  IdleConnections idle_;  // after pool_: it submits to the pool from its first moment
 };
 
 // W3C Trace Context in HTTP headers reaches a tools/call as if its params._meta had carried
@@ -48,6 +66,28 @@ void SetProbe(httplib::Response& response, const Status& status) {
 }
 
 }  // namespace
+
+void Listener::ServeConnection(int socket, std::size_t remaining) {
+  const auto micros = [](time_t sec, time_t usec) { return std::chrono::microseconds(sec * 1000000 + usec); };
+  ConnectionStream stream(socket, micros(read_timeout_sec_, read_timeout_usec_),
+                          micros(write_timeout_sec_, write_timeout_usec_));
+  const ServingScope serving(socket);
+  while (remaining > 0 && svr_sock_ != INVALID_SOCKET) {
+    bool closed = false;
+    // The last request of the budget is answered with "Connection: close".
+    const bool served = process_request(stream, remaining == 1, closed, nullptr);
+    if (TakeCloseAfterResponse() || !served || closed || --remaining == 0 || stream.ReadAhead()) {
+      break;
+    }
+    if (!stream.HasInput()) {
+      IdleConnections* parking = idle.load();
+      if (parking != nullptr && parking->Park(socket, remaining)) return;
+      break;
+    }
+  }
+  ::shutdown(socket, SHUT_RDWR);
+  ::close(socket);
+}
 
 std::shared_ptr<void> DrainState::Enter() {
   std::lock_guard lock(mutex);
@@ -77,8 +117,9 @@ std::size_t DrainState::WaitIdle(std::chrono::milliseconds bound) {
 
 std::unique_ptr<PeerWatch::Ticket> HttpServer::Impl::WatchClient(const httplib::Request& request,
                                                                  std::function<void()> departed) {
-  const int socket =
-      FindConnectionSocket(request.local_addr, request.local_port, request.remote_addr, request.remote_port);
+  const int socket = ServingSocket() >= 0 ? ServingSocket()
+                                          : FindConnectionSocket(request.local_addr, request.local_port,
+                                                                 request.remote_addr, request.remote_port);
   return watch.Watch(socket, std::move(departed));
 }
 
@@ -230,6 +271,7 @@ httplib::Server::Handler HttpServer::Impl::Guarded(
     // Draining: nothing new starts here; a POST counts until its answer is written.
     if (handler == &Impl::Post ? !(hold->counted = drain->Enter()) : drain->draining()) {
       response.set_header("Connection", "close");
+      CloseAfterResponse();
       SetJsonRpcError(response, 503, kInternalError, "server draining; send the request again");
       return;
     }
@@ -266,8 +308,21 @@ bool HttpServer::Impl::AnswerProbe(const httplib::Request& request, httplib::Res
   return true;
 }
 
+// A request answered here has not had its body read: its connection ends with the answer.
 httplib::Server::HandlerResponse HttpServer::Impl::PreRoute(const httplib::Request& request,
                                                             httplib::Response& response) {
+  const auto handled = Judge(request, response);
+  if (handled == httplib::Server::HandlerResponse::Handled &&
+      ((request.has_header("Content-Length") && request.get_header_value("Content-Length") != "0") ||
+       request.has_header("Transfer-Encoding"))) {
+    response.set_header("Connection", "close");
+    CloseAfterResponse();
+  }
+  return handled;
+}
+
+httplib::Server::HandlerResponse HttpServer::Impl::Judge(const httplib::Request& request,
+                                                         httplib::Response& response) {
   if (AnswerProbe(request, response)) return httplib::Server::HandlerResponse::Handled;
   admitted_caller = nullptr;
   const bool page = std::any_of(options.pages.begin(), options.pages.end(),
@@ -306,13 +361,19 @@ void HttpServer::Impl::Install() {
   const auto threads = static_cast<std::size_t>(std::max(options.threads, 1));
   const std::size_t queued = options.max_queued_connections;
   const std::size_t max_streams = options.max_streams;
-  http.new_task_queue = [threads, queued, max_streams] { return new ConnectionQueue(threads, queued, max_streams); };
+  const std::size_t max_idle = options.max_sessions;
+  http.new_task_queue = [this, threads, queued, max_streams, max_idle] {
+    return new ConnectionQueue(http, threads, queued, max_streams, max_idle);
+  };
   http.set_payload_max_length(options.max_body_bytes);
   // Responses go out in several writes (headers, body, SSE events): without TCP_NODELAY,
   // Nagle's algorithm holds the later ones for the client's delayed ACK, ~40 ms a request.
   http.set_tcp_nodelay(true);
   http.set_keep_alive_max_count(1000);
-  http.set_keep_alive_timeout(2);  // idle connections must not hold up a shutdown for long
+  // As Node's HTTP server: clients that subtract a margin from the hint (Node's fetch takes
+  // 2 s off) still reuse connections. An idle connection holds no thread, and the stop
+  // closes it at once (kept_connections.h).
+  http.set_keep_alive_timeout(5);
   http.set_exception_handler([](const httplib::Request&, httplib::Response& response,
                                 std::exception_ptr) {
     SetJsonRpcError(response, 500, kInternalError, "internal error");

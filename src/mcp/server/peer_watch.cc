@@ -1,7 +1,6 @@
 #include "mcp/server/peer_watch.h"
 
 #include <dirent.h>
-#include <netdb.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -11,38 +10,19 @@
 #include <cstdlib>
 #include <utility>
 
+#include "mcp/server/kept_connections.h"
+
 namespace udon::mcp {
 namespace {
 
 constexpr std::uint64_t kWakeId = 0;
 
-// The numeric host and port of a socket address, as httplib prints them.
-bool NumericAddress(const sockaddr_storage& address, socklen_t length, std::string& host, int& port) {
-  char name[NI_MAXHOST];
-  char service[NI_MAXSERV];
-  if (getnameinfo(reinterpret_cast<const sockaddr*>(&address), length, name, sizeof(name), service,
-                  sizeof(service), NI_NUMERICHOST | NI_NUMERICSERV) != 0) {
-    return false;
-  }
-  host = name;
-  port = std::atoi(service);
-  return true;
-}
-
 bool IsConnection(int fd, const std::string& local_addr, int local_port, const std::string& remote_addr,
                   int remote_port) {
-  sockaddr_storage address{};
-  socklen_t length = sizeof(address);
   std::string host;
   int port = -1;
-  if (getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0 ||
-      (address.ss_family != AF_INET && address.ss_family != AF_INET6) ||
-      !NumericAddress(address, length, host, port) || port != local_port || host != local_addr) {
-    return false;
-  }
-  length = sizeof(address);
-  return getpeername(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0 &&
-         NumericAddress(address, length, host, port) && port == remote_port && host == remote_addr;
+  return SocketAddress(fd, false, host, port) && port == local_port && host == local_addr &&
+         SocketAddress(fd, true, host, port) && port == remote_port && host == remote_addr;
 }
 
 }  // namespace

@@ -26,6 +26,7 @@
 #include "mcp/server/internal/http_common.h"
 #include "mcp/server/internal/http_guards.h"
 #include "mcp/server/internal/http_sinks.h"
+#include "mcp/server/kept_connections.h"
 #include "mcp/server/peer_watch.h"
 #include "mcp/server/server.h"
 #include "mcp/server/worker_pool.h"
@@ -34,12 +35,27 @@ namespace udon::mcp {
 
 // httplib's server with its listening socket within reach: httplib 0.11 listens with a
 // backlog of 5, and a burst of new connections beyond it waits for a SYN retransmission
-// (1 s) while the server has threads to spare.
+// (1 s) while the server has threads to spare. Its connections are served here rather than
+// by httplib's loop, so that an idle keep-alive connection holds no thread
+// (mcp/server/kept_connections.h).
 class Listener : public httplib::Server {
  public:
   void WidenBacklog() {
     const socket_t socket = svr_sock_;
     if (socket != INVALID_SOCKET) ::listen(socket, SOMAXCONN);
+  }
+  // Serves `socket`'s requests while they come back to back, then parks it with the running
+  // connection queue's IdleConnections (closes it when there is none, or at the end of its
+  // keep-alive budget `remaining`).
+  void ServeConnection(int socket, std::size_t remaining);
+  std::chrono::seconds keep_alive_timeout() const { return std::chrono::seconds(keep_alive_timeout_sec_); }
+  // The running connection queue's (ConnectionQueue in http_server.cc), while it runs.
+  std::atomic<IdleConnections*> idle{nullptr};
+
+ private:
+  bool process_and_close_socket(socket_t socket) override {
+    ServeConnection(socket, keep_alive_max_count_);
+    return true;
   }
 };
 
@@ -116,6 +132,7 @@ struct HttpServer::Impl {
   bool Authorized(const httplib::Request& request, httplib::Response& response) const;
   bool AuthenticateCaller(const httplib::Request& request, httplib::Response& response) const;
   httplib::Server::HandlerResponse PreRoute(const httplib::Request& request, httplib::Response& response);
+  httplib::Server::HandlerResponse Judge(const httplib::Request& request, httplib::Response& response);
   bool AnswerProbe(const httplib::Request& request, httplib::Response& response);
   httplib::Server::Handler Guarded(
       void (Impl::*handler)(const httplib::Request&, httplib::Response&, RequestHold&));

@@ -112,16 +112,22 @@ class PostStream : public MessageSink {
   void SendRaw(const std::string& frame) override {
     std::lock_guard lock(mutex_);
     if (sink_ == nullptr) return;
-    const std::string event = FormatSseEvent(frame, NextId(), "message");
+    // The priming event goes out in the same write as the first message: one chunk (one
+    // segment, one wake-up of the client) for the common answer of one message.
+    std::string event = std::move(priming_);
+    priming_.clear();
+    event += FormatSseEvent(frame, NextId(), "message");
     if (!sink_->write(event.data(), event.size())) sink_ = nullptr;
   }
+  // The priming event (an id, empty data and retry:): first on the stream, with the first
+  // message or, when none comes, at Detach.
   void Prime(long retry_ms) {
     std::lock_guard lock(mutex_);
-    const std::string event = FormatSseEvent("", NextId(), {}, retry_ms);
-    if (!sink_->write(event.data(), event.size())) sink_ = nullptr;
+    priming_ = FormatSseEvent("", NextId(), {}, retry_ms);
   }
   void Detach() {
     std::lock_guard lock(mutex_);
+    if (sink_ != nullptr && !priming_.empty()) sink_->write(priming_.data(), priming_.size());
     sink_ = nullptr;
   }
 
@@ -130,6 +136,7 @@ class PostStream : public MessageSink {
   std::mutex mutex_;
   httplib::DataSink* sink_;
   std::string id_prefix_;
+  std::string priming_;
   std::uint64_t next_ = 0;
 };
 
