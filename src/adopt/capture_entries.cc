@@ -134,7 +134,7 @@ Result<json::Value> LoadRuntimeConfigJson(const std::string& dir) {
 }
 
 // Skips what adopt leaves alone, saying why; true when the entry is to be captured.
-bool Wanted(const std::vector<DiscoveredFile>& files, const DiscoveredFile& file, const Entry& entry,
+bool Wanted(const ClaudeApprovals& approvals, const DiscoveredFile& file, const Entry& entry,
             const CaptureRequest& request, CaptureReport& report) {
   auto selected = [](const std::vector<std::string>& wanted, const std::string& name) {
     return wanted.empty() || std::find(wanted.begin(), wanted.end(), name) != wanted.end();
@@ -144,7 +144,7 @@ bool Wanted(const std::vector<DiscoveredFile>& files, const DiscoveredFile& file
   if (entry.gated) report.skipped.emplace_back(name, "already gated");
   else if (entry.disabled) report.skipped.emplace_back(name, "disabled");
   if (entry.gated || entry.disabled) return false;
-  if (auto why = ProjectEntrySkipped(files, file, entry, !request.servers.empty())) {
+  if (auto why = ProjectEntrySkipped(approvals, file, entry, !request.servers.empty())) {
     report.skipped.emplace_back(name, *why);
     return false;
   }
@@ -187,10 +187,11 @@ Result<CaptureReport> CaptureEntries(const std::vector<DiscoveredFile>& files, c
   UDON_ASSIGN_OR_RETURN(json::Value runtime, LoadRuntimeConfigJson(request.dir));
   CaptureReport report;
   std::vector<Captured> captured;
+  const ClaudeApprovals approvals(files);
   for (const DiscoveredFile& file : files) {
     if (file.error) continue;
     for (const Entry& entry : file.entries) {
-      if (!Wanted(files, file, entry, request, report)) continue;
+      if (!Wanted(approvals, file, entry, request, report)) continue;
       auto known = adoption.files.find(file.file.path);
       if (known != adoption.files.end() && !known->second.applied_sha256.empty()) {
         Error error = MakeError("adopt.already_applied",

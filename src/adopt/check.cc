@@ -87,7 +87,20 @@ void FlagUnreviewedOffers(EntryCheck& check, const EntryReview& review) {
   check.error->details["server"] = check.server;
 }
 
-void Connect(EntryCheck& check, const AdoptedEntry& adopted, const json::Value& entry, const EntryReview& review) {
+// The gateway opened at exactly `version` when one is given. Errors: the client's, and
+// server.protocol_version_mismatch (details.requested, details.negotiated).
+Result<mcp::InitializeResult> Open(mcp::Client& client, const std::optional<std::string>& version) {
+  if (!version) return client.Initialize();
+  UDON_ASSIGN_OR_RETURN(mcp::InitializeResult opened, client.Open(*version));
+  if (opened.protocol_version == *version) return opened;
+  Error error = MakeError("server.protocol_version_mismatch",
+                          "the gateway answered another protocol version than the one asked for");
+  error.details = {{"requested", *version}, {"negotiated", opened.protocol_version}};
+  return error;
+}
+
+void Connect(EntryCheck& check, const AdoptedEntry& adopted, const json::Value& entry, const EntryReview& review,
+             const std::optional<std::string>& version) {
   mcp::ClientOptions options;
   options.request_timeout = std::chrono::seconds(30);
   auto client = mcp::Client::Connect(AsHostStartsIt(adopted, entry), options);
@@ -95,13 +108,14 @@ void Connect(EntryCheck& check, const AdoptedEntry& adopted, const json::Value& 
     check.error = client.error();
     return;
   }
-  auto opened = (*client)->Initialize();
+  auto opened = Open(**client, version);
   if (!opened.ok()) {
     (*client)->Close();  // the gateway exits once it answered: all of its stderr is in
     auto refusal = GatewayRefusal((*client)->server_stderr_tail());
     check.error = refusal ? *refusal : opened.error();
     return;
   }
+  check.protocol_version = opened->protocol_version;
   auto pages = (*client)->ListAllTools();
   if (!pages.ok()) {
     check.error = pages.error();
@@ -125,13 +139,13 @@ void Connect(EntryCheck& check, const AdoptedEntry& adopted, const json::Value& 
 
 }  // namespace
 
-Result<std::vector<EntryCheck>> CheckAdopted(const std::string& dir) {
+Result<std::vector<EntryCheck>> CheckAdopted(const std::string& dir, const std::optional<std::string>& protocol_version) {
   UDON_ASSIGN_OR_RETURN(Adoption adoption, Adoption::Load(dir));
   UDON_ASSIGN_OR_RETURN(std::vector<EntryReview> reviews, ReviewState(dir, adoption));
   std::vector<EntryCheck> checks;
   for (std::size_t i = 0; i < adoption.entries.size(); ++i) {
     const AdoptedEntry& adopted = adoption.entries[i];
-    EntryCheck check{adopted.host, adopted.key, adopted.server, adopted.file, false, false, std::nullopt, {}, {}, {}};
+    EntryCheck check{adopted.host, adopted.key, adopted.server, adopted.file, false, false, {}, std::nullopt, {}, {}, {}};
     auto entry = CurrentEntry(adopted);
     if (!entry.ok()) {
       check.error = entry.error();
@@ -141,7 +155,7 @@ Result<std::vector<EntryCheck>> CheckAdopted(const std::string& dir) {
       check.error = std::move(changed);
     } else {
       check.gated = true;
-      Connect(check, adopted, *entry, reviews[i]);
+      Connect(check, adopted, *entry, reviews[i], protocol_version);
     }
     for (const std::string& tool : reviews[i].unreviewed) check.withheld.push_back({tool, "unreviewed"});
     checks.push_back(std::move(check));

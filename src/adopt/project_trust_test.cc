@@ -61,8 +61,8 @@ TEST_F(ProjectTrustTest, AServerRejectedInClaudeCodeIsNeverStartedEvenWhenNamed)
   CloneHas({"evil"});
   auto files = Files();
   ASSERT_EQ(files.size(), 2u);
-  EXPECT_EQ(ClaudeProjectApproval(files, project_, "evil"), HostApproval::kRejected);
-  EXPECT_EQ(*ProjectEntrySkipped(files, files[1], EntryNamed(files, "evil"), true),
+  EXPECT_EQ(ClaudeApprovals(files).For(project_, "evil"), HostApproval::kRejected);
+  EXPECT_EQ(*ProjectEntrySkipped(ClaudeApprovals(files), files[1], EntryNamed(files, "evil"), true),
             "rejected in Claude Code for this project");
   for (const auto& servers : {std::vector<std::string>{}, std::vector<std::string>{"evil"}}) {
     auto report = Capture(servers);
@@ -76,11 +76,11 @@ TEST_F(ProjectTrustTest, AServerNoOneApprovedIsStartedOnlyWhenNamed) {
   ClaudeSays({{"hasTrustDialogAccepted", true}, {"enabledMcpjsonServers", {"approved"}}});
   CloneHas({"approved", "unasked"});
   auto files = Files();
-  EXPECT_EQ(ClaudeProjectApproval(files, project_, "approved"), HostApproval::kApproved);
-  EXPECT_EQ(ClaudeProjectApproval(files, project_, "unasked"), HostApproval::kNotAsked);
-  EXPECT_FALSE(ProjectEntrySkipped(files, files[1], EntryNamed(files, "approved"), false));
-  ASSERT_TRUE(ProjectEntrySkipped(files, files[1], EntryNamed(files, "unasked"), false));
-  EXPECT_FALSE(ProjectEntrySkipped(files, files[1], EntryNamed(files, "unasked"), true));
+  EXPECT_EQ(ClaudeApprovals(files).For(project_, "approved"), HostApproval::kApproved);
+  EXPECT_EQ(ClaudeApprovals(files).For(project_, "unasked"), HostApproval::kNotAsked);
+  EXPECT_FALSE(ProjectEntrySkipped(ClaudeApprovals(files), files[1], EntryNamed(files, "approved"), false));
+  ASSERT_TRUE(ProjectEntrySkipped(ClaudeApprovals(files), files[1], EntryNamed(files, "unasked"), false));
+  EXPECT_FALSE(ProjectEntrySkipped(ClaudeApprovals(files), files[1], EntryNamed(files, "unasked"), true));
   // Not named: only the approved one is started (it is no MCP server: the capture fails).
   EXPECT_FALSE(Capture({}).ok());
   EXPECT_FALSE(fs::exists(Marker("unasked")));
@@ -89,13 +89,46 @@ TEST_F(ProjectTrustTest, AServerNoOneApprovedIsStartedOnlyWhenNamed) {
 TEST_F(ProjectTrustTest, AnUntrustedFolderApprovesNothingAndNoRecordIsNoApproval) {
   ClaudeSays({{"hasTrustDialogAccepted", false}, {"enableAllProjectMcpServers", true}});
   CloneHas({"any"});
-  EXPECT_EQ(ClaudeProjectApproval(Files(), project_, "any"), HostApproval::kNotAsked);
+  EXPECT_EQ(ClaudeApprovals(Files()).For(project_, "any"), HostApproval::kNotAsked);
   ClaudeSays({{"enableAllProjectMcpServers", "yes"}});  // not a boolean: says nothing
-  EXPECT_EQ(ClaudeProjectApproval(Files(), project_, "any"), HostApproval::kNotAsked);
+  EXPECT_EQ(ClaudeApprovals(Files()).For(project_, "any"), HostApproval::kNotAsked);
   fs::remove(temp_.File(".claude.json"));
-  EXPECT_EQ(ClaudeProjectApproval(Files(), project_, "any"), HostApproval::kNotAsked);
+  EXPECT_EQ(ClaudeApprovals(Files()).For(project_, "any"), HostApproval::kNotAsked);
   EXPECT_EQ(Capture({}).error().code, "adopt.nothing_selected");
   EXPECT_FALSE(fs::exists(Marker("any")));
+}
+
+// A project file of a few hundred servers against a ~/.claude.json holding many other
+// projects' history (read once for all of them): each entry gets its own verdict.
+TEST_F(ProjectTrustTest, EveryEntryOfALargeProjectGetsItsOwnVerdict) {
+  json::Value projects = json::Value::object();
+  for (int p = 0; p < 40; ++p) {
+    json::Value history = json::Value::array();
+    for (int h = 0; h < 40; ++h) history.push_back({{"display", std::string(160, 'a' + h % 26)}});
+    projects["/home/user/src/project-" + std::to_string(p)] = {
+        {"history", history}, {"hasTrustDialogAccepted", true}, {"enabledMcpjsonServers", {"s2", "s4"}}};
+  }
+  projects[project_] = {{"hasTrustDialogAccepted", true},
+                        {"enabledMcpjsonServers", {"s1", "s7", "s3"}},
+                        {"disabledMcpjsonServers", {"s3", "s9"}}};
+  temp_.Write(".claude.json", json::Value{{"numStartups", 412}, {"projects", projects}}.dump(2));
+  std::vector<std::string> keys;
+  for (int i = 0; i < 300; ++i) keys.push_back("s" + std::to_string(i));
+  CloneHas(keys);
+  const auto files = Files();
+  ASSERT_EQ(files[1].entries.size(), keys.size());
+  const ClaudeApprovals approvals(files);
+  for (const Entry& entry : files[1].entries) {
+    const auto why = ProjectEntrySkipped(approvals, files[1], entry, false);
+    if (entry.key == "s1" || entry.key == "s7") {
+      EXPECT_FALSE(why) << entry.key;
+    } else if (entry.key == "s3" || entry.key == "s9") {
+      EXPECT_EQ(why, "rejected in Claude Code for this project") << entry.key;
+    } else {
+      ASSERT_TRUE(why) << entry.key;
+      EXPECT_EQ(why->rfind("not approved in Claude Code", 0), 0U) << entry.key;
+    }
+  }
 }
 
 }  // namespace

@@ -290,35 +290,34 @@ int RemoveStaleTemporaries(const std::string& path, uid_t owner) {
   return removed;
 }
 
-Result<FileLock> FileLock::TryAcquire(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) return WriteFailed(path);
-  while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    if (errno == EINTR) continue;
-    const bool held = errno == EWOULDBLOCK;
-    ::close(fd);
-    if (!held) return WriteFailed(path);
-    Error error = MakeError("io.locked", "another process holds the lock");
-    error.details["path"] = path;
-    return error;
-  }
-  return FileLock(fd);
-}
+Result<FileLock> FileLock::TryAcquire(const std::string& path) { return Acquire(path, std::chrono::milliseconds(0)); }
 
 Result<FileLock> FileLock::Acquire(const std::string& path, std::chrono::milliseconds wait) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return WriteFailed(path);
+  FileLock lock(fd);  // closes the file on every way out but success
   const auto deadline = std::chrono::steady_clock::now() + wait;
   auto pause = std::chrono::milliseconds(1);
-  for (;;) {
-    Result<FileLock> lock = TryAcquire(path);
-    if (lock.ok() || lock.error().code != "io.locked") return lock;
-    if (std::chrono::steady_clock::now() >= deadline) return lock;
+  while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (errno == EINTR) continue;
+    if (errno != EWOULDBLOCK) return WriteFailed(path);
+    if (std::chrono::steady_clock::now() >= deadline) {
+      Error error = MakeError("io.locked", "another process holds the lock");
+      error.details["path"] = path;
+      return error;
+    }
     std::this_thread::sleep_for(pause);
     pause = std::min(pause * 2, std::chrono::milliseconds(20));
   }
+  return Result<FileLock>(std::move(lock));
 }
 
 FileLock::~FileLock() {
-  if (fd_ >= 0) ::close(fd_);  // closing the last descriptor releases the flock
+  if (fd_ < 0) return;
+  // Unlocked first: a child forked meanwhile (before its exec) shares the open file, and
+  // closing only this descriptor would leave the lock held until the child lets it go.
+  ::flock(fd_, LOCK_UN);
+  ::close(fd_);
 }
 
 }  // namespace udon::base

@@ -59,7 +59,8 @@ Status ReplaceFileIfUnchanged(const std::string& path, const FileSnapshot& expec
 // `owner` (a temporary already given the replaced file's owner). Returns how many.
 int RemoveStaleTemporaries(const std::string& path, uid_t owner);
 
-// An exclusive lock on a file (flock), across processes, held until destroyed.
+// An exclusive lock on a file (flock), across processes and threads (each holder opens
+// the file), held until destroyed.
 class FileLock {
  public:
   // Takes the lock without waiting, creating the file 0600 when missing (never through a
@@ -67,7 +68,7 @@ class FileLock {
   static Result<FileLock> TryAcquire(const std::string& path);
   // The same, waiting at most `wait` for another holder (flock has no timed wait: it polls,
   // backing off up to 20 ms). Errors: io.locked (still held when the wait ended),
-  // io.write_failed.
+  // io.write_failed (the file cannot be opened, a link included, or locked).
   static Result<FileLock> Acquire(const std::string& path, std::chrono::milliseconds wait);
   FileLock(FileLock&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
   FileLock& operator=(FileLock&&) = delete;

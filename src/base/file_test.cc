@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <string>
 
 
@@ -252,6 +253,29 @@ TEST_F(FileTest, FileLockIsExclusiveAcrossProcesses) {
     EXPECT_EQ(in_child(), 1);
   }
   EXPECT_EQ(in_child(), 0);
+}
+
+// A lock is released when its holder lets it go, even while a process forked meanwhile
+// (a server being started, before its exec) still shares the lock's open file.
+TEST_F(FileTest, FileLockIsReleasedAlthoughAForkedChildSharesItsDescriptor) {
+  int go[2];
+  ASSERT_EQ(::pipe(go), 0);
+  std::optional<Result<FileLock>> held = FileLock::TryAcquire(Path("lock"));
+  ASSERT_TRUE(held->ok());
+  const pid_t child = ::fork();
+  if (child == 0) {
+    char byte = 0;
+    ::close(go[1]);
+    ::_exit(::read(go[0], &byte, 1) == 1 ? 0 : 1);  // holds the shared descriptor until told
+  }
+  ::close(go[0]);
+  held.reset();
+  Result<FileLock> again = FileLock::TryAcquire(Path("lock"));
+  EXPECT_TRUE(again.ok()) << again.error().Describe();
+  EXPECT_EQ(::write(go[1], "x", 1), 1);
+  ::close(go[1]);
+  int status = 0;
+  ::waitpid(child, &status, 0);
 }
 
 }  // namespace

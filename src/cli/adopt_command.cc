@@ -233,9 +233,6 @@ Status LogInDuringCapture(const AdoptCommandOptions& o, const mcp::ServerConfig&
 }
 
 int RunCapture(const AdoptCommandOptions& o) {
-  if (Status version = CheckProtocolVersionOption(o.protocol_version); !version.ok()) {
-    return ReportError(version.error(), o.common.json, kExitInvalidInput);
-  }
   auto policy = LoadPolicy(o.common);
   if (!policy.ok()) return ReportError(policy.error(), o.common.json, kExitInvalidInput);
   const std::string policy_path =
@@ -347,6 +344,7 @@ json::Value CheckJson(const adopt::EntryCheck& check) {
                      {"file", check.file},       {"gated", check.gated},     {"connected", check.connected},
                      {"offered", check.offered}, {"withheld", withheld},
                      {"offeredUnreviewed", check.offered_unreviewed}};
+  if (!check.protocol_version.empty()) out["protocolVersion"] = check.protocol_version;
   if (check.error) out["error"] = {{"code", check.error->code}, {"message", check.error->message}};
   return out;
 }
@@ -378,7 +376,7 @@ int RunCheck(const AdoptCommandOptions& o) {
       if (state) logins[key] = *state;
     }
   }
-  auto checks = adopt::CheckAdopted(o.dir);
+  auto checks = adopt::CheckAdopted(o.dir, o.protocol_version);
   if (!checks.ok()) return ReportError(checks.error(), o.common.json, ExitCodeFor(checks.error()));
   bool all = true;
   json::Value out = json::Value::array();
@@ -412,6 +410,14 @@ int RunAdopt(const AdoptCommandOptions& o) {
   if (modes > 1) {
     return ReportError(MakeError("usage.invalid", "--list, --apply, --undo and --check exclude each other"),
                        o.common.json, kExitInvalidInput);
+  }
+  if (o.protocol_version && (o.list || o.apply || o.undo)) {
+    return ReportError(MakeError("usage.invalid", "--protocol-version is for a capture or --check: --list, --apply "
+                                                  "and --undo open no server"),
+                       o.common.json, kExitInvalidInput);
+  }
+  if (Status version = CheckProtocolVersionOption(o.protocol_version); !version.ok()) {
+    return ReportError(version.error(), o.common.json, kExitInvalidInput);
   }
   for (const std::string& host : o.hosts) {
     if (!adopt::IsHostId(host)) {
@@ -459,7 +465,8 @@ void RegisterAdoptCommand(CLI::App& app) {
   command->add_flag("--no-browser", o->no_browser, "Print the login URL on stderr, never start a browser");
   command->add_option("--protocol-version", o->protocol_version,
                       "Capture at exactly this MCP protocol version, and log in for it (default: negotiate the "
-                      "newest both sides speak; a login then checks RFC 9207's iss only where advertised)");
+                      "newest both sides speak; a login then checks RFC 9207's iss only where advertised); with "
+                      "--check, open each gateway at it");
   command->add_flag("--check", o->check, "Start each adopted entry as its host would and say what it offers");
   command->add_option("--policy", o->common.policy, "Local policy file (JSON or YAML)");
   command->add_flag("--json", o->common.json, "Machine output on stdout");

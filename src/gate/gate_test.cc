@@ -794,6 +794,21 @@ TEST_F(GateTest, ASerializeLockHeldTooLongRefusesWithoutDispatch) {
   EXPECT_TRUE(CallOnce(env).ok());
 }
 
+// From the attacker's side: whoever can write the state directory plants the serialize lock
+// as a link to a file of their choosing. The lock is refused, never taken through the link,
+// and the linked file is not created.
+TEST_F(GateTest, ASerializeLockPlantedAsASymlinkIsRefusedNotFollowed) {
+  GateEnvironment env = StateEnv();
+  const std::string scope = "blender_farm\nrender_turntable";
+  std::filesystem::create_directories(env.state_dir + "/locks");
+  const std::string victim = env.state_dir + "/victim";
+  std::filesystem::create_symlink(victim, env.state_dir + "/locks/" + HexName(scope) + ".lock");
+  auto lock = SerializeLock::Acquire(env.state_dir, scope, std::chrono::seconds(1));
+  ASSERT_FALSE(lock.ok());
+  EXPECT_EQ(lock.error().code, "state.lock_failed");
+  EXPECT_FALSE(std::filesystem::exists(victim));
+}
+
 // Keyed digests: equal values compare equal under one state directory's key, differ
 // under another's, and the record names the key; no plain SHA-256 of values remains.
 TEST_F(GateTest, ArgumentAndResultDigestsAreKeyedPerStateDirectory) {

@@ -1,15 +1,8 @@
 #include "gate/state.h"
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
-
-#include <algorithm>
-#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
-#include <thread>
 
 #include "base/file.h"
 #include "json/json.h"
@@ -131,32 +124,12 @@ Result<std::unique_ptr<SerializeLock>> SerializeLock::Acquire(const std::string&
     return MakeError("state.lock_failed", "cannot create the lock directory");
   }
   const std::string path = state_dir + "/locks/" + HexName(scope_key) + ".lock";
-  const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0) return MakeError("state.lock_failed", "cannot open the serialize lock");
-  // flock has no timed wait: poll without blocking, backing off up to 20 ms.
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  auto pause = std::chrono::milliseconds(1);
-  while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    if (errno == EINTR) continue;
-    if (errno != EWOULDBLOCK) {
-      close(fd);
-      return MakeError("state.lock_failed", "cannot take the serialize lock");
-    }
-    if (std::chrono::steady_clock::now() >= deadline) {
-      close(fd);
-      Error error = MakeError("state.lock_timeout", "another call of this serialized tool held its lock too long");
-      error.details["timeoutSeconds"] = std::chrono::duration<double>(timeout).count();
-      return error;
-    }
-    std::this_thread::sleep_for(pause);
-    pause = std::min(pause * 2, std::chrono::milliseconds(20));
-  }
-  return std::unique_ptr<SerializeLock>(new SerializeLock(fd));
-}
-
-SerializeLock::~SerializeLock() {
-  flock(fd_, LOCK_UN);
-  close(fd_);
+  Result<base::FileLock> lock = base::FileLock::Acquire(path, timeout);
+  if (lock.ok()) return std::unique_ptr<SerializeLock>(new SerializeLock(std::move(lock).value()));
+  if (lock.error().code != "io.locked") return MakeError("state.lock_failed", "cannot open or take the serialize lock");
+  Error error = MakeError("state.lock_timeout", "another call of this serialized tool held its lock too long");
+  error.details["timeoutSeconds"] = std::chrono::duration<double>(timeout).count();
+  return error;
 }
 
 }  // namespace udon::gate

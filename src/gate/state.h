@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "base/file.h"
 #include "base/result.h"
 
 namespace udon::gate {
@@ -41,23 +42,20 @@ class InvalidationStore {
   std::string state_dir_;
 };
 
-// An exclusive lock held for one serialized call, across threads and processes (flock on
-// a file in the state directory). Released on destruction.
+// An exclusive lock held for one serialized call, across threads and processes (a
+// base::FileLock on a file in the state directory). Released on destruction.
 class SerializeLock {
  public:
   // scope_key names what is serialized: the server (and tool, for scope "tool"). Waits
   // at most `timeout` for a holder to finish.
-  // Errors: state.lock_failed, state.lock_timeout.
+  // Errors: state.lock_failed (a lock file that is a link included), state.lock_timeout.
   static Result<std::unique_ptr<SerializeLock>> Acquire(const std::string& state_dir,
                                                         const std::string& scope_key,
                                                         std::chrono::milliseconds timeout);
-  ~SerializeLock();
-  SerializeLock(const SerializeLock&) = delete;
-  SerializeLock& operator=(const SerializeLock&) = delete;
 
  private:
-  explicit SerializeLock(int fd) : fd_(fd) {}
-  int fd_;
+  explicit SerializeLock(base::FileLock lock) : lock_(std::move(lock)) {}
+  base::FileLock lock_;
 };
 
 // Lowercase hex of arbitrary bytes: server keys may be "." or "..", never a path piece.

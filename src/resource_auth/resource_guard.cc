@@ -7,6 +7,7 @@ namespace udon::resource_auth {
 namespace {
 
 constexpr const char* kWellKnown = "/.well-known/oauth-protected-resource";
+const std::string kJwksSubject = "jwks";  // the one subject of the guard's JWK Set fetches
 
 // The path of an absolute URL ("" for none or "/"), without query or fragment.
 std::string PathOf(const std::string& url) {
@@ -144,27 +145,14 @@ Result<std::shared_ptr<const JwkSet>> ResourceGuard::FetchJwks() const {
 }
 
 // `lock` (on mutex_) is held on entry and on return, and released while the issuer is
-// asked; jwks_fetching_ tells the other requests a fetch is in flight meanwhile.
+// asked; requests that need the new keys meanwhile wait for this fetch (KeyFor).
 Status ResourceGuard::RefetchJwks(std::unique_lock<std::mutex>& lock, std::int64_t now) {
   last_refetch_ = now;
-  jwks_fetching_ = true;
-  lock.unlock();
-  Result<std::shared_ptr<const JwkSet>> fetched = FetchJwks();
-  lock.lock();
-  jwks_fetching_ = false;
-  if (fetched.ok()) {
-    keys_ = std::move(fetched).value();
-    keys_fetched_ = now;
-  }
-  jwks_fetched_.notify_all();
-  return fetched.ok() ? OkStatus() : Status(std::move(fetched).error());
-}
-
-// Waits, `lock` held, for the fetch another request has in flight.
-// Errors: auth.issuer_unreachable (still in flight after max_jwks_wait).
-Status ResourceGuard::AwaitJwks(std::unique_lock<std::mutex>& lock) {
-  if (jwks_fetched_.wait_for(lock, options_.max_jwks_wait, [this] { return !jwks_fetching_; })) return OkStatus();
-  return MakeError("auth.issuer_unreachable", "the authorization server could not be asked: its keys did not arrive in time");
+  Result<std::shared_ptr<const JwkSet>> fetched = jwks_fetch_.Lead(lock, kJwksSubject, [this] { return FetchJwks(); });
+  if (!fetched.ok()) return fetched.error();
+  keys_ = std::move(fetched).value();
+  keys_fetched_ = now;
+  return OkStatus();
 }
 
 TokenExpectations ResourceGuard::Expect(std::int64_t now) const {
@@ -186,10 +174,12 @@ Result<Jwk> ResourceGuard::KeyFor(const TokenHeader& header, std::int64_t now) {
   std::unique_lock lock(mutex_);
   const bool stale = keys_ == nullptr || now - keys_fetched_ >= options_.max_jwks_age.count();
   const Jwk* key = keys_ ? keys_->Find(header.kid) : nullptr;
-  if (key != nullptr && (!stale || jwks_fetching_)) return *key;
+  if (key != nullptr && (!stale || jwks_fetch_.InFlight(kJwksSubject))) return *key;
   Status fetched = OkStatus();
-  if (jwks_fetching_) {
-    UDON_RETURN_IF_ERROR(AwaitJwks(lock));
+  if (jwks_fetch_.InFlight(kJwksSubject)) {
+    if (!jwks_fetch_.Join(lock, kJwksSubject, options_.max_issuer_wait)) {
+      return MakeError("auth.issuer_unreachable", "the authorization server could not be asked: its keys did not arrive in time");
+    }
   } else if (!last_refetch_ || now - *last_refetch_ >= options_.min_jwks_refetch.count()) {
     fetched = RefetchJwks(lock, now);
   }
@@ -208,9 +198,8 @@ Result<TokenClaims> ResourceGuard::VerifyJwt(const std::string& token, std::int6
   return VerifyToken(token, *key, Expect(now));
 }
 
-// The cached verdict on a token (by its digest), if one is still fresh.
+// The cached verdict on a token (by its digest), if one is still fresh. mutex_ held.
 std::optional<Result<TokenClaims>> ResourceGuard::CachedIntrospection(const std::string& digest, std::int64_t now) {
-  std::lock_guard lock(mutex_);
   if (auto it = introspected_.find(digest); it != introspected_.end()) {
     if (now < it->second.until) return Result<TokenClaims>(it->second.claims);
     introspected_.erase(it);
@@ -236,21 +225,38 @@ Result<TokenClaims> ResourceGuard::JudgeIntrospection(json::Value answer, std::i
   return CheckClaims(answer, Expect(now));
 }
 
-// RFC 7662: the issuer says whether the token is active and what it carries. Its verdict
-// is cached by the token's digest (see the header); no answer is never cached.
+// RFC 7662: the issuer says whether the token is active and what it carries. Never under
+// mutex_: the issuer may be slow.
+ResourceGuard::IntrospectionAnswer ResourceGuard::AskIntrospection(const std::string& token, std::int64_t now) const {
+  auto body = fetch_({introspection_endpoint_, "token=" + FormEncode(token) + "&token_type_hint=access_token",
+                      options_.introspection_client_id, options_.introspection_client_secret});
+  if (!body.ok()) return {body.error(), false};
+  auto answer = json::Parse(*body);
+  if (!IsIntrospectionAnswer(answer)) {
+    return {MakeError("auth.token_invalid", "access token refused: the issuer's introspection answer could not be read"),
+            false};
+  }
+  return {JudgeIntrospection(std::move(answer).value(), now), true};
+}
+
+// The issuer's verdict on a token: cached by the token's digest (see the header), no answer
+// never; requests with the same token while one asks wait for its answer and share it.
 Result<TokenClaims> ResourceGuard::Introspect(const std::string& token, std::int64_t now) {
   if (token.size() > kMaxTokenBytes) return MakeError("auth.token_invalid", "access token refused: it is too large");
   const std::string digest = base::Sha256Hex(token);
+  std::unique_lock lock(mutex_);
   if (auto cached = CachedIntrospection(digest, now)) return std::move(*cached);
-  auto body = fetch_({introspection_endpoint_, "token=" + FormEncode(token) + "&token_type_hint=access_token",
-                      options_.introspection_client_id, options_.introspection_client_secret});
-  if (!body.ok()) return body.error();
-  auto answer = json::Parse(*body);
-  if (!IsIntrospectionAnswer(answer)) {
-    return MakeError("auth.token_invalid", "access token refused: the issuer's introspection answer could not be read");
+  if (introspections_.InFlight(digest)) {
+    auto shared = introspections_.Join(lock, digest, options_.max_issuer_wait);
+    if (!shared) {
+      return MakeError("auth.issuer_unreachable",
+                       "the authorization server could not be asked: its introspection answer did not arrive in time");
+    }
+    return std::move(shared->verdict);
   }
-  Result<TokenClaims> verdict = JudgeIntrospection(std::move(answer).value(), now);
-  std::lock_guard lock(mutex_);
+  IntrospectionAnswer asked = introspections_.Lead(lock, digest, [&] { return AskIntrospection(token, now); });
+  Result<TokenClaims>& verdict = asked.verdict;
+  if (!asked.cacheable) return verdict;
   if (verdict.ok()) {
     MakeRoom(introspected_, options_.max_introspection_entries, now);
     introspected_[digest] = {*verdict, std::min(verdict->expires, now + options_.max_introspection_cache.count())};
@@ -329,6 +335,11 @@ std::vector<std::string> ResourceGuard::MetadataPaths() const {
 std::size_t ResourceGuard::CachedRefusals() {
   std::lock_guard lock(mutex_);
   return refused_.size();
+}
+
+std::size_t ResourceGuard::AwaitingIssuer() {
+  std::lock_guard lock(mutex_);
+  return jwks_fetch_.waiting() + introspections_.waiting();
 }
 
 std::string ResourceGuard::MetadataUrl() const { return OriginOf(options_.audience) + MetadataPaths().front(); }

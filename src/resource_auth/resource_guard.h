@@ -7,22 +7,24 @@
 // see and call. No token, and no value of one, reaches an error, a log or evidence; a
 // caller is its `sub`.
 //
-// The JWK Set is fetched outside the guard's lock, one fetch at a time: a slow or hostile
-// issuer delays only the requests that need its new keys (they wait for the fetch in
-// flight, at most max_jwks_wait, then get auth.issuer_unreachable); tokens whose keys are
-// cached are judged meanwhile, a stale set's keys included.
+// The issuer is asked outside the guard's lock, one question per subject at a time
+// (single_flight.h): one JWK Set fetch, one introspection per token. A slow or hostile
+// issuer delays only the requests that need its answer (they wait for the question in
+// flight, at most max_issuer_wait, then get auth.issuer_unreachable, and share its answer
+// when it comes); tokens whose keys or verdicts are cached are judged meanwhile, a stale
+// set's keys included.
 //
 // Introspection answers are cached by the token's SHA-256, never the token: an active one
 // until the token's exp (at most max_introspection_cache), a refusal (active false, or an
 // answer whose claims fail) for refused_introspection_ttl, so that one bad token sent at
-// rate costs the issuer one request per TTL. Each cache has its own cap (expired entries
+// rate costs the issuer one request per TTL (and sent from many connections at once, one
+// request: the others wait for its answer). Each cache has its own cap (expired entries
 // dropped first, then all), so a flood of bad tokens never evicts the good ones. No answer
 // (the issuer unreachable, a status other than 200, a body that is no introspection
 // answer) is no verdict and is never cached: the next request asks again.
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -37,6 +39,7 @@
 #include "resource_auth/fetch.h"
 #include "resource_auth/jwks.h"
 #include "resource_auth/jwt.h"
+#include "resource_auth/single_flight.h"
 
 namespace udon::resource_auth {
 
@@ -55,8 +58,9 @@ struct ResourceGuardOptions {
   std::string introspection_client_secret;
   std::chrono::seconds min_jwks_refetch{30};
   std::chrono::seconds max_jwks_age{3600};
-  // How long a request needing new keys waits for the fetch already in flight.
-  std::chrono::seconds max_jwks_wait{10};
+  // How long a request waits for the issuer's answer another request is waiting for (the
+  // JWK Set's refetch, the same token's introspection).
+  std::chrono::seconds max_issuer_wait{10};
   std::chrono::seconds max_introspection_cache{300};
   std::size_t max_introspection_entries = 4096;
   // Short: an issuer may activate a token just after a first refusal (replication lag).
@@ -106,16 +110,23 @@ class ResourceGuard {
 
   // How many introspection refusals are cached (at most max_refused_introspections).
   std::size_t CachedRefusals();
+  // How many requests wait for an answer another request asked the issuer for.
+  std::size_t AwaitingIssuer();
 
  private:
   ResourceGuard(ResourceGuardOptions options, Fetcher fetcher);
   Result<TokenClaims> VerifyJwt(const std::string& token, std::int64_t now);
   Result<TokenClaims> Introspect(const std::string& token, std::int64_t now);
+  // The issuer's verdict on a token, or no answer (cacheable false: unreachable, unreadable).
+  struct IntrospectionAnswer {
+    Result<TokenClaims> verdict;
+    bool cacheable = false;
+  };
+  IntrospectionAnswer AskIntrospection(const std::string& token, std::int64_t now) const;
   Result<TokenClaims> JudgeIntrospection(json::Value answer, std::int64_t now) const;
   std::optional<Result<TokenClaims>> CachedIntrospection(const std::string& digest, std::int64_t now);
   Result<Jwk> KeyFor(const TokenHeader& header, std::int64_t now);
   Status RefetchJwks(std::unique_lock<std::mutex>& lock, std::int64_t now);
-  Status AwaitJwks(std::unique_lock<std::mutex>& lock);
   Result<std::shared_ptr<const JwkSet>> FetchJwks() const;
   Result<AuthenticatedCaller> Grant(const TokenClaims& claims) const;
   TokenExpectations Expect(std::int64_t now) const;
@@ -125,8 +136,7 @@ class ResourceGuard {
   std::string jwks_uri_;
   std::string introspection_endpoint_;
   std::mutex mutex_;  // what follows; never held across a request to the issuer
-  std::condition_variable jwks_fetched_;  // jwks_fetching_ went false
-  bool jwks_fetching_ = false;
+  SingleFlight<Result<std::shared_ptr<const JwkSet>>> jwks_fetch_;  // one subject: the set
   std::shared_ptr<const JwkSet> keys_;
   std::int64_t keys_fetched_ = 0;
   std::optional<std::int64_t> last_refetch_;
@@ -140,6 +150,7 @@ class ResourceGuard {
   };
   std::map<std::string, Introspected> introspected_;  // by SHA-256 of the token
   std::map<std::string, Refused> refused_;            // by SHA-256 of the token
+  SingleFlight<IntrospectionAnswer> introspections_;  // by SHA-256 of the token
 };
 
 }  // namespace udon::resource_auth

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <map>
 #include <mutex>
@@ -97,37 +98,44 @@ TEST(ResourceGuardTest, RotatedKeysAreFetchedOnceForAnUnknownKidWithinTheInterva
   EXPECT_EQ(CodeOf(guard->Authenticate("Bearer " + stale, kNow + 1)), "auth.token_invalid");
 }
 
-// A JWKS endpoint that stalls: its answer waits until the test lets it go, or at most
-// kStallBound, so that a guard that waits for it under its lock fails the test instead of
-// hanging it.
-struct StallingJwks {
+// One endpoint of the issuer that stalls when told to: each request to it waits until the
+// test lets them all go, or at most kStallBound, so that a guard that waits for it under
+// its lock, or never lets it go, fails the test instead of hanging it. It counts the
+// requests it was sent and holds, and answers as the fake issuer does.
+struct StallingEndpoint {
   static constexpr std::chrono::seconds kStallBound{20};
-  explicit StallingJwks(FakeIssuer& faked) : issuer(faked) {}
+  StallingEndpoint(FakeIssuer& faked, std::string stalled_url) : issuer(faked), url(std::move(stalled_url)) {}
   FakeIssuer& issuer;
+  const std::string url;
   std::mutex mutex;
   std::condition_variable changed;
   bool stall = false;
-  bool fetching = false;
+  int held = 0;
   bool released = false;
   bool released_by_test = false;
-  int jwks_fetches = 0;
+  int fetches = 0;
 
   Fetcher fetcher() {
     Fetcher inner = issuer.fetcher();
     return [this, inner](const FetchRequest& request) -> Result<std::string> {
       std::unique_lock lock(mutex);
-      if (request.url == kJwksUri) ++jwks_fetches;
-      if (request.url == kJwksUri && stall) {
-        fetching = true;
+      if (request.url == url) ++fetches;
+      if (request.url == url && stall) {
+        ++held;
         changed.notify_all();
         released_by_test = changed.wait_for(lock, kStallBound, [this] { return released; });
+        --held;
       }
       return inner(request);
     };
   }
+  int Held() {
+    std::lock_guard lock(mutex);
+    return held;
+  }
   void AwaitFetching() {
     std::unique_lock lock(mutex);
-    changed.wait(lock, [this] { return fetching; });
+    changed.wait(lock, [this] { return held > 0; });
   }
   void Release() {
     std::lock_guard lock(mutex);
@@ -153,7 +161,7 @@ class StalledRefetchTest : public ::testing::Test {
   FakeIssuer issuer;
   decltype(testing::Generate("ES256")) old_key = testing::Generate("ES256");
   decltype(testing::Generate("ES256")) new_key = testing::Generate("ES256");
-  StallingJwks jwks{issuer};
+  StallingEndpoint jwks{issuer, kJwksUri};
   std::unique_ptr<ResourceGuard> guard;
 };
 
@@ -173,7 +181,7 @@ TEST_F(StalledRefetchTest, ACachedKeyIsJudgedWhileARefetchForAnUnknownKidHangs) 
   unknown_kid.join();
   EXPECT_TRUE(jwks.released_by_test) << "the cached key waited for the issuer's slow answer";
   EXPECT_EQ(rotated_code, "ok");
-  EXPECT_EQ(jwks.jwks_fetches, 2);
+  EXPECT_EQ(jwks.fetches, 2);
 }
 
 // Requests that need the new keys wait for the one fetch in flight and share its answer:
@@ -191,7 +199,7 @@ TEST_F(StalledRefetchTest, RequestsForANewKidShareTheOneFetchInFlight) {
   jwks.Release();
   for (std::thread& caller : callers) caller.join();
   EXPECT_EQ(codes, std::vector<std::string>(4, "ok"));
-  EXPECT_EQ(jwks.jwks_fetches, 2);  // Discover's, then the one refetch
+  EXPECT_EQ(jwks.fetches, 2);  // Discover's, then the one refetch
 }
 
 TEST(ResourceGuardTest, GrantsDecideTheToolsAndNoGrantIsForbidden) {
@@ -344,6 +352,97 @@ TEST(ResourceGuardTest, TheRefusalCacheStaysWithinItsCap) {
     EXPECT_LE(guard->CachedRefusals(), 8U);
   }
   EXPECT_EQ(issuer.asked[kIntrospection], 100);
+}
+
+// Requests with the same opaque token that arrive together: `kCallers` at once, released
+// only when every one of them is either at the issuer's introspection endpoint or waiting
+// for an answer in flight.
+class ConcurrentIntrospectionTest : public ::testing::Test {
+ protected:
+  static constexpr int kCallers = 50;
+
+  std::unique_ptr<ResourceGuard> Guard(std::chrono::seconds max_issuer_wait = std::chrono::seconds(10)) {
+    issuer.bodies[kIssuer + "/.well-known/oauth-authorization-server"] =
+        json::Value({{"issuer", kIssuer}, {"introspection_endpoint", kIntrospection}}).dump();
+    ResourceGuardOptions options = Options();
+    options.introspection_client_id = "gateway";
+    options.introspection_client_secret = "s3cret";
+    options.max_issuer_wait = max_issuer_wait;
+    auto guard = ResourceGuard::Create(options, introspection.fetcher());
+    EXPECT_TRUE(guard.ok());
+    EXPECT_TRUE((*guard)->Discover(kNow).ok());
+    introspection.stall = true;
+    return std::move(guard).value();
+  }
+
+  std::vector<std::string> AllAtOnce(ResourceGuard& guard, const std::string& token) {
+    std::vector<std::string> codes(kCallers);
+    std::atomic<int> finished = 0;
+    std::vector<std::thread> callers;
+    for (std::string& code : codes) {
+      callers.emplace_back([&] {
+        code = CodeOf(guard.Authenticate("Bearer " + token, kNow));
+        ++finished;
+      });
+    }
+    while (introspection.Held() + static_cast<int>(guard.AwaitingIssuer()) + finished < kCallers) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    introspection.Release();
+    for (std::thread& caller : callers) caller.join();
+    return codes;
+  }
+
+  FakeIssuer issuer;
+  StallingEndpoint introspection{issuer, kIntrospection};
+};
+
+// An attacker sending one bad token from many connections at once costs the issuer one
+// introspection: the first request asks, the others share its answer.
+TEST_F(ConcurrentIntrospectionTest, IdenticalBadTokensArrivingTogetherShareOneIntrospection) {
+  auto guard = Guard();
+  issuer.bodies[kIntrospection] = json::Value({{"active", false}}).dump();
+  EXPECT_EQ(AllAtOnce(*guard, "bad-token"), std::vector<std::string>(kCallers, "auth.token_invalid"));
+  EXPECT_EQ(introspection.fetches, 1);
+}
+
+// No answer is shared too (each waiter refused with the code a lone request gets), and is
+// still not cached: the next request asks again.
+TEST_F(ConcurrentIntrospectionTest, AnIssuerThatDoesNotAnswerRefusesAllItsWaitersOnce) {
+  auto guard = Guard();
+  EXPECT_EQ(AllAtOnce(*guard, "bad-token"), std::vector<std::string>(kCallers, "auth.issuer_unreachable"));
+  EXPECT_EQ(introspection.fetches, 1);
+  issuer.bodies[kIntrospection] = json::Value({{"active", false}}).dump();
+  EXPECT_EQ(CodeOf(guard->Authenticate("Bearer bad-token", kNow)), "auth.token_invalid");
+  EXPECT_EQ(introspection.fetches, 2);
+}
+
+TEST_F(ConcurrentIntrospectionTest, AGoodTokenArrivingTogetherIsIntrospectedOnce) {
+  auto guard = Guard();
+  json::Value active = Claims("convert");
+  active["active"] = true;
+  issuer.bodies[kIntrospection] = active.dump();
+  EXPECT_EQ(AllAtOnce(*guard, "good-token"), std::vector<std::string>(kCallers, "ok"));
+  EXPECT_EQ(introspection.fetches, 1);
+}
+
+// The wait for another request's introspection is bounded: past it, the waiter is refused
+// as when the issuer cannot be asked, and does not ask the issuer itself.
+TEST_F(ConcurrentIntrospectionTest, AWaiterIsRefusedWhenTheAnswerInFlightTakesTooLong) {
+  auto guard = Guard(std::chrono::seconds(0));
+  issuer.bodies[kIntrospection] = json::Value({{"active", false}}).dump();
+  std::string first;
+  std::thread asking([&] { first = CodeOf(guard->Authenticate("Bearer slow-token", kNow)); });
+  introspection.AwaitFetching();
+  std::string waiter;
+  std::thread waiting([&] { waiter = CodeOf(guard->Authenticate("Bearer slow-token", kNow)); });
+  waiting.join();  // joined before the release: a waiter held at the issuer would fail this
+  introspection.Release();
+  asking.join();
+  EXPECT_EQ(waiter, "auth.issuer_unreachable");
+  EXPECT_EQ(first, "auth.token_invalid");
+  EXPECT_EQ(introspection.fetches, 1);
+  EXPECT_TRUE(introspection.released_by_test);
 }
 
 // An introspection answer for a DPoP- or certificate-bound token (token_type DPoP, a cnf

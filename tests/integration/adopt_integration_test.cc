@@ -280,6 +280,46 @@ TEST_F(AdoptRealHost, CheckSaysWhyTheGatewayWithholdsAReviewedTool) {
   EXPECT_EQ(dir_.Read("home/.cursor/mcp.json"), original);
 }
 
+// --protocol-version names the revision adopt opens servers at: a capture's, and the check's
+// connection to each gateway (as a host speaking it). --list, --apply and --undo open none:
+// there it is a usage error that reads and writes nothing, never an option dropped.
+TEST_F(AdoptRealHost, ProtocolVersionReachesTheCheckAndIsRefusedWhereNoServerIsOpened) {
+  Home();
+  fs::create_directories(dir_.File("home/.cursor"));
+  dir_.Write("home/.cursor/mcp.json", Json{{"mcpServers", {{"demo", {{"command", DemoServerBinary()}}}}}}.dump(2));
+  const std::string original = dir_.Read("home/.cursor/mcp.json");
+  auto ExpectUsageError = [](const ProcessResult& refused, const char* mode) {
+    EXPECT_EQ(refused.exit_code, 2) << mode << refused.out << refused.err;
+    EXPECT_NE(refused.out.find("\"usage.invalid\""), std::string::npos) << mode << refused.out;
+  };
+  ExpectUsageError(Udon({"adopt", "--list", "--protocol-version", "2025-06-18", "--json"}), "--list");
+  ProcessResult captured =
+      Udon({"adopt", "--dir", Adopted(), "--host", "cursor", "--protocol-version", "2025-06-18", "--json"});
+  ASSERT_EQ(captured.exit_code, 0) << captured.out << captured.err;
+  ReviewTwoTools("cursor", "demo");
+  ExpectUsageError(Udon({"adopt", "--dir", Adopted(), "--apply", "--protocol-version", "2025-06-18", "--json"}),
+                   "--apply");
+  EXPECT_EQ(dir_.Read("home/.cursor/mcp.json"), original);
+  ProcessResult applied = Udon({"adopt", "--dir", Adopted(), "--apply"});
+  ASSERT_EQ(applied.exit_code, 0) << applied.out << applied.err;
+  const std::string rewritten = dir_.Read("home/.cursor/mcp.json");
+  for (const char* version : {"2025-03-26", "2025-06-18"}) {
+    ProcessResult checked = Udon({"adopt", "--dir", Adopted(), "--check", "--protocol-version", version, "--json"});
+    ASSERT_EQ(checked.exit_code, 0) << checked.out << checked.err;
+    const Json entry = json::Parse(checked.out).value()["entries"][0];
+    EXPECT_EQ(entry["protocolVersion"], version) << entry;
+    EXPECT_EQ(entry["offered"], Json({"analyze_text", "convert_units"})) << entry;
+  }
+  ExpectUsageError(Udon({"adopt", "--dir", Adopted(), "--check", "--protocol-version", "1999-01-01", "--json"}),
+                   "--check with an unknown version");
+  ExpectUsageError(Udon({"adopt", "--dir", Adopted(), "--undo", "--protocol-version", "2025-06-18", "--json"}),
+                   "--undo");
+  EXPECT_EQ(dir_.Read("home/.cursor/mcp.json"), rewritten);
+  ProcessResult undone = Udon({"adopt", "--dir", Adopted(), "--undo"});
+  ASSERT_EQ(undone.exit_code, 0) << undone.out << undone.err;
+  EXPECT_EQ(dir_.Read("home/.cursor/mcp.json"), original);
+}
+
 // Issue 38 item 1, from the attacker's side: the current directory is a clone whose
 // .mcp.json runs a command. Without --project adopt reads no project file; with it, the
 // .mcp.json server the user never approved in Claude Code is not started, and another
