@@ -44,6 +44,7 @@ function(udon_object_library name)
     target_link_libraries(udon_${name} PUBLIC ${links})
   endif()
   udon_compile_options(udon_${name})
+  udon_unity_build(udon_${name})
   set_property(GLOBAL PROPERTY UDON_DEPS_${name} ${C_DEPS})
 endfunction()
 
