@@ -44,6 +44,7 @@ function(udon_object_library name)
     target_link_libraries(udon_${name} PUBLIC ${links})
   endif()
   udon_compile_options(udon_${name})
+  udon_unity_build(udon_${name})
   set_property(GLOBAL PROPERTY UDON_DEPS_${name} ${C_DEPS})
 endfunction()
 
@@ -223,6 +224,35 @@ function(udon_test name)
     gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 TEST_FILTER "${T_TESTDATA}"
                          PROPERTIES LABELS "${T_LABELS}" TIMEOUT 600 FIXTURES_REQUIRED testdata)
   endif()
+endfunction()
+
+# udon_test_helpers(NAME SOURCES ... [COMPONENTS ...] [LIBS ...] [LABELS ...]): sources that
+# several test targets share (clients, fixtures), compiled once into the OBJECT library NAME
+# that those targets name in LIBS. COMPONENTS must be in each such target's own COMPONENTS
+# closure (only directly linked object libraries give their objects). LABELS are those of
+# the tests that use them: under UDON_UNIT_TESTS_ONLY, helpers of no unit test are only
+# syntax-checked, like their tests.
+function(udon_test_helpers name)
+  cmake_parse_arguments(H "" "" "SOURCES;COMPONENTS;LIBS;LABELS" ${ARGN})
+  if(NOT UDON_BUILD_TESTS)
+    return()
+  endif()
+  if(NOT H_LABELS)
+    set(H_LABELS unit)
+  endif()
+  if(UDON_UNIT_TESTS_ONLY AND NOT "unit" IN_LIST H_LABELS)
+    udon_syntax_check(${name} SOURCES ${H_SOURCES} COMPONENTS ${H_COMPONENTS} LIBS ${H_LIBS} GTest::gtest)
+  else()
+    add_library(${name} OBJECT ${H_SOURCES})
+    udon_closure(targets ${H_COMPONENTS})
+    target_link_libraries(${name} PRIVATE ${targets} ${H_LIBS} GTest::gtest)
+    udon_compile_options(${name})
+  endif()
+  target_include_directories(${name} PUBLIC ${CMAKE_CURRENT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/tests/support)
+  target_compile_definitions(${name} PRIVATE
+    UDON_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
+    UDON_BINARY_DIR="${PROJECT_BINARY_DIR}")
+  udon_unity_build(${name})
 endfunction()
 
 # udon_benchmark(NAME SOURCES ... [COMPONENTS ...]): Google Benchmark binaries, never tests.

@@ -59,6 +59,10 @@ Status ReplaceFileIfUnchanged(const std::string& path, const FileSnapshot& expec
 // `owner` (a temporary already given the replaced file's owner). Returns how many.
 int RemoveStaleTemporaries(const std::string& path, uid_t owner);
 
+// Writes BYTES whole to the descriptor FD, retrying interrupted and partial writes: false
+// when a write fails (errno says why) or writes nothing.
+bool WriteAll(int fd, std::string_view bytes);
+
 // An exclusive lock on a file (flock), across processes and threads (each holder opens
 // the file), held until destroyed.
 class FileLock {

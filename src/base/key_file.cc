@@ -4,25 +4,16 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <string_view>
 #include <vector>
 
+#include "base/file.h"
 #include "base/random.h"
 
 namespace udon::base {
 namespace {
 
 Error KeyError(const KeyFile& key, const char* problem) { return MakeError(key.code, key.what + problem); }
-
-bool WriteAll(int fd, const unsigned char* data, std::size_t size) {
-  while (size > 0) {
-    const ssize_t n = write(fd, data, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data += n;
-    size -= static_cast<std::size_t>(n);
-  }
-  return true;
-}
 
 // Written whole under a temporary name, then linked into place, so a concurrent reader
 // never sees a partial key.
@@ -32,7 +23,8 @@ Status CreateKey(const KeyFile& key, const std::string& dir) {
   const std::string temporary = dir + "/.key." + std::to_string(::getpid());
   const int fd = open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) return KeyError(key, " cannot be created");
-  const bool written = WriteAll(fd, bytes.data(), bytes.size()) && fsync(fd) == 0;
+  const std::string_view key_bytes(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  const bool written = WriteAll(fd, key_bytes) && fsync(fd) == 0;
   close(fd);
   if (!written) {
     unlink(temporary.c_str());

@@ -34,7 +34,7 @@ bool narrate_to_stderr = false;  // --json keeps stdout for the machine result
 constexpr const char* kServerKey = "demo";
 constexpr const char* kManifestFile = "demo.tools.json";
 
-void Say(const std::string& text) {
+void Narrate(const std::string& text) {
   std::FILE* out = narrate_to_stderr ? stderr : stdout;
   std::fprintf(out, "%s\n", text.c_str());
   std::fflush(out);
@@ -75,7 +75,7 @@ Status ApplyReviews(manifest::Manifest& m, const manifest::Policy& policy) {
     UDON_ASSIGN_OR_RETURN(manifest::Review typed, manifest::ValidateReview(review, policy));
     UDON_RETURN_IF_ERROR(manifest::ValidateReviewAgainstTool(typed, *location.tool));
     UDON_RETURN_IF_ERROR(m.SetReview(kServerKey, tool, review));
-    Say("   reviewed " + tool);
+    Narrate("   reviewed " + tool);
   }
   return OkStatus();
 }
@@ -119,28 +119,28 @@ int RunDemo(const DemoOptions& options) {
   std::error_code error;
   fs::create_directories(dir, error);
   if (error) return ReportError(MakeError("io.unreadable", "cannot create the demo folder"), false, kExitInvalidInput);
-  Say("udon-mcp demo in " + dir.string() + " against " + *server + "\n");
+  Narrate("udon-mcp demo in " + dir.string() + " against " + *server + "\n");
   auto config = WriteConfig(dir, *server, {});
   if (!config.ok()) return Fail("writing the runtime configuration", config.error());
 
-  Say("1. capture: open the demo server at the newest revision both sides speak, exhaust tools/list");
+  Narrate("1. capture: open the demo server at the newest revision both sides speak, exhaust tools/list");
   capture::CaptureOptions request;
   request.servers = {kServerKey};
   auto captured = capture::Capture(*config, policy, request, manifest::NowSeconds());
   if (!captured.ok()) return Fail("capture", captured.error());
   manifest::Manifest m = std::move(captured).value();
-  Say("   protocol " + *m.protocol_version() + ", " + std::to_string(m.ToolNames(kServerKey).size()) +
+  Narrate("   protocol " + *m.protocol_version() + ", " + std::to_string(m.ToolNames(kServerKey).size()) +
       " tools, serverInfo " + m.server_info(kServerKey)->dump());
 
-  Say("2. review: the bundled assertions and input channels for the three tools the workflow calls");
+  Narrate("2. review: the bundled assertions and input channels for the three tools the workflow calls");
   if (Status reviewed = ApplyReviews(m, policy); !reviewed.ok()) return Fail("review", reviewed.error());
   const fs::path manifest_path = dir / kManifestFile;
   if (Status written = base::WriteFileAtomic(manifest_path.string(), m.ToPrettyJson()); !written.ok()) {
     return Fail("writing the manifest", written.error());
   }
 
-  Say("3. pin: RFC 8785 canonical form, SHA-256");
-  Say("   manifestSha256 " + m.sha256());
+  Narrate("3. pin: RFC 8785 canonical form, SHA-256");
+  Narrate("   manifestSha256 " + m.sha256());
   std::string workflow = internal::kDemoWorkflowYaml;
   for (std::size_t at; (at = workflow.find("@MANIFEST_SHA256@")) != std::string::npos;) {
     workflow.replace(at, 17, m.sha256());
@@ -152,9 +152,9 @@ int RunDemo(const DemoOptions& options) {
     return Fail("inputs", w.error());
   }
 
-  Say("4. validate, analyze, run: UWS rules and every static check of the MCP bindings, the content-trust");
-  Say("   analysis (policy blockOnFindings), then every step through the gate (digest, expiry, version,");
-  Say("   serverInfo, re-list, compare, arguments)");
+  Narrate("4. validate, analyze, run: UWS rules and every static check of the MCP bindings, the content-trust");
+  Narrate("   analysis (policy blockOnFindings), then every step through the gate (digest, expiry, version,");
+  Narrate("   serverInfo, re-list, compare, arguments)");
   auto evidence = gate::EvidenceWriter::Open((dir / "evidence.jsonl").string());
   if (!evidence.ok()) return Fail("evidence", evidence.error());
   workflow::WorkflowEnvironment environment;
@@ -162,20 +162,20 @@ int RunDemo(const DemoOptions& options) {
   environment.gate = [&]() -> Result<gate::GateEnvironment> { return Environment(dir, *config, evidence->get()); };
   workflow::WorkflowOutcome outcome = workflow::RunWorkflow(workflow_path.string(), inputs_path.string(), environment);
   if (!outcome.ok()) return Fail(StageName(outcome), *outcome.error);
-  Say("   valid: " + std::to_string(outcome.operations) + " operations bound to reviewed tools");
+  Narrate("   valid: " + std::to_string(outcome.operations) + " operations bound to reviewed tools");
   if (outcome.content_trust) {
     const auto& findings = outcome.content_trust->findings;
     const auto high = std::count_if(findings.begin(), findings.end(), [](const auto& f) { return f.severity == "high"; });
-    Say("   content trust: " + std::to_string(findings.size()) + " finding(s), " + std::to_string(high) +
+    Narrate("   content trust: " + std::to_string(findings.size()) + " finding(s), " + std::to_string(high) +
         " high (advisory: the demo's policy does not block on findings)");
   }
   const json::Value outputs = outcome.run.outputs;
-  Say("   outputs " + outputs.dump(2));
+  Narrate("   outputs " + outputs.dump(2));
   if (!outputs.contains("images") || outputs["images"].size() != 3) {
     return Fail("run", MakeError("demo.unexpected", "expected three rendered views, one per sentence"));
   }
 
-  Say("5. drift: restart the server with a changed render_turntable description, verify again");
+  Narrate("5. drift: restart the server with a changed render_turntable description, verify again");
   auto drifted = WriteConfig(dir, *server, {"description=render_turntable"});
   if (!drifted.ok()) return Fail("writing the runtime configuration", drifted.error());
   gate::Gate gate(Environment(dir, *drifted, evidence->get()));
@@ -183,12 +183,12 @@ int RunDemo(const DemoOptions& options) {
   if (refused.ok() || refused.error->code != "catalog.tool_drift") {
     return Fail("drift", refused.ok() ? MakeError("demo.unexpected", "the drifted tool was accepted") : *refused.error);
   }
-  Say("   refused: " + refused.error->code + " (exit " + std::to_string(GatedExitCodeFor(*refused.error)) +
+  Narrate("   refused: " + refused.error->code + " (exit " + std::to_string(GatedExitCodeFor(*refused.error)) +
       "), differing pointers:");
   for (const auto& pointer : refused.error->details["pointers"]) {
-    Say("     " + pointer["pointer"].get<std::string>() + " (" + pointer["change"].get<std::string>() + ")");
+    Narrate("     " + pointer["pointer"].get<std::string>() + " (" + pointer["change"].get<std::string>() + ")");
   }
-  Say("\nEvery expected outcome happened. Files: " + std::string(kManifestFile) +
+  Narrate("\nEvery expected outcome happened. Files: " + std::string(kManifestFile) +
       ", turntable-brief.uws.yaml, inputs.json, evidence.jsonl, mcp.json");
   if (options.json) {
     PrintJsonResult({{"dir", dir.string()}, {"manifestSha256", m.sha256()}, {"outputs", outputs},

@@ -145,7 +145,7 @@ json::Value DescriptionChanges(const manifest::ManifestDiff& diff, const manifes
 }
 
 // What the whole report accumulates pair by pair.
-struct Tally {
+struct DriftTally {
   std::vector<int> refused;  // per rule of DriftRules()
   std::map<std::string, json::Value> histories;
   std::map<std::string, std::map<std::string, int>> kind_totals;  // kind -> differences / pairs / tools
@@ -155,12 +155,12 @@ struct Tally {
   int version_changed_catalog_unchanged = 0;
 };
 
-void AddEvent(Tally& t, const std::string& tool, json::Value event) {
+void AddEvent(DriftTally& t, const std::string& tool, json::Value event) {
   auto [it, inserted] = t.histories.try_emplace(tool, json::Value::array());
   it->second.push_back(std::move(event));
 }
 
-void RecordHistories(const manifest::ManifestDiff& diff, std::size_t to, Tally& t) {
+void RecordHistories(const manifest::ManifestDiff& diff, std::size_t to, DriftTally& t) {
   for (const manifest::ServerDiff& server : diff.servers) {
     for (const manifest::ToolDiff& tool : server.tools) {
       json::Value event = {{"index", to}};
@@ -186,7 +186,7 @@ void RecordHistories(const manifest::ManifestDiff& diff, std::size_t to, Tally& 
   }
 }
 
-json::Value CountKinds(const std::vector<Difference>& differences, Tally& t) {
+json::Value CountKinds(const std::vector<Difference>& differences, DriftTally& t) {
   json::Value kinds = json::Value::object();
   std::set<std::string> seen;
   for (const Difference& d : differences) {
@@ -199,7 +199,7 @@ json::Value CountKinds(const std::vector<Difference>& differences, Tally& t) {
 
 // A tool's kinds are counted per tool; a kind seen only there (not among the pair's
 // differences, `pair_kinds`) still counts the pair once, so every kind's `pairs` is right.
-json::Value CountToolKinds(const manifest::ManifestDiff& diff, const json::Value& pair_kinds, Tally& t) {
+json::Value CountToolKinds(const manifest::ManifestDiff& diff, const json::Value& pair_kinds, DriftTally& t) {
   json::Value kinds = json::Value::object();
   for (const manifest::ServerDiff& server : diff.servers) {
     for (const manifest::ToolDiff& tool : server.tools) {
@@ -213,7 +213,7 @@ json::Value CountToolKinds(const manifest::ManifestDiff& diff, const json::Value
   return kinds;
 }
 
-json::Value RefusedBy(const std::vector<Difference>& differences, Tally& t) {
+json::Value RefusedBy(const std::vector<Difference>& differences, DriftTally& t) {
   json::Value refused = json::Value::object();
   const std::vector<DriftRule>& rules = DriftRules();
   for (std::size_t r = 0; r < rules.size(); ++r) {
@@ -235,7 +235,7 @@ bool HasKind(const std::vector<Difference>& differences, std::string_view prefix
 }
 
 json::Value PairReport(std::size_t from, const manifest::Manifest& before, const manifest::Manifest& after,
-                       bool show, Tally& t) {
+                       bool show, DriftTally& t) {
   const manifest::ManifestDiff diff = manifest::DiffManifests(before, after);
   const std::vector<Difference> differences = DifferencesOf(diff);
   json::Value refused = RefusedBy(differences, t);
@@ -262,7 +262,7 @@ json::Value PairReport(std::size_t from, const manifest::Manifest& before, const
   return pair;
 }
 
-json::Value RuleTable(const Tally& t, std::size_t pairs) {
+json::Value RuleTable(const DriftTally& t, std::size_t pairs) {
   json::Value rules = json::Value::array();
   const std::vector<DriftRule>& all = DriftRules();
   for (std::size_t r = 0; r < all.size(); ++r) {
@@ -275,7 +275,7 @@ json::Value RuleTable(const Tally& t, std::size_t pairs) {
   return rules;
 }
 
-json::Value ToolHistories(const manifest::Manifest& first, Tally& t) {
+json::Value ToolHistories(const manifest::Manifest& first, DriftTally& t) {
   // The first release's tools are added at index 0, before any pair's events.
   for (const auto& [name, count] : first.ToolNames(kViewKey)) {
     auto [it, inserted] = t.histories.try_emplace(name, json::Value::array());
@@ -382,7 +382,7 @@ Result<json::Value> BuildDriftReport(const std::vector<SeriesManifest>& series, 
     entries.push_back(SeriesEntry(series[i], view));
     views.push_back(std::move(view));
   }
-  Tally t;
+  DriftTally t;
   t.refused.assign(DriftRules().size(), 0);
   json::Value pairs = json::Value::array();
   for (std::size_t i = 0; i + 1 < views.size(); ++i) pairs.push_back(PairReport(i, views[i], views[i + 1], options.show, t));

@@ -171,7 +171,7 @@ json::Value ToolSummary(const std::string& server, const std::string& tool, cons
 
 // What one pass over the records counts; each Count* below reads one concern of a record
 // and each *Section turns its counts into a part of the report.
-struct Tally {
+struct RecordTally {
   std::map<std::string, int> commands;
   std::map<std::string, std::pair<int, int>> codes;  // code -> (exit, count)
   std::map<int, int> exits;
@@ -191,13 +191,13 @@ struct Tally {
   std::map<std::pair<std::string, std::string>, ToolResults> tools;
   std::set<std::string> digest_keys;  // evidence key ids whose digests were compared
 
-  Tally() {
+  RecordTally() {
     for (const std::string& reason : kInvalidations) invalidations[reason] = 0;
   }
 };
 
 // A record without a readable exit counts as internal (1): it says nothing better.
-void CountOutcome(const gate::EvidenceRecord& record, Tally& t) {
+void CountOutcome(const gate::EvidenceRecord& record, RecordTally& t) {
   const int exit_code = record.exit.value_or(1);
   ++t.commands[Token(record.command)];
   auto& code_entry = t.codes[Token(record.code)];
@@ -219,7 +219,7 @@ void CountOutcome(const gate::EvidenceRecord& record, Tally& t) {
   }
 }
 
-void CountListChanged(const gate::EvidenceRecord& record, Tally& t) {
+void CountListChanged(const gate::EvidenceRecord& record, RecordTally& t) {
   if (record.invalidation) {
     const std::string reason = Token(record.invalidation);
     ++t.invalidations[t.invalidations.count(reason) ? reason : std::string("other")];
@@ -237,7 +237,7 @@ void CountListChanged(const gate::EvidenceRecord& record, Tally& t) {
   }
 }
 
-void CountLatency(const gate::EvidenceRecord& record, Tally& t) {
+void CountLatency(const gate::EvidenceRecord& record, RecordTally& t) {
   if (record.steps) {
     for (const gate::EvidenceStep& step : *record.steps) {
       if (step.ms) t.step_ms[Token(step.step)].push_back(*step.ms);
@@ -248,7 +248,7 @@ void CountLatency(const gate::EvidenceRecord& record, Tally& t) {
 }
 
 // Result digests per tool. capture's records (how each server was opened) are no tool's.
-void CountResults(const gate::EvidenceRecord& record, Tally& t) {
+void CountResults(const gate::EvidenceRecord& record, RecordTally& t) {
   if (Token(record.command) == "capture") return;
   ToolResults& tool = t.tools[{Token(record.server), Token(record.tool)}];
   ++tool.calls;
@@ -269,7 +269,7 @@ void CountResults(const gate::EvidenceRecord& record, Tally& t) {
   if (record.probe) tool.by_concurrency[identity][record.probe->overlapped ? "overlapped" : "alone"].insert(*result);
 }
 
-void OutcomeSections(const Tally& t, json::Value& summary) {
+void OutcomeSections(const RecordTally& t, json::Value& summary) {
   json::Value code_list = json::Value::array();
   for (const auto& [code, entry] : t.codes) {
     code_list.push_back({{"code", code}, {"exit", entry.first}, {"count", entry.second}});
@@ -282,7 +282,7 @@ void OutcomeSections(const Tally& t, json::Value& summary) {
   summary["exitClasses"] = std::move(exit_list);
 }
 
-json::Value DriftSection(const Tally& t) {
+json::Value DriftSection(const RecordTally& t) {
   json::Value kinds = json::Value::array();
   for (const auto& [kind, counts] : t.drift_kinds) {
     json::Value changes = {{"added", 0}, {"removed", 0}, {"changed", 0}};
@@ -301,7 +301,7 @@ json::Value DriftSection(const Tally& t) {
 constexpr std::size_t kMaxBuckets = 24;
 constexpr manifest::Seconds kBucketSeconds[] = {60, 300, 900, 3600, 6 * 3600, 86400, 7 * 86400, 30 * 86400};
 
-json::Value OverTimeSection(const Tally& t) {
+json::Value OverTimeSection(const RecordTally& t) {
   json::Value out = {{"bucketSeconds", nullptr}, {"buckets", json::Value::array()}, {"untimed", t.untimed}};
   if (t.timed_codes.empty()) return out;
   manifest::Seconds first = t.timed_codes.front().first, last = first;
@@ -326,14 +326,14 @@ json::Value OverTimeSection(const Tally& t) {
   return out;
 }
 
-json::Value IndeterminateSection(const Tally& t) {
+json::Value IndeterminateSection(const RecordTally& t) {
   json::Value reasons = json::Value::array();
   for (const auto& [reason, count] : t.indeterminate) reasons.push_back({{"reason", reason}, {"count", count}});
   return {{"count", t.indeterminate_count}, {"byReason", std::move(reasons)}};
 }
 
 // The gate's steps in their order, then any other step a record names.
-json::Value LatencySection(const Tally& t) {
+json::Value LatencySection(const RecordTally& t) {
   std::vector<std::string> step_names;
   for (const std::string& step : kSteps) {
     if (t.step_ms.count(step)) step_names.push_back(step);
@@ -377,7 +377,7 @@ Status AddEvidenceFile(const std::string& path, EvidenceSet& set) {
 }
 
 json::Value Summarize(const EvidenceSet& set) {
-  Tally t;
+  RecordTally t;
   for (const gate::EvidenceRecord& record : set.records) {
     CountOutcome(record, t);
     CountListChanged(record, t);

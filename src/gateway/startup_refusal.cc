@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "base/file.h"
 #include "mcp/protocol/jsonrpc.h"
 
 namespace udon::gateway {
@@ -16,16 +17,6 @@ using Clock = std::chrono::steady_clock;
 
 // A host's first request is small; a longer line is not one to wait for.
 constexpr std::size_t kMaxFrameBytes = 1u << 20;
-
-bool WriteAll(int fd, std::string_view bytes) {
-  while (!bytes.empty()) {
-    const ssize_t written = write(fd, bytes.data(), bytes.size());
-    if (written < 0 && errno == EINTR) continue;
-    if (written <= 0) return false;
-    bytes.remove_prefix(static_cast<std::size_t>(written));
-  }
-  return true;
-}
 
 // Reads more of `fd` into `buffer` before `deadline`. False at the end of input, on an
 // error or at the deadline.
@@ -66,7 +57,7 @@ std::size_t AnswerStartUpRefusal(const Error& error, int exit, const StartUpRefu
     if (message.ok() && message->kind == mcp::MessageKind::kRequest) {
       const std::string answer = mcp::SerializeMessage(
           mcp::MakeError(message->id, kStartUpRefusedCode, error.code + ": " + error.message, data));
-      if (!WriteAll(options.out_fd, answer + "\n")) return answered;
+      if (!base::WriteAll(options.out_fd, answer + "\n")) return answered;
       ++answered;
       if (message->method == "initialize") return answered;
     }

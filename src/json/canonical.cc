@@ -49,11 +49,14 @@ void AppendEs6Number(Out& out, double value) {
     out.push_back('-');
     ++p;
   }
+  // A double's shortest round trip has at most 17 digits; the bound keeps every copy from
+  // `digits` below provably inside it.
   char digits[20];
   int digit_count = 0;
-  for (; *p != 'e'; ++p) {
+  for (; *p != 'e' && digit_count < static_cast<int>(sizeof digits); ++p) {
     if (*p != '.') digits[digit_count++] = *p;
   }
+  while (*p != 'e') ++p;
   ++p;  // 'e'
   int exponent = 0;
   std::from_chars(*p == '+' ? p + 1 : p, result.ptr, exponent);
@@ -82,7 +85,7 @@ void AppendEs6Number(Out& out, double value) {
     char exponent_text[8];
     const auto written =
         std::to_chars(exponent_text, exponent_text + sizeof exponent_text, std::abs(n - 1));
-    out.append(exponent_text, static_cast<std::size_t>(written.ptr - exponent_text));
+    for (const char* c = exponent_text; c != written.ptr; ++c) out.push_back(*c);  // 1 to 3 digits
   }
 }
 

@@ -6,14 +6,14 @@
 namespace udon::manifest {
 namespace {
 
-Error Invalid(const std::string& member, const char* message) {
+Error PolicyInvalid(const std::string& member, const char* message) {
   return MakeError("policy.invalid", message, "/" + member);
 }
 
 Result<long long> PositiveInteger(const json::Value& value, const std::string& member,
                                   long long maximum) {
   if (!value.is_number_integer() || value.get<long long>() < 1 || value.get<long long>() > maximum) {
-    return Invalid(member, "must be a positive integer within range");
+    return PolicyInvalid(member, "must be a positive integer within range");
   }
   return value.get<long long>();
 }
@@ -28,17 +28,17 @@ Result<Policy> PolicyFromJson(const json::Value& document) {
       UDON_ASSIGN_OR_RETURN(auto days, PositiveInteger(value, member, 3650));
       policy.max_review_window_days = static_cast<int>(days);
     } else if (member == "allowModelBacked") {
-      if (!value.is_boolean()) return Invalid(member, "must be true or false");
+      if (!value.is_boolean()) return PolicyInvalid(member, "must be true or false");
       policy.allow_model_backed = value.get<bool>();
     } else if (member == "allowedSideEffects") {
       if (value.is_null()) {
         policy.allowed_side_effects.reset();
         continue;
       }
-      if (!value.is_array()) return Invalid(member, "must be null or an array of strings");
+      if (!value.is_array()) return PolicyInvalid(member, "must be null or an array of strings");
       std::vector<std::string> classes;
       for (const auto& item : value) {
-        if (!item.is_string()) return Invalid(member, "must be null or an array of strings");
+        if (!item.is_string()) return PolicyInvalid(member, "must be null or an array of strings");
         classes.push_back(item.get<std::string>());
       }
       policy.allowed_side_effects = std::move(classes);
@@ -46,7 +46,7 @@ Result<Policy> PolicyFromJson(const json::Value& document) {
       if (value == "none") policy.block_on_findings = FindingsBlock::kNone;
       else if (value == "high") policy.block_on_findings = FindingsBlock::kHigh;
       else if (value == "warning") policy.block_on_findings = FindingsBlock::kWarning;
-      else return Invalid(member, "must be \"none\", \"high\" or \"warning\"");
+      else return PolicyInvalid(member, "must be \"none\", \"high\" or \"warning\"");
     } else if (member == "callTimeoutSeconds") {
       UDON_ASSIGN_OR_RETURN(auto seconds, PositiveInteger(value, member, 86'400));
       policy.call_timeout_seconds = static_cast<int>(seconds);
@@ -57,7 +57,7 @@ Result<Policy> PolicyFromJson(const json::Value& document) {
       UDON_ASSIGN_OR_RETURN(auto bytes, PositiveInteger(value, member, 1LL << 32));
       policy.max_message_bytes = static_cast<std::size_t>(bytes);
     } else if (member == "strictListChanged") {
-      if (!value.is_boolean()) return Invalid(member, "must be true or false");
+      if (!value.is_boolean()) return PolicyInvalid(member, "must be true or false");
       policy.strict_list_changed = value.get<bool>();
     } else if (member == "serializeTimeoutSeconds") {
       UDON_ASSIGN_OR_RETURN(auto seconds, PositiveInteger(value, member, 86'400));
@@ -65,7 +65,7 @@ Result<Policy> PolicyFromJson(const json::Value& document) {
     } else if (member == "clockSkewSeconds") {
       // 0 is allowed (synchronized clocks); more than an hour is a broken clock, not skew.
       if (!value.is_number_integer() || value.get<long long>() < 0 || value.get<long long>() > 3600) {
-        return Invalid(member, "must be an integer from 0 to 3600");
+        return PolicyInvalid(member, "must be an integer from 0 to 3600");
       }
       policy.clock_skew_seconds = static_cast<int>(value.get<long long>());
     } else if (member == "sessionIdleSeconds") {
@@ -73,11 +73,11 @@ Result<Policy> PolicyFromJson(const json::Value& document) {
       policy.session_idle_seconds = static_cast<int>(seconds);
     } else if (member == "state") {
       if (!value.is_string() || value.get<std::string>().empty()) {
-        return Invalid(member, "must be a state directory path or a postgres:// URI");
+        return PolicyInvalid(member, "must be a state directory path or a postgres:// URI");
       }
       policy.state = value.get<std::string>();
     } else {
-      return Invalid(member, "unknown policy member");
+      return PolicyInvalid(member, "unknown policy member");
     }
   }
   return policy;

@@ -8,7 +8,7 @@
 namespace udon::manifest {
 namespace {
 
-Error Incomplete(const char* message, std::string pointer) {
+Error ReviewIncomplete(const char* message, std::string pointer) {
   return MakeError("review.incomplete", message, std::move(pointer));
 }
 
@@ -21,7 +21,7 @@ Status RequireTrue(const json::Value& assertions, const char* name) {
   const std::string pointer = std::string("/assertions/") + name;
   auto it = assertions.find(name);
   if (it == assertions.end() || !it->is_boolean()) {
-    return Incomplete("assertion must be stated as true or false", pointer);
+    return ReviewIncomplete("assertion must be stated as true or false", pointer);
   }
   if (!it->get<bool>()) return Rejected("Stage 1 requires this assertion to be true", pointer);
   return OkStatus();
@@ -30,7 +30,7 @@ Status RequireTrue(const json::Value& assertions, const char* name) {
 Status ReadSideEffects(const json::Value& assertions, const Policy& policy, Review& review) {
   auto it = assertions.find("sideEffects");
   if (it == assertions.end() || !it->is_array()) {
-    return Incomplete("sideEffects must enumerate classes (an explicit [] for none)",
+    return ReviewIncomplete("sideEffects must enumerate classes (an explicit [] for none)",
                       "/assertions/sideEffects");
   }
   std::set<std::string> seen;
@@ -38,7 +38,7 @@ Status ReadSideEffects(const json::Value& assertions, const Policy& policy, Revi
     const json::Value& item = (*it)[i];
     const std::string pointer = "/assertions/sideEffects/" + std::to_string(i);
     if (!item.is_string() || item.get<std::string>().empty()) {
-      return Incomplete("a side-effect class must be a non-empty string", pointer);
+      return ReviewIncomplete("a side-effect class must be a non-empty string", pointer);
     }
     if (!seen.insert(item.get<std::string>()).second) {
       return Rejected("a side-effect class is listed twice", pointer);
@@ -56,7 +56,7 @@ Status ReadSideEffects(const json::Value& assertions, const Policy& policy, Revi
 Status ReadConcurrency(const json::Value& assertions, Review& review) {
   auto it = assertions.find("concurrency");
   if (it == assertions.end() || !it->is_string()) {
-    return Incomplete("concurrency must be \"safe\" or \"serialize\"", "/assertions/concurrency");
+    return ReviewIncomplete("concurrency must be \"safe\" or \"serialize\"", "/assertions/concurrency");
   }
   if (*it == "safe") review.concurrency = Concurrency::kSafe;
   else if (*it == "serialize") review.concurrency = Concurrency::kSerialize;
@@ -77,7 +77,7 @@ Status ReadConcurrency(const json::Value& assertions, Review& review) {
 Status ReadChannels(const json::Value& review_json, Review& review) {
   auto it = review_json.find("inputChannels");
   if (it == review_json.end() || !it->is_object()) {
-    return Incomplete("inputChannels must map argument pointers to channel classes",
+    return ReviewIncomplete("inputChannels must map argument pointers to channel classes",
                       "/inputChannels");
   }
   for (const auto& [pointer, value] : it->items()) {
@@ -85,7 +85,7 @@ Status ReadChannels(const json::Value& review_json, Review& review) {
     if (!json::Pointer::Parse(pointer).ok()) {
       return Rejected("a channel key must be an RFC 6901 pointer", where);
     }
-    if (!value.is_string()) return Incomplete("a channel class must be a string", where);
+    if (!value.is_string()) return ReviewIncomplete("a channel class must be a string", where);
     ChannelClass channel;
     if (value == "data") channel = ChannelClass::kData;
     else if (value == "instruction") channel = ChannelClass::kInstruction;
@@ -168,33 +168,33 @@ const char* ChannelClassName(ChannelClass channel) {
 }
 
 Result<Review> ValidateReview(const json::Value& review_json, const Policy& policy) {
-  if (!review_json.is_object()) return Incomplete("a review must be an object", "");
+  if (!review_json.is_object()) return ReviewIncomplete("a review must be an object", "");
   Review review;
   auto reviewer = review_json.find("reviewer");
   if (reviewer == review_json.end() || !reviewer->is_string() ||
       reviewer->get<std::string>().empty()) {
-    return Incomplete("reviewer identity is missing", "/reviewer");
+    return ReviewIncomplete("reviewer identity is missing", "/reviewer");
   }
   review.reviewer = reviewer->get<std::string>();
   auto reviewed_at = review_json.find("reviewedAt");
   if (reviewed_at == review_json.end() || !reviewed_at->is_string() ||
       !ParseInstant(reviewed_at->get<std::string>()).ok()) {
-    return Incomplete("reviewedAt must be YYYY-MM-DDTHH:MM:SSZ", "/reviewedAt");
+    return ReviewIncomplete("reviewedAt must be YYYY-MM-DDTHH:MM:SSZ", "/reviewedAt");
   }
   review.reviewed_at = *ParseInstant(reviewed_at->get<std::string>());
   if (auto notes = review_json.find("notes"); notes != review_json.end() && !notes->is_string()) {
-    return Incomplete("notes must be a string", "/notes");
+    return ReviewIncomplete("notes must be a string", "/notes");
   }
 
   auto assertions = review_json.find("assertions");
   if (assertions == review_json.end() || !assertions->is_object()) {
-    return Incomplete("assertions are missing", "/assertions");
+    return ReviewIncomplete("assertions are missing", "/assertions");
   }
   UDON_RETURN_IF_ERROR(RequireTrue(*assertions, "headless"));
   UDON_RETURN_IF_ERROR(RequireTrue(*assertions, "independentCalls"));
   auto model_backed = assertions->find("modelBacked");
   if (model_backed == assertions->end() || !model_backed->is_boolean()) {
-    return Incomplete("modelBacked must be stated as true or false", "/assertions/modelBacked");
+    return ReviewIncomplete("modelBacked must be stated as true or false", "/assertions/modelBacked");
   }
   review.model_backed = model_backed->get<bool>();
   if (review.model_backed && !policy.allow_model_backed) {

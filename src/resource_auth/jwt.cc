@@ -26,7 +26,7 @@ struct Parts {
   std::string_view signature;
 };
 
-std::optional<Parts> Split(std::string_view token) {
+std::optional<Parts> SplitJwt(std::string_view token) {
   const std::size_t first = token.find('.');
   if (first == std::string_view::npos) return std::nullopt;
   const std::size_t second = token.find('.', first + 1);
@@ -144,7 +144,7 @@ std::vector<std::string> Grants(const json::Value& claims, const std::string& cl
 
 Result<TokenHeader> ReadTokenHeader(std::string_view token) {
   if (token.size() > kMaxTokenBytes) return Invalid("it is larger than any access token this gateway accepts");
-  auto parts = Split(token);
+  auto parts = SplitJwt(token);
   if (!parts) return Invalid("it is not a JWS in compact form");
   auto header = ObjectPart(parts->header);
   if (!header) return Invalid("its header is not a base64url JSON object");
@@ -192,7 +192,7 @@ Result<TokenClaims> VerifyToken(std::string_view token, const Jwk& key, const To
   auto header = ReadTokenHeader(token);
   if (!header.ok()) return header.error();
   if (!KeyFits(key, header->alg)) return Invalid("its algorithm does not fit the issuer's key");
-  const Parts parts = *Split(token);
+  const Parts parts = *SplitJwt(token);
   auto signature = Base64UrlDecode(parts.signature);
   if (!signature) return Invalid("its signature is not base64url");
   const std::string_view signed_part = token.substr(0, parts.header.size() + 1 + parts.payload.size());

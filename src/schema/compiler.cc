@@ -35,8 +35,6 @@ Keyword& AddKeyword(Node* node, KeywordKind kind, std::string_view name, std::ui
   return node->keywords.back();
 }
 
-std::string EscapeToken(std::string_view token) { return json::Pointer::EscapeToken(token); }
-
 std::string StripEmptyFragment(std::string_view uri) {
   if (!uri.empty() && uri.back() == '#') uri.remove_suffix(1);
   return std::string(uri);
@@ -345,7 +343,7 @@ Status Compiler::Index(const json::Value& value, Resource* resource, const std::
     auto it = value.find(keyword);
     if (it == value.end() || !it->is_object()) continue;
     for (const auto& [name, child] : it->items()) {
-      std::string token = "/" + std::string(keyword) + "/" + EscapeToken(name);
+      std::string token = "/" + std::string(keyword) + "/" + json::Pointer::EscapeToken(name);
       UDON_RETURN_IF_ERROR(Index(child, resource, local_pointer + token,
                                  document_pointer + token, depth + 1, false));
     }
@@ -686,7 +684,7 @@ Status Compiler::CompileValidation(const json::Value& object, const Location& lo
     Keyword& keyword = add(KeywordKind::kDependentRequired, "dependentRequired", kObject);
     for (const auto& [name, list] : it->items()) {
       UDON_ASSIGN_OR_RETURN(auto names,
-                            StringArray(list, at + "/dependentRequired/" + EscapeToken(name)));
+                            StringArray(list, at + "/dependentRequired/" + json::Pointer::EscapeToken(name)));
       keyword.dependencies.emplace_back(name, std::move(names));
     }
   }
@@ -739,7 +737,7 @@ Status Compiler::CompileApplicators(const json::Value& object, const Location& l
     for (const auto& [name, child] : map.items()) {
       if (!child.is_object() && !child.is_boolean()) {
         return Invalid("the keyword's values must be schemas",
-                       at + "/" + std::string(keyword) + "/" + EscapeToken(name));
+                       at + "/" + std::string(keyword) + "/" + json::Pointer::EscapeToken(name));
       }
       UDON_ASSIGN_OR_RETURN(Node * child_node, CompileNode(child, depth + 1));
       out->push_back({name, child_node});
@@ -780,7 +778,7 @@ Status Compiler::CompileApplicators(const json::Value& object, const Location& l
       for (auto& pattern : patterns) {
         UDON_ASSIGN_OR_RETURN(auto regex,
                               CompileRegex(pattern.name, at + "/patternProperties/" +
-                                                             EscapeToken(pattern.name)));
+                                                             json::Pointer::EscapeToken(pattern.name)));
         keyword.patterns.push_back({pattern.name, std::move(regex), pattern.node});
       }
     }
@@ -811,7 +809,7 @@ Status Compiler::CompileApplicators(const json::Value& object, const Location& l
     Keyword schemas = required;
     schemas.kind = KeywordKind::kDependentSchemas;
     for (const auto& [name, value] : dependencies->items()) {
-      std::string pointer = at + "/dependencies/" + EscapeToken(name);
+      std::string pointer = at + "/dependencies/" + json::Pointer::EscapeToken(name);
       if (value.is_array()) {
         UDON_ASSIGN_OR_RETURN(auto names, StringArray(value, pointer));
         required.dependencies.emplace_back(name, std::move(names));

@@ -212,8 +212,6 @@ bool AllUnique(const View& array) {
   return true;
 }
 
-std::string EscapeToken(std::string_view token) { return json::Pointer::EscapeToken(token); }
-
 }  // namespace
 
 void Annotations::MarkProperty(std::size_t index, std::size_t size) {
@@ -291,7 +289,7 @@ bool Evaluator<View>::EvalChild(const Node& node, View instance, Annotations* an
   keyword_path_ += keyword_path;
   if (instance_token.data() != nullptr) {  // a default string_view: same instance
     instance_path_ += "/";
-    instance_path_ += EscapeToken(instance_token);
+    instance_path_ += json::Pointer::EscapeToken(instance_token);
   }
   bool valid = Eval(node, instance, annotations);
   keyword_path_.resize(keyword_size);
@@ -530,7 +528,7 @@ bool Evaluator<View>::EvalApplicator(const Node& node, const Keyword& keyword,
       bool valid = true;
       for (const NamedNode& dependency : keyword.named) {
         if (!instance.Contains(dependency.name)) continue;
-        std::string path = keyword.name + "/" + EscapeToken(dependency.name);
+        std::string path = keyword.name + "/" + json::Pointer::EscapeToken(dependency.name);
         if (!EvalChild(*dependency.node, instance, annotations, path, std::string_view())) {
           valid = false;
           if (!collect_) break;
@@ -694,7 +692,7 @@ bool Evaluator<View>::EvalProperties(const Keyword& keyword, View instance,
       evaluated = true;
       required_seen += keyword.named[next_named].required ? 1 : 0;
       bool ok = collect_ ? EvalChild(*keyword.named[next_named].node, value, nullptr,
-                                     "properties/" + EscapeToken(name), name)
+                                     "properties/" + json::Pointer::EscapeToken(name), name)
                          : Eval(*keyword.named[next_named].node, value, nullptr);
       if (!ok) {
         valid = false;
@@ -710,7 +708,7 @@ bool Evaluator<View>::EvalProperties(const Keyword& keyword, View instance,
       if (outcome == RegexOutcome::kNoMatch) continue;
       evaluated = true;
       if (!EvalChild(*pattern.node, value, nullptr,
-                     collect_ ? "patternProperties/" + EscapeToken(pattern.pattern) : std::string(),
+                     collect_ ? "patternProperties/" + json::Pointer::EscapeToken(pattern.pattern) : std::string(),
                      name)) {
         valid = false;
         if (!collect_) return false;

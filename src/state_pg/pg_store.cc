@@ -21,12 +21,9 @@ namespace udon::state_pg {
 
 namespace {
 
-// pg_type's OIDs of the parameter types the statements use.
-constexpr Oid kText = 25;
-constexpr Oid kBigint = 20;
+// The parameter types the statements use (kText, kBigint: internal/session.h).
 constexpr Oid kCheckTypes[] = {kText, kText, kBigint};
 constexpr Oid kRecordTypes[] = {kText, kText, kText, kBigint, kText};
-constexpr Oid kKeyTypes[] = {kBigint};
 constexpr Oid kLineTypes[] = {kText};
 constexpr Oid kNotifyTypes[] = {kText, kText};
 
@@ -45,8 +42,6 @@ constexpr Statement kRecord{
 constexpr char kInvalidationChannel[] = "udon_mcp_invalidations";
 constexpr Statement kNotify{"udon_notify", 2, kNotifyTypes,
                             "SELECT pg_notify('udon_mcp_invalidations', $1 || ' ' || $2)", false};
-constexpr Statement kTryLock{"udon_try_advisory_lock", 1, kKeyTypes, "SELECT pg_try_advisory_lock($1)", false};
-constexpr Statement kUnlock{"udon_advisory_unlock", 1, kKeyTypes, "SELECT pg_advisory_unlock($1)", false};
 constexpr Statement kAlive{"udon_alive", 0, nullptr, "SELECT 1", true};
 constexpr Statement kAppendEvidence{"udon_append_evidence", 1, kLineTypes,
                                     "INSERT INTO udon_mcp_evidence (record) VALUES ($1)", false};
@@ -155,13 +150,6 @@ Error Recoded(Error error, const char* code) {
   return error;
 }
 
-// pg_try_advisory_lock on `connection`: whether it was taken; nullopt when the statement failed.
-std::optional<bool> TryLock(Connection& connection, const std::string& key) {
-  auto taken = connection.Run(kTryLock, {key});
-  if (!taken) return std::nullopt;
-  return std::strcmp(PQgetvalue(taken.get(), 0, 0), "t") == 0;
-}
-
 Error LockTimeout(std::chrono::milliseconds timeout) {
   Error error = MakeError("state.lock_timeout", "another call of this serialized tool held its lock too long");
   error.details["timeoutSeconds"] = std::chrono::duration<double>(timeout).count();
@@ -177,7 +165,7 @@ class PgLock : public gate::StateLock {
       : store_(store), connection_(std::move(connection)), key_(std::move(key)) {}
   ~PgLock() override {
     // A failed unlock means the session is gone, and the lock with it: never reused.
-    auto unlocked = connection_->Run(kUnlock, {key_});
+    auto unlocked = connection_->Run(kAdvisoryUnlock, {key_});
     if (unlocked && connection_->ok()) store_.ReturnConnection(std::move(connection_));
   }
   Status StillHeld() override {
@@ -396,7 +384,7 @@ Result<std::unique_ptr<gate::StateLock>> PostgresStateStore::LockOnMain(std::uin
       [&]() -> Result<bool> {
         std::lock_guard<std::mutex> guard(main_mutex_);
         std::optional<bool> once;
-        if (session == main_session_ && main_) once = TryLock(*main_, key);
+        if (session == main_session_ && main_) once = TryAdvisoryLock(*main_, key);
         if (!once) return Unavailable(uri_, "the serialize lock cannot be taken");
         return *once;
       },
@@ -426,12 +414,12 @@ Result<std::unique_ptr<gate::StateLock>> PostgresStateStore::LockOnOwnSession(co
   }
   Result<bool> taken = Poll(
       [&]() -> Result<bool> {
-        std::optional<bool> once = TryLock(*connection, key);
+        std::optional<bool> once = TryAdvisoryLock(*connection, key);
         if (!once && pooled && !connection->ok()) {
           // An idle session that ended meanwhile held nothing: one new session, once.
           UDON_ASSIGN_OR_RETURN(connection, OpenReady());
           pooled = false;
-          once = TryLock(*connection, key);
+          once = TryAdvisoryLock(*connection, key);
         }
         if (!once) return Unavailable(uri_, "the serialize lock cannot be taken");
         return *once;
@@ -450,7 +438,7 @@ void PostgresStateStore::ReleaseMainLock(std::uint64_t session, const std::strin
   if (main_lock_ != session) return;
   main_lock_.reset();
   if (session != main_session_ || !main_) return;  // the session ended, and the lock with it
-  auto unlocked = main_->Run(kUnlock, {key});
+  auto unlocked = main_->Run(kAdvisoryUnlock, {key});
   // An unlock that failed, or found nothing to release, leaves a session nobody can vouch
   // for: the next use opens another.
   if (!unlocked || std::strcmp(PQgetvalue(unlocked.get(), 0, 0), "t") != 0) {

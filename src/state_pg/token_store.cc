@@ -4,7 +4,6 @@
 #include <sys/stat.h>
 
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 
 #include "base/aead.h"
@@ -26,13 +25,10 @@ struct PostgresTokenStore::Row {
 
 namespace {
 
-constexpr Oid kText = 25;
-constexpr Oid kBigint = 20;
-constexpr Oid kKeyTypes[] = {kText, kText};
+constexpr Oid kLoginKeyTypes[] = {kText, kText};  // issuer, resource
 constexpr Oid kSaveTypes[] = {kText, kText, kText, kText, kText, kText};
-constexpr Oid kLockTypes[] = {kBigint};
 
-constexpr Statement kLoad{"udon_oauth_load", 2, kKeyTypes,
+constexpr Statement kLoad{"udon_oauth_load", 2, kLoginKeyTypes,
                           "SELECT issuer, resource, key_id, encode(nonce, 'hex'), encode(sealed, 'hex')"
                           " FROM udon_mcp_oauth_logins WHERE issuer = $1 AND resource = $2",
                           true};
@@ -47,10 +43,8 @@ constexpr Statement kSave{
     " ON CONFLICT (issuer, resource) DO UPDATE SET key_id = excluded.key_id, nonce = excluded.nonce,"
     " sealed = excluded.sealed, updated_at = now(), runner = excluded.runner",
     false};
-constexpr Statement kRemove{"udon_oauth_remove", 2, kKeyTypes,
+constexpr Statement kRemove{"udon_oauth_remove", 2, kLoginKeyTypes,
                             "DELETE FROM udon_mcp_oauth_logins WHERE issuer = $1 AND resource = $2", false};
-constexpr Statement kTryLock{"udon_oauth_try_lock", 1, kLockTypes, "SELECT pg_try_advisory_lock($1)", false};
-constexpr Statement kUnlock{"udon_oauth_unlock", 1, kLockTypes, "SELECT pg_advisory_unlock($1)", false};
 
 // Created once per database, serialized across runners by a transaction-level advisory
 // lock in the state schema's own key space (pg_store.cc's migration lock is (…, 1)).
@@ -114,13 +108,6 @@ Status CheckKeyPermissions(const std::string& path) {
                           "the token key file is readable or writable by other users; chmod 600 it");
   error.details["path"] = path;
   return error;
-}
-
-// Whether pg_try_advisory_lock took the lock; nullopt when the statement failed.
-std::optional<bool> TryLock(Connection& connection, const std::string& key) {
-  auto taken = connection.Run(kTryLock, {key});
-  if (!taken) return std::nullopt;
-  return std::strcmp(PQgetvalue(taken.get(), 0, 0), "t") == 0;
 }
 
 }  // namespace
@@ -290,7 +277,7 @@ Status PostgresTokenStore::WithRefreshLock(const oauth::TokenKey& key, const std
                                                                key.resource));
   UDON_ASSIGN_OR_RETURN(bool taken, Poll(
                                         [&]() -> Result<bool> {
-                                          std::optional<bool> once = TryLock(*session, lock_key);
+                                          std::optional<bool> once = TryAdvisoryLock(*session, lock_key);
                                           if (!once) return Unavailable("the refresh lock cannot be taken");
                                           if (!*once) ++refresh_lock_busy_;
                                           return *once;
@@ -302,7 +289,7 @@ Status PostgresTokenStore::WithRefreshLock(const oauth::TokenKey& key, const std
     return error;
   }
   Status done = fn();
-  session->Run(kUnlock, {lock_key});
+  session->Run(kAdvisoryUnlock, {lock_key});
   return done;
 }
 

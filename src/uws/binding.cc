@@ -101,7 +101,7 @@ bool CanExist(const json::Value& schema, const json::Value& root, const std::vec
   return possible;
 }
 
-void CheckOutputs(const json::Value& operation, const json::Value& tool, const std::string& pointer,
+void CheckBindingOutputs(const json::Value& operation, const json::Value& tool, const std::string& pointer,
                   std::vector<Error>& errors) {
   const json::Value* outputs = operation.contains("outputs") ? &operation["outputs"] : nullptr;
   if (outputs == nullptr || !outputs->is_object() || !tool.contains("outputSchema")) return;
@@ -265,7 +265,7 @@ void CheckBody(const json::Value& operation, const std::string& pointer, const m
   }
 }
 
-void CheckOperation(const Document& document, const json::Value& operation, const std::string& pointer,
+void CheckOperationBinding(const Document& document, const json::Value& operation, const std::string& pointer,
                     const manifest::Policy& policy, manifest::ManifestCache& manifests, BindingCheck& out) {
   const std::string binding_pointer = Child(pointer, "x-openudon-mcp");
   std::optional<manifest::Binding> binding = DecodeBinding(document, operation, binding_pointer, out.errors);
@@ -280,7 +280,7 @@ void CheckOperation(const Document& document, const json::Value& operation, cons
   const std::size_t errors_before = out.errors.size();
   CheckOutputSchema(document, operation, pointer, target->tool(), bound, out.errors);
   if (CheckRequest(operation, pointer, bound, out.errors)) CheckBody(operation, pointer, *target, bound, out.errors);
-  CheckOutputs(operation, target->tool(), pointer, out.errors);
+  CheckBindingOutputs(operation, target->tool(), pointer, out.errors);
   if (out.errors.size() == errors_before) out.operations.emplace(bound.operation_id, std::move(bound));
 }
 
@@ -305,7 +305,7 @@ BindingCheck CheckBindings(const Document& document, const manifest::Policy& pol
     const json::Value& operation = operations[i];
     const std::string pointer = "/operations/" + std::to_string(i);
     if (IsMcpOperation(operation)) {
-      CheckOperation(document, operation, pointer, policy, manifests, out);
+      CheckOperationBinding(document, operation, pointer, policy, manifests, out);
     } else if (operation.is_object() && operation.contains("x-openudon-mcp")) {
       out.errors.push_back(Shape("x-openudon-mcp needs x-uws-operation-profile openudon.mcp-tool-call.0.1", pointer));
     }

@@ -158,7 +158,7 @@ void CheckNamespace(const std::vector<StepVisit>& steps, const Names& names, std
 
 bool NonBlank(const std::string& text) { return text.find_first_not_of(" \t\r\n") != std::string::npos; }
 
-void CheckOperation(const Document& document, const json::Value& operation, const std::string& pointer,
+void CheckDocumentOperation(const Document& document, const json::Value& operation, const std::string& pointer,
                     const Names& names, std::vector<Error>& errors) {
   const bool has_source = Member(operation, "sourceDescription") != nullptr;
   const bool has_source_id = Member(operation, "sourceOperationId") != nullptr;
@@ -459,7 +459,7 @@ void CheckSemantics(const Document& document, std::vector<Error>& errors) {
       const auto& operation = (*operations)[i];
       std::string pointer = Child("/operations", i);
       uses_source |= Member(operation, "sourceDescription") != nullptr;
-      CheckOperation(document, operation, pointer, names, errors);
+      CheckDocumentOperation(document, operation, pointer, names, errors);
       CheckTimeout(document, operation, pointer, errors);
       CheckDependsOn(operation, pointer, names, errors);
       CheckCriteria(Member(operation, "successCriteria"), Child(pointer, "successCriteria"), errors);

@@ -7,9 +7,13 @@
 #include "json/canonical.h"
 #include "json/json.h"
 #include "mcp/client/least_privilege.h"
+#include "mcp/client/internal/config_names.h"
 
 namespace udon::mcp {
 namespace {
+
+using internal::ConfigInvalid;
+using internal::IsVariableName;
 
 constexpr std::size_t kMaxConfigBytes = 4u * 1024u * 1024u;
 
@@ -21,11 +25,6 @@ bool IsValidKey(std::string_view key) {
     if (!ok) return false;
   }
   return true;
-}
-
-bool IsNameChar(char c, bool first) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_' ||
-         (!first && c >= '0' && c <= '9');
 }
 
 std::string PointerToken(std::string_view token) {
@@ -45,14 +44,6 @@ struct Reference {
   std::string name;
   std::optional<std::string> fallback;
 };
-
-bool IsVariableName(std::string_view name) {
-  if (name.empty()) return false;
-  for (std::size_t i = 0; i < name.size(); ++i) {
-    if (!IsNameChar(name[i], i == 0)) return false;
-  }
-  return true;
-}
 
 Result<Reference> ParseReference(std::string_view body) {
   if (body.rfind("input:", 0) == 0) {
@@ -76,13 +67,9 @@ Result<Reference> ParseReference(std::string_view body) {
   return ref;
 }
 
-Error Invalid(std::string message, std::string pointer) {
-  return udon::MakeError("config.invalid", std::move(message), std::move(pointer));
-}
-
 Result<std::string> ExpandAt(const json::Value& value, const EnvLookup& env,
                              const std::string& pointer) {
-  if (!value.is_string()) return Invalid("expected a string", pointer);
+  if (!value.is_string()) return ConfigInvalid("expected a string", pointer);
   auto expanded = ExpandEnv(value.get<std::string>(), env);
   if (!expanded.ok()) return std::move(expanded).error().AtPrefix(pointer);
   return expanded;
@@ -91,7 +78,7 @@ Result<std::string> ExpandAt(const json::Value& value, const EnvLookup& env,
 Result<std::vector<std::pair<std::string, std::string>>> ExpandMap(const json::Value& value,
                                                                    const EnvLookup& env,
                                                                    const std::string& pointer) {
-  if (!value.is_object()) return Invalid("expected an object of strings", pointer);
+  if (!value.is_object()) return ConfigInvalid("expected an object of strings", pointer);
   std::vector<std::pair<std::string, std::string>> out;
   for (const auto& [name, item] : value.items()) {
     UDON_ASSIGN_OR_RETURN(std::string expanded,
@@ -105,14 +92,14 @@ Result<std::vector<std::pair<std::string, std::string>>> ExpandMap(const json::V
 // the HTTP+SSE transport of 2024-11-05, which udon-mcp does not speak.
 Status CheckType(const json::Value& type, ServerType wanted, const std::string& pointer) {
   if (type == "sse") {
-    return Invalid("type \"sse\" is the old HTTP+SSE transport, which udon-mcp does not speak; point url at the "
+    return ConfigInvalid("type \"sse\" is the old HTTP+SSE transport, which udon-mcp does not speak; point url at the "
                    "server's Streamable HTTP endpoint and write \"type\": \"http\"",
                    pointer);
   }
   const bool stdio = type == "stdio";
   const bool http = type == "http" || type == "streamable-http";
   if (!type.is_string() || (!stdio && !http) || stdio != (wanted == ServerType::kStdio)) {
-    return Invalid("type must be \"stdio\" (with command) or \"http\" or \"streamable-http\" (with url)", pointer);
+    return ConfigInvalid("type must be \"stdio\" (with command) or \"http\" or \"streamable-http\" (with url)", pointer);
   }
   return OkStatus();
 }
@@ -121,32 +108,32 @@ Result<std::optional<std::string>> OptionalExpanded(const json::Value& object, c
                                                    const std::string& pointer) {
   if (!object.contains(name)) return std::optional<std::string>();
   UDON_ASSIGN_OR_RETURN(std::string value, ExpandAt(object[name], env, pointer + "/" + name));
-  if (value.empty()) return Invalid("an oauth member must not be empty", pointer + "/" + name);
+  if (value.empty()) return ConfigInvalid("an oauth member must not be empty", pointer + "/" + name);
   return std::optional<std::string>(std::move(value));
 }
 
 Result<OAuthSettings> ParseOAuth(const json::Value& object, const EnvLookup& env, const std::string& pointer) {
-  if (!object.is_object()) return Invalid("oauth must be an object", pointer);
+  if (!object.is_object()) return ConfigInvalid("oauth must be an object", pointer);
   for (const auto& [name, value] : object.items()) {
     if (name != "clientId" && name != "clientSecret" && name != "redirectPort" && name != "clientMetadataUrl" &&
         name != "resource") {
-      return Invalid("oauth takes clientId, clientSecret, redirectPort, clientMetadataUrl and resource", pointer);
+      return ConfigInvalid("oauth takes clientId, clientSecret, redirectPort, clientMetadataUrl and resource", pointer);
     }
   }
   OAuthSettings oauth;
   UDON_ASSIGN_OR_RETURN(oauth.client_id, OptionalExpanded(object, "clientId", env, pointer));
   UDON_ASSIGN_OR_RETURN(oauth.client_secret, OptionalExpanded(object, "clientSecret", env, pointer));
   UDON_ASSIGN_OR_RETURN(oauth.client_metadata_url, OptionalExpanded(object, "clientMetadataUrl", env, pointer));
-  if (oauth.client_secret && !oauth.client_id) return Invalid("oauth clientSecret needs clientId", pointer);
+  if (oauth.client_secret && !oauth.client_id) return ConfigInvalid("oauth clientSecret needs clientId", pointer);
   if (object.contains("redirectPort")) {
     const json::Value& port = object["redirectPort"];
     if (!port.is_number_integer() || port.get<long long>() < 1 || port.get<long long>() > 65535) {
-      return Invalid("oauth redirectPort must be a port number", pointer + "/redirectPort");
+      return ConfigInvalid("oauth redirectPort must be a port number", pointer + "/redirectPort");
     }
     oauth.redirect_port = static_cast<int>(port.get<long long>());
   }
   if (object.contains("resource")) {
-    if (!object["resource"].is_boolean()) return Invalid("oauth resource must be a boolean", pointer + "/resource");
+    if (!object["resource"].is_boolean()) return ConfigInvalid("oauth resource must be a boolean", pointer + "/resource");
     oauth.send_resource = object["resource"].get<bool>();
   }
   return oauth;
@@ -155,47 +142,47 @@ Result<OAuthSettings> ParseOAuth(const json::Value& object, const EnvLookup& env
 Result<ServerConfig> ParseServer(const std::string& key, const json::Value& entry,
                                  bool typed_root, const EnvLookup& env,
                                  const std::string& base_dir, const std::string& pointer) {
-  if (!IsValidKey(key)) return Invalid("server keys must match ^[A-Za-z0-9_.-]{1,64}$", pointer);
-  if (!entry.is_object()) return Invalid("a server entry must be an object", pointer);
+  if (!IsValidKey(key)) return ConfigInvalid("server keys must match ^[A-Za-z0-9_.-]{1,64}$", pointer);
+  if (!entry.is_object()) return ConfigInvalid("a server entry must be an object", pointer);
   ServerConfig server;
   server.key = key;
   server.pointer = pointer;
   // Windsurf names the URL serverUrl; everyone else, url.
   const bool has_server_url = entry.contains("serverUrl");
-  if (has_server_url && entry.contains("url")) return Invalid("a server takes url or serverUrl, not both", pointer);
+  if (has_server_url && entry.contains("url")) return ConfigInvalid("a server takes url or serverUrl, not both", pointer);
   const char* url_member = has_server_url ? "serverUrl" : "url";
   const bool has_command = entry.contains("command");
   const bool has_url = entry.contains(url_member);
   if (has_command == has_url) {
-    return Invalid("a server needs exactly one of command or url", pointer);
+    return ConfigInvalid("a server needs exactly one of command or url", pointer);
   }
   server.type = has_command ? ServerType::kStdio : ServerType::kHttp;
   if (entry.contains("type")) {
     UDON_RETURN_IF_ERROR(CheckType(entry["type"], server.type, pointer + "/type"));
   } else if (typed_root) {
-    return Invalid("entries under \"servers\" need a type", pointer + "/type");
+    return ConfigInvalid("entries under \"servers\" need a type", pointer + "/type");
   }
   if (entry.contains("disabled") && !entry["disabled"].is_boolean()) {
-    return Invalid("disabled must be a boolean", pointer + "/disabled");
+    return ConfigInvalid("disabled must be a boolean", pointer + "/disabled");
   }
   if (entry.contains("timeout")) {
     const json::Value& timeout = entry["timeout"];
     if (!timeout.is_number_integer() || timeout.get<long long>() <= 0) {
-      return Invalid("timeout must be a positive number of milliseconds", pointer + "/timeout");
+      return ConfigInvalid("timeout must be a positive number of milliseconds", pointer + "/timeout");
     }
     server.timeout_ms = timeout.get<long long>();
   }
   if (server.type == ServerType::kStdio) {
     if (entry.contains("url") || entry.contains("serverUrl") || entry.contains("headers") || entry.contains("oauth")) {
-      return Invalid("a stdio server takes no url, headers or oauth", pointer);
+      return ConfigInvalid("a stdio server takes no url, headers or oauth", pointer);
     }
     // Claude Code expands variables in command too (a path under ${HOME}, say).
-    if (!entry["command"].is_string()) return Invalid("command must be a non-empty string", pointer + "/command");
+    if (!entry["command"].is_string()) return ConfigInvalid("command must be a non-empty string", pointer + "/command");
     UDON_ASSIGN_OR_RETURN(server.command, ExpandAt(entry["command"], env, pointer + "/command"));
-    if (server.command.empty()) return Invalid("command must be a non-empty string", pointer + "/command");
+    if (server.command.empty()) return ConfigInvalid("command must be a non-empty string", pointer + "/command");
     if (entry.contains("args")) {
       const json::Value& args = entry["args"];
-      if (!args.is_array()) return Invalid("args must be an array of strings", pointer + "/args");
+      if (!args.is_array()) return ConfigInvalid("args must be an array of strings", pointer + "/args");
       for (std::size_t i = 0; i < args.size(); ++i) {
         UDON_ASSIGN_OR_RETURN(std::string arg,
                               ExpandAt(args[i], env, pointer + "/args/" + std::to_string(i)));
@@ -221,19 +208,19 @@ Result<ServerConfig> ParseServer(const std::string& key, const json::Value& entr
   } else {
     if (entry.contains("args") || entry.contains("env") || entry.contains("cwd") ||
         entry.contains("inheritEnv") || entry.contains("sandbox")) {
-      return Invalid("an http server takes no args, env, cwd, inheritEnv or sandbox", pointer);
+      return ConfigInvalid("an http server takes no args, env, cwd, inheritEnv or sandbox", pointer);
     }
     const std::string url_pointer = pointer + "/" + url_member;
     UDON_ASSIGN_OR_RETURN(server.url, ExpandAt(entry[url_member], env, url_pointer));
     if (server.url.rfind("http://", 0) != 0 && server.url.rfind("https://", 0) != 0) {
-      return Invalid("url must be http:// or https://", url_pointer);
+      return ConfigInvalid("url must be http:// or https://", url_pointer);
     }
     if (entry.contains("headers")) {
       UDON_ASSIGN_OR_RETURN(server.headers, ExpandMap(entry["headers"], env, pointer + "/headers"));
       for (const auto& [name, value] : server.headers) {
         const bool bad = name.empty() || name.find_first_of(":\r\n ") != std::string::npos ||
                          value.find_first_of("\r\n") != std::string::npos;
-        if (bad) return Invalid("a header name or value is not allowed", pointer + "/headers");
+        if (bad) return ConfigInvalid("a header name or value is not allowed", pointer + "/headers");
       }
     }
     if (entry.contains("oauth")) {
@@ -379,15 +366,15 @@ Result<RuntimeConfig> ParseRuntimeConfig(std::string_view text, const EnvLookup&
   auto parsed = json::Parse(text);
   if (!parsed.ok()) return std::move(parsed).error().WithCode("config.invalid");
   const json::Value& root = parsed.value();
-  if (!root.is_object()) return Invalid("the configuration must be an object", "");
+  if (!root.is_object()) return ConfigInvalid("the configuration must be an object", "");
   const bool has_mcp = root.contains("mcpServers");
   const bool has_servers = root.contains("servers");
   if (has_mcp == has_servers) {
-    return Invalid("exactly one of mcpServers or servers is required", "");
+    return ConfigInvalid("exactly one of mcpServers or servers is required", "");
   }
   const std::string root_key = has_mcp ? "mcpServers" : "servers";
   const json::Value& entries = root[root_key];
-  if (!entries.is_object()) return Invalid("the server map must be an object", "/" + root_key);
+  if (!entries.is_object()) return ConfigInvalid("the server map must be an object", "/" + root_key);
   RuntimeConfig config;
   for (const auto& [key, entry] : entries.items()) {
     const std::string pointer = "/" + root_key + "/" + PointerToken(key);

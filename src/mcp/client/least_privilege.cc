@@ -1,4 +1,5 @@
 #include "mcp/client/least_privilege.h"
+#include "mcp/client/internal/config_names.h"
 
 #include <fcntl.h>
 #include <spawn.h>
@@ -20,23 +21,11 @@
 namespace udon::mcp {
 namespace {
 
+using internal::ConfigInvalid;
+using internal::IsVariableName;
+
 constexpr std::string_view kDefaultBwrap = "/usr/bin/bwrap";
 constexpr std::size_t kMaxProbeMessage = 200;
-
-Error Invalid(std::string message, std::string pointer) {
-  return udon::MakeError("config.invalid", std::move(message), std::move(pointer));
-}
-
-bool IsVariableName(std::string_view name) {
-  if (name.empty()) return false;
-  for (std::size_t i = 0; i < name.size(); ++i) {
-    const char c = name[i];
-    const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_' ||
-                    (i > 0 && c >= '0' && c <= '9');
-    if (!ok) return false;
-  }
-  return true;
-}
 
 // ---- descriptors (async-signal-safe: no allocation, no locks) ---------------------------
 
@@ -195,17 +184,17 @@ Status ProbeSandbox(const std::string& bwrap) {
 // One path of the `name` member: ${env:NAME} expanded, made absolute against base_dir.
 Result<std::string> ParsePath(const json::Value& value, const EnvLookup& env, const std::string& base_dir,
                               const std::string& name, const std::string& at) {
-  if (!value.is_string()) return Invalid(name + " must be a path", at);
+  if (!value.is_string()) return ConfigInvalid(name + " must be a path", at);
   auto expanded = ExpandEnv(value.get<std::string>(), env);
   if (!expanded.ok()) return std::move(expanded).error().AtPrefix(at);
-  if (expanded->empty()) return Invalid("a " + name + " path must not be empty", at);
+  if (expanded->empty()) return ConfigInvalid("a " + name + " path must not be empty", at);
   return AbsolutePath(*expanded, base_dir);
 }
 
 Result<std::vector<std::string>> ParsePaths(const json::Value& member, const EnvLookup& env,
                                             const std::string& base_dir, const std::string& pointer) {
   const std::string name = pointer.substr(pointer.rfind('/') + 1);
-  if (!member.is_array()) return Invalid(name + " must be an array of paths", pointer);
+  if (!member.is_array()) return ConfigInvalid(name + " must be an array of paths", pointer);
   std::vector<std::string> paths;
   for (std::size_t i = 0; i < member.size(); ++i) {
     UDON_ASSIGN_OR_RETURN(std::string path,
@@ -225,12 +214,12 @@ Status CheckSandboxPath(const ServerConfig& server, const std::string& path, con
   struct stat info {};
   std::optional<Error> error;
   if (stat(path.c_str(), &info) != 0 || (!readable && !S_ISDIR(info.st_mode))) {
-    error = Invalid(readable   ? "a readable path of the sandbox does not exist"
+    error = ConfigInvalid(readable   ? "a readable path of the sandbox does not exist"
                     : member == "etc" ? "the sandbox's etc directory does not exist or is not a directory"
                                       : "a writable directory of the sandbox does not exist or is not a directory",
                     at);
   } else if (IsPathUnder(home, path)) {
-    error = Invalid("a sandbox never shows the home directory whole: list the directories under it the server needs",
+    error = ConfigInvalid("a sandbox never shows the home directory whole: list the directories under it the server needs",
                     at);
     error->details["reason"] = "home_exposed";
   }
@@ -256,16 +245,16 @@ Status ParseInheritEnv(const json::Value& value, const std::string& pointer, Ser
     server.inherit_env_all = value.get<bool>();
     return OkStatus();
   }
-  if (!value.is_array()) return Invalid("inheritEnv must be true or an array of variable names", pointer);
+  if (!value.is_array()) return ConfigInvalid("inheritEnv must be true or an array of variable names", pointer);
   for (std::size_t i = 0; i < value.size(); ++i) {
     const std::string at = pointer + "/" + std::to_string(i);
-    if (!value[i].is_string()) return Invalid("inheritEnv must list variable names", at);
+    if (!value[i].is_string()) return ConfigInvalid("inheritEnv must list variable names", at);
     const std::string name = value[i].get<std::string>();
     if (!IsVariableName(name)) {
-      return Invalid("inheritEnv takes variable names only, no patterns", at);
+      return ConfigInvalid("inheritEnv takes variable names only, no patterns", at);
     }
     if (IsReservedVariable(name)) {
-      Error error = Invalid("inheritEnv names " + name + ", which belongs to udon-mcp (UDON_MCP_*, PG*) and never "
+      Error error = ConfigInvalid("inheritEnv names " + name + ", which belongs to udon-mcp (UDON_MCP_*, PG*) and never "
                             "reaches a server", at);
       error.details["variable"] = name;
       return error;
@@ -280,12 +269,12 @@ Result<std::optional<SandboxSettings>> ParseSandbox(const json::Value& value, co
   SandboxSettings sandbox;
   if (value.is_boolean()) return value.get<bool>() ? std::optional(sandbox) : std::nullopt;
   if (!value.is_object()) {
-    return Invalid("sandbox must be true or an object {\"network\", \"readable\", \"writable\", \"etc\"}",
+    return ConfigInvalid("sandbox must be true or an object {\"network\", \"readable\", \"writable\", \"etc\"}",
                    pointer);
   }
   for (const auto& [name, member] : value.items()) {
     if (name == "network") {
-      if (!member.is_boolean()) return Invalid("network must be a boolean", pointer + "/network");
+      if (!member.is_boolean()) return ConfigInvalid("network must be a boolean", pointer + "/network");
       sandbox.network = member.get<bool>();
     } else if (name == "writable" || name == "readable") {
       std::vector<std::string>& paths = name == "writable" ? sandbox.writable : sandbox.readable;
@@ -294,7 +283,7 @@ Result<std::optional<SandboxSettings>> ParseSandbox(const json::Value& value, co
       UDON_ASSIGN_OR_RETURN(sandbox.etc, ParsePath(member, env, base_dir, name, pointer + "/etc"));
     } else {
       // A misspelt member of a security setting must not be silently ignored.
-      return Invalid("sandbox takes only network, readable, writable and etc", pointer);
+      return ConfigInvalid("sandbox takes only network, readable, writable and etc", pointer);
     }
   }
   return std::optional(sandbox);

@@ -23,7 +23,7 @@ bool IsToken(std::string_view text) {
   return true;
 }
 
-Error Invalid(const char* message, const std::string& pointer) {
+Error InvalidParamHeader(const char* message, const std::string& pointer) {
   return udon::MakeError("mcp.invalid_param_header", message, pointer);
 }
 
@@ -76,19 +76,19 @@ struct Walker {
   Status Annotation(const json::Value& schema, const json::Value& value, const std::string& pointer,
                     const std::vector<std::string>* chain) {
     if (chain == nullptr || chain->empty()) {
-      return Invalid("x-mcp-header is only allowed on properties reached through `properties`", pointer);
+      return InvalidParamHeader("x-mcp-header is only allowed on properties reached through `properties`", pointer);
     }
     if (!value.is_string() || !IsToken(value.get<std::string>())) {
-      return Invalid("x-mcp-header must be a non-empty HTTP token", pointer);
+      return InvalidParamHeader("x-mcp-header must be a non-empty HTTP token", pointer);
     }
     const std::string name = value.get<std::string>();
     auto type = schema.find("type");
     if (type == schema.end() || !type->is_string() ||
         (*type != "string" && *type != "integer" && *type != "boolean")) {
-      return Invalid("x-mcp-header is only allowed on string, integer or boolean parameters", pointer);
+      return InvalidParamHeader("x-mcp-header is only allowed on string, integer or boolean parameters", pointer);
     }
     if (!names.insert(base::AsciiLower(name)).second) {
-      return Invalid("x-mcp-header values must be unique regardless of case", pointer);
+      return InvalidParamHeader("x-mcp-header values must be unique regardless of case", pointer);
     }
     found.push_back({name, *chain, type->get<std::string>()});
     return OkStatus();

@@ -54,7 +54,7 @@ Status SseParser::Feed(std::string_view bytes, std::vector<SseEvent>& out) {
     const std::size_t end = FindLineBreak(bytes);
     const std::size_t take = end == std::string_view::npos ? bytes.size() : end;
     if (line_.size() + take > max_event_bytes_) {
-      return MakeError("sse.too_large", "event stream line exceeds the size limit");
+      return udon::MakeError("sse.too_large", "event stream line exceeds the size limit");
     }
     const std::string_view piece = bytes.substr(0, take);
     if (end == std::string_view::npos) {
@@ -93,7 +93,7 @@ Status SseParser::ProcessLine(std::string_view line, std::vector<SseEvent>& out)
     data_.append(value);
     has_data_ = true;
     if (data_.size() > max_event_bytes_) {
-      return MakeError("sse.too_large", "event data exceeds the size limit");
+      return udon::MakeError("sse.too_large", "event data exceeds the size limit");
     }
   } else if (field == "event") {
     event_type_.assign(value);

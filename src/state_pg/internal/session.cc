@@ -55,4 +55,10 @@ std::int64_t LabeledAdvisoryKey(std::string_view label, std::string_view text) {
   return signed_key;
 }
 
+std::optional<bool> TryAdvisoryLock(Connection& connection, const std::string& key) {
+  auto taken = connection.Run(kTryAdvisoryLock, {key});
+  if (!taken) return std::nullopt;
+  return std::strcmp(PQgetvalue(taken.get(), 0, 0), "t") == 0;
+}
+
 }  // namespace udon::state_pg

@@ -35,6 +35,17 @@ struct Statement {
 
 constexpr const char* kSchemaVersionQuery = "SELECT max(version) FROM udon_mcp_schema_version";
 
+// pg_type's OIDs of the parameter types the stores' statements use.
+constexpr Oid kText = 25;
+constexpr Oid kBigint = 20;
+constexpr Oid kAdvisoryKeyTypes[] = {kBigint};
+
+// The advisory locks of both stores, keyed by LabeledAdvisoryKey's number.
+constexpr Statement kTryAdvisoryLock{"udon_try_advisory_lock", 1, kAdvisoryKeyTypes,
+                                     "SELECT pg_try_advisory_lock($1)", false};
+constexpr Statement kAdvisoryUnlock{"udon_advisory_unlock", 1, kAdvisoryKeyTypes, "SELECT pg_advisory_unlock($1)",
+                                    false};
+
 struct ClearResult {
   void operator()(PGresult* result) const { PQclear(result); }
 };
@@ -196,6 +207,9 @@ std::string RunnerId();
 // An advisory lock's key: the first 8 bytes of SHA-256 over `label` and `text`, as a
 // signed 64-bit integer. Each kind of lock has its own label.
 std::int64_t LabeledAdvisoryKey(std::string_view label, std::string_view text);
+
+// pg_try_advisory_lock(KEY) on CONNECTION: whether it was taken; nullopt when the statement failed.
+std::optional<bool> TryAdvisoryLock(Connection& connection, const std::string& key);
 
 // Polls `try_once` until it takes the lock (true) or `timeout` passes (false).
 // pg_try_advisory_lock in a loop rather than pg_advisory_lock under lock_timeout: the wait
