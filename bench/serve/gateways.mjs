@@ -4,8 +4,10 @@
 // two ratio rows: serve over stdio against the client spawning the demo server itself, and
 // serve over HTTP in front of the demo server over HTTP against the client calling it.
 //
-//   node gateways.mjs SDK_DIR BENCH_DIR UDON DEMO DATA_DIR
-// DATA_DIR/serve holds tools.json, pin and mcp.json from serve_bench. Environment:
+//   node gateways.mjs SDK_DIR BENCH_DIR UDON DEMO DATA_DIR [STDIO_RELAY]
+// DATA_DIR/serve holds tools.json, pin and mcp.json from serve_bench. With STDIO_RELAY, the
+// stdio row also times the client through that minimal relay (stdio_relay.cc) with one
+// upstream exchange per call and with the gate's three: the floor under serve. Environment:
 //   BENCH_SERVE_CALLS    sequential calls per latency row (2000)
 //   BENCH_SERVE_SECONDS  seconds of closed-loop calls per concurrency level (20)
 //   BENCH_SERVE_LEVELS   concurrent sessions, space-separated ("1 8 64 256")
@@ -19,7 +21,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 import * as bench from './sdk.mjs';
 
-const [sdkDir, benchDir, udon, demo, dataDir] = process.argv.slice(2);
+const [sdkDir, benchDir, udon, demo, dataDir, relay] = process.argv.slice(2);
 const env = process.env;
 const seqCalls = Number(env.BENCH_SERVE_CALLS ?? 2000);
 const seconds = Number(env.BENCH_SERVE_SECONDS ?? 20);
@@ -194,11 +196,13 @@ async function measureGateway(name) {
   return result;
 }
 
-// Two rounds, alternating direct and through serve; the samples of both rounds pooled.
-async function ratioRow(label, connectDirect, connectServe) {
-  const pooled = { direct: { samples: [], failed: 0 }, serve: { samples: [], failed: 0 } };
+// Two rounds, alternating direct, through serve and through each of `more` (name: connect);
+// the samples of both rounds pooled.
+async function ratioRow(label, connectDirect, connectServe, more = {}) {
+  const ways = [['direct', connectDirect], ['serve', connectServe], ...Object.entries(more)];
+  const pooled = Object.fromEntries(ways.map(([key]) => [key, { samples: [], failed: 0 }]));
   for (let round = 0; round < 2; round++) {
-    for (const [key, connect] of [['direct', connectDirect], ['serve', connectServe]]) {
+    for (const [key, connect] of ways) {
       const session = await connect();
       await bench.sequentialCalls(session.client, 50);
       const { samples, failed } = await bench.sequentialCalls(session.client, Math.ceil(seqCalls / 2));
@@ -207,16 +211,26 @@ async function ratioRow(label, connectDirect, connectServe) {
       pooled[key].failed += failed;
     }
   }
-  for (const key of ['direct', 'serve']) pooled[key].samples.sort((a, b) => a - b);
+  for (const key of Object.keys(pooled)) pooled[key].samples.sort((a, b) => a - b);
   const row = { label, direct: latency(pooled.direct), serve: latency(pooled.serve) };
   row.ratio = row.serve.p50 / row.direct.p50;
   log(`-- ${label}: ${row.serve.p50.toFixed(3)} vs ${row.direct.p50.toFixed(3)} ms (${row.ratio.toFixed(2)}x)`);
+  for (const key of Object.keys(more)) {
+    row[key] = latency(pooled[key]);
+    row[key].ratio = row[key].p50 / row.direct.p50;
+    log(`   ${key}: ${row[key].p50.toFixed(3)} ms (${row[key].ratio.toFixed(2)}x direct)`);
+  }
   return row;
 }
 
+// With the relay: the floor, one exchange per call (relay) and the gate's three (relay3).
 async function stdioRow() {
+  const more = relay ? {
+    relay: () => bench.connectStdio(sdk, relay, ['0', demo, ...demoArgs]),
+    relay3: () => bench.connectStdio(sdk, relay, ['2', demo, ...demoArgs]),
+  } : {};
   return ratioRow('stdio', () => bench.connectStdio(sdk, demo, demoArgs),
-    () => bench.connectStdio(sdk, udon, serveArgs(`${dir}/mcp.json`, 'stdio')));
+    () => bench.connectStdio(sdk, udon, serveArgs(`${dir}/mcp.json`, 'stdio')), more);
 }
 
 // The median milliseconds of each gate step serve recorded in its evidence (a JSON Lines

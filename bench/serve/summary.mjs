@@ -17,6 +17,12 @@ function ratioRows(rows) {
     lines.push(`| ${row.label} | ${show(row.serve)} | ${show(row.direct)} | ${fixed(row.ratio, 2)}x | ` +
       `≤ ${goal}x: ${verdict(row.ratio <= goal)} |`);
   }
+  for (const row of rows.filter((r) => r.relay3)) {
+    lines.push('', `${row.label}: the floor, the same client through a minimal relay (stdio_relay.cc), p50: ` +
+      `one upstream exchange per call ${ms(row.relay.p50)} ms (${fixed(row.relay.ratio, 2)}x direct), the gate's three ` +
+      `(re-list, ping, call) ${ms(row.relay3.p50)} ms (${fixed(row.relay3.ratio, 2)}x direct); serve over that ` +
+      `floor: ${ms(row.serve.p50 - row.relay3.p50)} ms`);
+  }
   for (const row of rows.filter((r) => r.steps)) {
     const steps = Object.entries(row.steps).map(([step, value]) => `${step} ${ms(value)}`).join(', ');
     lines.push('', `${row.label}: serve's step times (p50 ms, from its evidence): ${steps}; outside the steps ` +

@@ -24,7 +24,8 @@ Status CompareNegotiated(std::string_view recorded_version, const json::Value& r
   return OkStatus();
 }
 
-Result<SelectedTool> SelectListedTool(const std::vector<ListedTool>& listing, std::string_view name) {
+Result<SelectedTool> SelectListedTool(const std::vector<ListedTool>& listing, std::string_view name,
+                                      const SelectedTool* known) {
   std::size_t occurrences = 0;
   const ListedTool* found = nullptr;
   for (const ListedTool& tool : listing) {
@@ -35,6 +36,7 @@ Result<SelectedTool> SelectListedTool(const std::vector<ListedTool>& listing, st
   if (occurrences > 1) {
     return MakeError("catalog.tool_duplicate", "the selected tool name occurs more than once in the live catalog");
   }
+  if (known != nullptr && found->bytes == known->bytes) return SelectedTool{found->bytes, known->canonical};
   json::ParseOptions options;
   options.max_depth = found->max_depth;
   auto canonical = json::CanonicalizeText(found->bytes, options);

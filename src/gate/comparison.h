@@ -36,7 +36,10 @@ struct SelectedTool {
   std::string_view bytes;
   std::string canonical;
 };
-Result<SelectedTool> SelectListedTool(const std::vector<ListedTool>& listing, std::string_view name);
+// `known` (optional): bytes a listing delivered before and their canonical form; the same
+// bytes again have that form, without being parsed again.
+Result<SelectedTool> SelectListedTool(const std::vector<ListedTool>& listing, std::string_view name,
+                                      const SelectedTool* known = nullptr);
 
 // Step 5: the live Tool's canonical bytes equal the reviewed Tool's.
 // Errors: catalog.tool_drift (no details: the gate adds the pointers).

@@ -227,6 +227,12 @@ class Gate {
   Status CompareLiveTool(Run& run);
   Status SelectLiveTool(Run& run, const mcp::ToolPages& pages);
   Status StepArguments(Run& run);
+  // Stdio's ping barrier. Why not the re-list's own answer, which orders the channel too
+  // (issue 41): it does so one round trip earlier, and a notice a server writes right after
+  // answering tools/list (one that reloads its tools when listed) would then race the
+  // dispatch instead of refusing it. The window a notice can fall into unseen is as long
+  // either way (from the last awaited answer to the server reading tools/call); and in a
+  // sequential call no other answer arrives between the re-list and the call to stand in.
   Status Barrier(Run& run);
   Status StepRecheck(Run& run);
   // Whether a failed step's reused connection was found dead before dispatch, so the

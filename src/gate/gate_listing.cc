@@ -66,9 +66,13 @@ Status Gate::SelectLiveTool(Run& run, const mcp::ToolPages& pages) {
       listing.push_back({name, lean->Bytes(tool), lean->max_depth});
     }
   }
-  UDON_ASSIGN_OR_RETURN(SelectedTool selected, SelectListedTool(listing, run.binding.tool));
+  const std::string known_bytes = run.compiled->live_bytes_known_equal.Get();
+  const SelectedTool known{known_bytes, run.compiled->canonical};
+  UDON_ASSIGN_OR_RETURN(SelectedTool selected,
+                        SelectListedTool(listing, run.binding.tool, known_bytes.empty() ? nullptr : &known));
   run.live_tool_canonical = std::move(selected.canonical);
-  run.live_tool_sha256 = base::Sha256Hex(run.live_tool_canonical);
+  run.live_tool_sha256 = run.live_tool_canonical == run.compiled->canonical ? run.compiled->canonical_sha256
+                                                                           : base::Sha256Hex(run.live_tool_canonical);
   run.live_tool_bytes = std::string(selected.bytes);
   return OkStatus();
 }
@@ -93,6 +97,7 @@ Status Gate::CompareLiveTool(Run& run) {
     error.details["pointers"] = run.drift;
     return error;
   }
+  run.compiled->live_bytes_known_equal.Set(run.live_tool_bytes);
   return OkStatus();
 }
 

@@ -50,8 +50,9 @@ Result<std::shared_ptr<const Gate::CompiledTool>> Gate::CompiledSchemas(Run& run
   }
   auto canonical = json::Canonicalize(tool);
   if (!canonical.ok()) return canonical.error().WithCode("manifest.invalid");
+  const std::string sha256 = base::Sha256Hex(*canonical);
   auto compiled = std::make_shared<const CompiledTool>(
-      CompiledTool{std::move(input), std::move(output), std::move(canonical).value()});
+      CompiledTool{std::move(input), std::move(output), std::move(canonical).value(), sha256, {}});
   std::lock_guard<std::mutex> guard(schemas_mutex_);
   if (schemas_.size() >= kMaxCompiledTools) schemas_.clear();
   schemas_.emplace(key, compiled);

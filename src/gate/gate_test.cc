@@ -208,6 +208,56 @@ TEST_F(GateTest, LiveToolMustExistOnceAndEqualTheReviewedOne) {
   ExpectValueFree(drift);
 }
 
+// The live Tool's bytes are known equal when they are the bytes last found equal: bytes
+// that differ in anything, even one byte inside an escape, are canonicalized and compared
+// again, with the full comparison's verdict and pointers.
+TEST_F(GateTest, OnlyTheSameBytesAreKnownEqualAndAnyOtherAreComparedAgain) {
+  const std::string reviewed = *json::Canonicalize(server_.pages[0]["tools"][0]);
+  std::string tool_bytes = reviewed;
+  server_.page_text = [&](std::size_t index) {
+    json::Value page = server_.pages[index];
+    if (index != 0) return page.dump();
+    page["tools"][0] = "@TOOL@";
+    std::string text = page.dump();
+    return text.replace(text.find("\"@TOOL@\""), 8, tool_bytes);
+  };
+  auto replaced = [](std::string text, const std::string& from, const std::string& to) {
+    return text.replace(text.find(from), from.size(), to);
+  };
+  struct Case {
+    const char* what;
+    std::string bytes;
+    const char* drift;  // the differing pointer, or null: equal
+  };
+  const std::string escaped = replaced(reviewed, "\"Render ", "\"\\u0052ender ");
+  const Case cases[] = {
+      {"the reviewed bytes", reviewed, nullptr},
+      {"the same bytes again", reviewed, nullptr},
+      {"an escape for the same text", escaped, nullptr},
+      {"one byte inside that escape", replaced(escaped, "\\u0052", "\\u0053"), "/description"},
+      {"the same length, one byte", replaced(reviewed, "views", "viewz"), "/description"},
+      {"members in another order", replaced(replaced(reviewed, "{\"description\"", "{\"name\":\"render_turntable\",\"description\""),
+                                            ",\"name\":\"render_turntable\"", ""),
+       nullptr},
+      {"the reviewed bytes once more", reviewed, nullptr},
+  };
+  GateEnvironment env = ReusingEnv();
+  Gate gate(env);
+  for (const Case& c : cases) {
+    tool_bytes = c.bytes;
+    server_.calls = 0;
+    GateResult result = gate.Call(binding_, Args(), ExpectOutput());
+    if (c.drift == nullptr) {
+      ASSERT_TRUE(result.ok()) << c.what << ": " << result.error->Describe();
+      EXPECT_EQ(result.evidence.ToJson()["liveToolSha256"], base::Sha256Hex(reviewed)) << c.what;
+      continue;
+    }
+    ExpectRefused(result, "catalog.tool_drift");
+    ASSERT_EQ(result.error->details["pointers"].size(), 1u) << c.what;
+    EXPECT_EQ(result.error->details["pointers"][0]["pointer"], c.drift) << c.what;
+  }
+}
+
 TEST_F(GateTest, RepeatedCursorIsPaginationInvalid) {
   server_.pages[1]["nextCursor"] = "p2";
   ExpectRefused(CallOnce(StateEnv()), "catalog.pagination_invalid");

@@ -1,4 +1,5 @@
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -226,7 +227,9 @@ class PartialBuilder {
     return duplicate_ ? std::pair<const char*, const char*>{"json.duplicate_key", "duplicate member name"}
                       : dom_.failure();
   }
-  PartialValue Take() { return PartialValue{dom_.TakeRoot(), found_, std::move(elements_)}; }
+  PartialValue Take() {
+    return PartialValue{dom_.TakeRoot(), found_, std::move(elements_), array_begin_, array_end_};
+  }
 
  private:
   bool InTargetArray() const { return in_target_ && depth_ == 3 && skip_depth_ == 0; }
@@ -260,6 +263,7 @@ class PartialBuilder {
     if (depth_ == 2 && in_outer_ && inner_next_ && !is_object && !found_) {
       in_target_ = true;
       found_ = true;
+      array_begin_ = parser_->offset() - 1;
     }
     outer_next_ = inner_next_ = false;
     ++depth_;
@@ -273,7 +277,10 @@ class PartialBuilder {
       return true;
     }
     --depth_;
-    if (depth_ == 2) in_target_ = false;
+    if (depth_ == 2 && in_target_) {
+      in_target_ = false;
+      array_end_ = parser_->offset();
+    }
     if (depth_ == 1) in_outer_ = false;
     return dom_.OnEndObject();  // the DOM closes arrays and objects alike
   }
@@ -291,19 +298,88 @@ class PartialBuilder {
   bool in_outer_ = false;
   bool in_target_ = false;
   bool found_ = false;
+  std::size_t array_begin_ = 0;
+  std::size_t array_end_ = 0;
   bool name_next_ = false;      // the next value is an element's member "name"
   bool duplicate_ = false;
 };
 
-}  // namespace
-
-Result<PartialValue> ParseLeavingElements(std::string_view text, const ParseOptions& options,
-                                          std::string_view outer, std::string_view inner) {
+Result<PartialValue> ParseWithoutMemo(std::string_view text, const ParseOptions& options, std::string_view outer,
+                                      std::string_view inner) {
   PartialBuilder builder(outer, inner);
   internal::Parser<PartialBuilder> parser(text, options, builder);
   builder.Attach(&parser);
   UDON_RETURN_IF_ERROR(parser.Run());
   return builder.Take();
+}
+
+}  // namespace
+
+bool ElementsMemo::Fits(const ParseOptions& options, std::string_view outer, std::string_view inner) const {
+  return !array_.empty() && max_depth_ == options.max_depth && outer_ == outer && inner_ == inner;
+}
+
+// Why the result is the one the whole text gives: the text before the array is the same
+// in both, so the parser reaches the array's first byte in the same state; from there the
+// remembered bytes, which once passed every check from that same state (the array at
+// /outer/inner, at the same depth, under the same max_depth), end where the array ends,
+// and nothing of an element's checks reaches outside it; after the array both texts go on
+// alike. `[]` in its place must be the array the builder leaves unbuilt, at that offset.
+std::optional<PartialValue> ElementsMemo::Reuse(std::string_view text, const ParseOptions& options) {
+  // A text over the size limit fails as a whole, though it would fit without its array.
+  if (options.max_bytes != 0 && text.size() > options.max_bytes) return std::nullopt;
+  const std::size_t size = array_.size();
+  if (text.size() < size + after_) return std::nullopt;
+  // Where it was: the same offset (a longer or shorter text after it), or as far from the
+  // end (a request id of another length before it).
+  const std::size_t places[2] = {begin_, text.size() - size - after_};
+  for (std::size_t i = 0; i < (places[0] == places[1] ? 1u : 2u); ++i) {
+    const std::size_t at = places[i];
+    if (at + size > text.size() || text.compare(at, size, array_) != 0) continue;
+    std::string rest;
+    rest.reserve(text.size() - size + 2);
+    rest.append(text.substr(0, at)).append("[]").append(text.substr(at + size));
+    auto parsed = ParseWithoutMemo(rest, options, outer_, inner_);
+    if (!parsed.ok() || !parsed->found || parsed->array_begin != at || !parsed->elements.empty()) return std::nullopt;
+    parsed->elements = elements_;
+    for (RawElement& element : parsed->elements) {
+      element.begin += at;
+      element.end += at;
+    }
+    parsed->array_end = at + size;
+    begin_ = at;
+    after_ = text.size() - at - size;
+    ++reused_;
+    return std::move(parsed).value();
+  }
+  return std::nullopt;
+}
+
+void ElementsMemo::Remember(std::string_view text, const ParseOptions& options, std::string_view outer,
+                            std::string_view inner, const PartialValue& parsed) {
+  array_.clear();
+  if (!parsed.found) return;
+  outer_ = outer;
+  inner_ = inner;
+  max_depth_ = options.max_depth;
+  array_ = text.substr(parsed.array_begin, parsed.array_end - parsed.array_begin);
+  elements_ = parsed.elements;
+  for (RawElement& element : elements_) {
+    element.begin -= parsed.array_begin;
+    element.end -= parsed.array_begin;
+  }
+  begin_ = parsed.array_begin;
+  after_ = text.size() - parsed.array_end;
+}
+
+Result<PartialValue> ParseLeavingElements(std::string_view text, const ParseOptions& options,
+                                          std::string_view outer, std::string_view inner, ElementsMemo* memo) {
+  if (memo != nullptr && memo->Fits(options, outer, inner)) {
+    if (auto reused = memo->Reuse(text, options)) return std::move(reused).value();
+  }
+  auto parsed = ParseWithoutMemo(text, options, outer, inner);
+  if (memo != nullptr && parsed.ok()) memo->Remember(text, options, outer, inner, *parsed);
+  return parsed;
 }
 
 Result<Value> Parse(std::string_view text, const ParseOptions& options) {

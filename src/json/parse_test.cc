@@ -511,5 +511,94 @@ TEST(ParseLeavingElementsTest, ObjectsWithManyMembersStayLinearAndStillAcceptDis
   EXPECT_EQ(partial->elements[0].end, text.size() - 3);
 }
 
+// ElementsMemo: a memo can only spare work, never change an outcome. Each case parses a
+// variant of a page after the page warmed the memo, and must give exactly what a parse
+// without the memo gives (value, elements, offsets; or the same error at the same place).
+std::string Page(std::string_view id, std::string_view tools, std::string_view result_rest = "",
+                 std::string_view after_root = "") {
+  return R"({"id":)" + std::string(id) + R"(,"jsonrpc":"2.0","result":{"_meta":{"k":"v"},"tools":[)" +
+         std::string(tools) + "]" + std::string(result_rest) + "}}" + std::string(after_root);
+}
+
+constexpr std::string_view kTools =
+    R"({"description":"caf\u00e9 \"x\"","inputSchema":{"type":"object"},"name":"a"},{"name":"b","title":"B"})";
+
+void ExpectSameAsWithoutMemo(const Result<PartialValue>& with, const Result<PartialValue>& without,
+                             const std::string& what) {
+  ASSERT_EQ(with.ok(), without.ok()) << what;
+  if (!with.ok()) {
+    EXPECT_EQ(with.error().code, without.error().code) << what;
+    EXPECT_EQ(with.error().Describe(), without.error().Describe()) << what;
+    return;
+  }
+  EXPECT_EQ(with->value, without->value) << what;
+  EXPECT_EQ(with->found, without->found) << what;
+  EXPECT_EQ(with->array_begin, without->array_begin) << what;
+  EXPECT_EQ(with->array_end, without->array_end) << what;
+  ASSERT_EQ(with->elements.size(), without->elements.size()) << what;
+  for (std::size_t i = 0; i < with->elements.size(); ++i) {
+    EXPECT_EQ(with->elements[i].is_object, without->elements[i].is_object) << what << " " << i;
+    EXPECT_EQ(with->elements[i].begin, without->elements[i].begin) << what << " " << i;
+    EXPECT_EQ(with->elements[i].end, without->elements[i].end) << what << " " << i;
+    EXPECT_EQ(with->elements[i].name, without->elements[i].name) << what << " " << i;
+  }
+}
+
+TEST(ElementsMemoTest, AnyOtherBytesGiveWhatAParseWithoutTheMemoGives) {
+  const std::string other_tools(R"({"description":"caf\u00e8 \"x\"","inputSchema":{"type":"object"},"name":"a"},)"
+                                R"({"name":"b","title":"B"})");
+  struct Case {
+    std::string what;
+    std::string text;
+    ParseOptions options;
+    bool reused;  // the remembered array spared
+  };
+  ParseOptions small;
+  small.max_bytes = Page("7", kTools).size() - 1;
+  ParseOptions shallow;
+  shallow.max_depth = 4;
+  const Case cases[] = {
+      {"the same page", Page("7", kTools), {}, true},
+      {"another id, the array further on", Page("12345", kTools), {}, true},
+      {"more after the array", Page("7", kTools, R"(,"nextCursor":"c")"), {}, true},
+      {"one byte inside an escape", Page("7", other_tools), {}, false},
+      {"members reordered", Page("7", R"({"inputSchema":{"type":"object"},"description":"caf\u00e9 \"x\"","name":"a"},)"
+                                      R"({"name":"b","title":"B"})"),
+       {}, false},
+      {"a duplicate name in an element", Page("7", R"({"name":"b","name":"b"})"), {}, false},
+      {"the same bytes under another name", Page("7", kTools).replace(Page("7", kTools).find("tools"), 5, "toolz"),
+       {}, false},
+      {"a second tools member after it", Page("7", kTools, R"(,"tools":[])"), {}, false},
+      {"bytes after the document", Page("7", kTools, "", " x"), {}, false},
+      {"invalid UTF-8 after the array", Page("7", kTools, ",\"n\":\"\xC0\xAF\""), {}, false},
+      {"over the size limit", Page("7", kTools), small, false},
+      {"a smaller depth limit", Page("7", kTools), shallow, false},
+  };
+  for (const Case& c : cases) {
+    ElementsMemo memo;
+    ASSERT_TRUE(ParseLeavingElements(Page("7", kTools), {}, "result", "tools", &memo).ok());
+    auto with = ParseLeavingElements(c.text, c.options, "result", "tools", &memo);
+    auto without = ParseLeavingElements(c.text, c.options, "result", "tools");
+    ExpectSameAsWithoutMemo(with, without, c.what);
+    EXPECT_EQ(memo.reused(), c.reused ? 1u : 0u) << c.what;
+  }
+}
+
+TEST(ElementsMemoTest, FollowsTheArrayFromTextToTextAndForgetsAPageWithoutOne) {
+  ElementsMemo memo;
+  // Found as far from the end, then at the same offset; not where both moved (parsed whole
+  // and remembered there); forgotten after a page without the array.
+  const std::string texts[] = {Page("1", kTools),         Page("22", kTools),
+                               Page("22", kTools, R"(,"x":1)"), Page("4", kTools),
+                               Page("55", kTools),        R"({"id":5,"jsonrpc":"2.0","result":{}})",
+                               Page("6", kTools)};
+  const std::size_t reused_after[] = {0, 1, 2, 2, 3, 3, 3};
+  for (std::size_t i = 0; i < std::size(texts); ++i) {
+    auto with = ParseLeavingElements(texts[i], {}, "result", "tools", &memo);
+    ExpectSameAsWithoutMemo(with, ParseLeavingElements(texts[i], {}, "result", "tools"), texts[i]);
+    EXPECT_EQ(memo.reused(), reused_after[i]) << texts[i];
+  }
+}
+
 }  // namespace
 }  // namespace udon::json

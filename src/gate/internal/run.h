@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -49,6 +50,28 @@ struct Gate::CompiledTool {
   schema::CompiledSchema input;
   std::optional<schema::CompiledSchema> output;
   std::string canonical;  // the reviewed Tool's RFC 8785 bytes, what the live one must equal
+  std::string canonical_sha256;
+  // The live Tool's bytes as a listing last delivered them when they canonicalized to
+  // `canonical`: a server sends the same bytes call after call, and the same bytes need not
+  // be parsed again to be known equal (SelectListedTool's `known`). Shared by every call.
+  class LiveBytes {
+   public:
+    LiveBytes() = default;
+    LiveBytes(LiveBytes&& other) noexcept : bytes_(std::move(other.bytes_)) {}
+    std::string Get() const {
+      std::lock_guard<std::mutex> guard(mutex_);
+      return bytes_;
+    }
+    void Set(std::string_view bytes) const {
+      std::lock_guard<std::mutex> guard(mutex_);
+      if (bytes_ != bytes) bytes_ = bytes;
+    }
+
+   private:
+    mutable std::mutex mutex_;
+    mutable std::string bytes_;
+  };
+  LiveBytes live_bytes_known_equal;
 };
 
 // What the manifest recorded for the bound server: a connection must speak exactly this.

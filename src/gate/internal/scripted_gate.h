@@ -41,6 +41,8 @@ struct ScriptedServer {
   std::function<void(const mcp::Message&, mcp::MemoryPeer&)> on_call;  // replaces the answer
   std::function<void(const mcp::Message&, mcp::MemoryPeer&)> on_list;  // before the page
   std::function<void(const mcp::Message&, mcp::MemoryPeer&)> on_ping;  // before the answer
+  // Replaces a tools/list answer's result by these bytes, as written (page index).
+  std::function<std::string(std::size_t)> page_text;
   std::atomic<int> pings{0};
   std::atomic<int> connects{0}, lists{0}, calls{0}, in_flight{0}, max_in_flight{0};
   std::atomic<mcp::MemoryPeer*> peer{nullptr};
@@ -56,6 +58,7 @@ struct ScriptedServer {
     on_call = nullptr;
     on_list = nullptr;
     on_ping = nullptr;
+    page_text = nullptr;
     pings = 0;
     modern = false;
     listen_acknowledged = true;
@@ -105,7 +108,12 @@ struct ScriptedServer {
       if (on_list) on_list(m, p);
       std::size_t index = 0;
       if (m.params.is_object() && m.params.contains("cursor")) index = m.params["cursor"] == "p2" ? 1 : 0;
-      p.Send(mcp::MakeResult(m.id, Shaped(pages[std::min(index, pages.size() - 1)])));
+      index = std::min(index, pages.size() - 1);
+      if (page_text) {
+        p.SendRaw(R"({"jsonrpc":"2.0","id":)" + m.id.dump() + R"(,"result":)" + page_text(index) + "}");
+      } else {
+        p.Send(mcp::MakeResult(m.id, Shaped(pages[index])));
+      }
     } else if (m.method == "tools/call") {
       const int number = ++calls;
       const int now = ++in_flight;

@@ -170,12 +170,15 @@ Status Connection::Notify(const std::string& method, json::Value params) {
 }
 
 void Connection::OnMessage(Message message) {
-  std::optional<Message> reply = Record(std::move(message));
+  bool answered = false;
+  std::optional<Message> reply = Record(std::move(message), answered);
+  // Outside the lock: the woken caller finds the mutex free instead of blocking on it again.
+  if (answered) changed_.notify_all();
   NotifyObservers();
   if (reply) (void)transport_->Send(*reply);
 }
 
-std::optional<Message> Connection::Record(Message message) {
+std::optional<Message> Connection::Record(Message message, bool& answered) {
   std::optional<Message> reply;
   {
     std::lock_guard lock(mutex_);
@@ -206,7 +209,7 @@ std::optional<Message> Connection::Record(Message message) {
       }
       it->second->sequence_at_response = last_sequence_;
       it->second->response = std::move(message);
-      changed_.notify_all();
+      answered = true;
       return std::nullopt;
     }
     Event event;

@@ -131,8 +131,9 @@ class Connection {
   // A fresh request id, or mcp.disconnected once the connection is closed.
   Result<std::int64_t> NextIdLocked();
   void OnMessage(Message message);
-  // Logs a received message (or settles the request it answers); the reply it needs, if any.
-  std::optional<Message> Record(Message message);
+  // Logs a received message (or settles the request it answers: `answered`, the waiter is
+  // then to be woken); the reply it needs, if any.
+  std::optional<Message> Record(Message message, bool& answered);
   void OnRequestFailed(const json::Value& id, Error error);
   void OnClosed(Error error);
   void AppendEventLocked(Event event);

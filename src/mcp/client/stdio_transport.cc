@@ -280,7 +280,7 @@ void StdioTransport::ReadStdout() {
       chunk.remove_prefix(newline + 1);
       if (!line.empty() && line.back() == '\r') line.pop_back();
       if (line.empty()) continue;
-      auto message = ParseFrame(line, options_.max_message_bytes, callbacks_);
+      auto message = ParseFrame(line, options_.max_message_bytes, callbacks_, &tool_list_memo_);
       line.clear();
       if (!message.ok()) {
         Fail(std::move(message).error());

@@ -9,7 +9,9 @@
 //   pipes is closed before exec; a sandboxed entry runs under bubblewrap, and one whose
 //   sandbox cannot be built is refused (config.invalid), never started without it.
 // - stdout is read by one thread; a line longer than max_message_bytes is never buffered
-//   whole: reading stops and the connection fails with mcp.message_too_large.
+//   whole: reading stops and the connection fails with mcp.message_too_large. A tools/list
+//   answer whose tools array is byte for byte the last one's, where it was, is not checked
+//   again (json::ElementsMemo: the same verdict, less work for the gate's re-lists).
 // - A stdout line that is not a JSON-RPC message fails the connection closed
 //   (mcp.malformed_message): the spec reserves stdout for MCP messages, and a server that
 //   writes anything else cannot be trusted to frame the rest. Empty lines are skipped.
@@ -40,6 +42,7 @@
 #include <thread>
 
 #include "mcp/client/child_exit.h"
+#include "json/json.h"
 #include "mcp/client/config.h"
 #include "mcp/client/transport.h"
 
@@ -99,6 +102,8 @@ class StdioTransport : public Transport {
   bool reaped_ = false;
   // Watches the leader's exit from Start until Close has reaped it.
   std::unique_ptr<ChildExitWaiter> exit_waiter_;
+  // The stdout reader's: the gate re-lists before every call, mostly to the same bytes.
+  json::ElementsMemo tool_list_memo_;
   std::thread stdout_reader_;
   std::thread stderr_reader_;
   mutable std::mutex stderr_mutex_;

@@ -4,14 +4,16 @@
 
 namespace udon::mcp {
 
-Result<Message> ParseFrame(std::string_view frame, std::size_t max_message_bytes, const TransportCallbacks& callbacks) {
-  return ParseFrame(frame, max_message_bytes, callbacks.lean_tool_lists && callbacks.lean_tool_lists());
+Result<Message> ParseFrame(std::string_view frame, std::size_t max_message_bytes, const TransportCallbacks& callbacks,
+                           json::ElementsMemo* memo) {
+  return ParseFrame(frame, max_message_bytes, callbacks.lean_tool_lists && callbacks.lean_tool_lists(), memo);
 }
 
-Result<Message> ParseFrame(std::string_view frame, std::size_t max_message_bytes, bool lean_tool_list) {
+Result<Message> ParseFrame(std::string_view frame, std::size_t max_message_bytes, bool lean_tool_list,
+                           json::ElementsMemo* memo) {
   MessageLimits limits;
   limits.max_bytes = max_message_bytes;
-  auto parsed = ParseMessage(frame, limits, lean_tool_list);
+  auto parsed = ParseMessage(frame, limits, lean_tool_list, memo);
   if (parsed.ok()) return parsed;
   const std::string cause = parsed.error().code;
   Error error = cause == "rpc.too_large"

@@ -92,8 +92,11 @@ namespace udon::mcp {
 
 // Parses one received frame under the size limit, mapping the parser's codes to
 // mcp.message_too_large / mcp.malformed_message (details.cause keeps the rpc.* code).
-Result<Message> ParseFrame(std::string_view frame, std::size_t max_message_bytes, bool lean_tool_list = false);
+// `memo` (optional): the reader's, see ParseMessage.
+Result<Message> ParseFrame(std::string_view frame, std::size_t max_message_bytes, bool lean_tool_list = false,
+                           json::ElementsMemo* memo = nullptr);
 // ParseFrame as the callbacks ask (lean_tool_lists).
-Result<Message> ParseFrame(std::string_view frame, std::size_t max_message_bytes, const TransportCallbacks& callbacks);
+Result<Message> ParseFrame(std::string_view frame, std::size_t max_message_bytes, const TransportCallbacks& callbacks,
+                           json::ElementsMemo* memo = nullptr);
 
 }  // namespace udon::mcp

@@ -41,13 +41,14 @@ void AppendResultWithToolsArray(std::string& out, const json::Value& result, std
 
 }  // namespace
 
-Result<Message> ParseMessage(std::string_view frame, const MessageLimits& limits, bool lean_tool_list) {
+Result<Message> ParseMessage(std::string_view frame, const MessageLimits& limits, bool lean_tool_list,
+                             json::ElementsMemo* memo) {
   if (frame.size() > limits.max_bytes) {
     return udon::MakeError("rpc.too_large", "message exceeds the size limit");
   }
   json::ParseOptions options;
   options.max_depth = limits.max_depth;
-  Result<json::PartialValue> parsed = lean_tool_list ? json::ParseLeavingElements(frame, options, "result", "tools")
+  Result<json::PartialValue> parsed = lean_tool_list ? json::ParseLeavingElements(frame, options, "result", "tools", memo)
                                                      : AsPartial(json::Parse(frame, options));
   if (!parsed.ok()) {
     Error error = parsed.error().WithCode("rpc.malformed");

@@ -63,8 +63,10 @@ struct MessageLimits {
 // JSON parser's reason in details.jsonCode), rpc.batch (an array), rpc.invalid (not a valid
 // JSON-RPC 2.0 message). Messages never quote the frame's content.
 // `lean_tool_list`: a result with a tools array keeps its elements as bytes (lean_tools);
-// the verdict on the frame is the same either way.
-Result<Message> ParseMessage(std::string_view frame, const MessageLimits& limits = {}, bool lean_tool_list = false);
+// the verdict on the frame is the same either way. `memo` (lean only, optional): the reader's
+// last tools array, which identical bytes need not be checked against again (ElementsMemo).
+Result<Message> ParseMessage(std::string_view frame, const MessageLimits& limits = {}, bool lean_tool_list = false,
+                             json::ElementsMemo* memo = nullptr);
 
 // Builds the Tool objects a lean read left as bytes: result["tools"] whole again, and
 // lean_tools null. A no-op for a message read whole.

@@ -90,7 +90,7 @@ void MemoryTransport::Deliver(Outgoing item) {
   std::string frame = std::holds_alternative<Message>(item)
                           ? SerializeMessage(std::get<Message>(item))
                           : std::move(std::get<std::string>(item));
-  auto parsed = ParseFrame(frame, max_message_bytes_, callbacks_);
+  auto parsed = ParseFrame(frame, max_message_bytes_, callbacks_, &tool_list_memo_);
   if (!parsed.ok()) {
     {
       std::lock_guard lock(mutex_);

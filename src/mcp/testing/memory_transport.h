@@ -62,6 +62,7 @@ class MemoryTransport : public Transport {
   Script script_;
   std::size_t max_message_bytes_;
   TransportCallbacks callbacks_;
+  json::ElementsMemo tool_list_memo_;  // the worker's, as the stdio reader has one
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<Message> inbound_;
