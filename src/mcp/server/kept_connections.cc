@@ -16,7 +16,8 @@
 namespace udon::mcp {
 namespace {
 
-constexpr int kWakeId = -1;
+// The epoll data of the wake-up eventfd: never a socket descriptor.
+constexpr int kWakeSocket = -1;
 thread_local int serving_socket = -1;
 thread_local bool close_after_response = false;
 
@@ -126,7 +127,7 @@ IdleConnections::IdleConnections(std::chrono::milliseconds idle_timeout, std::si
   if (epoll_ < 0 || wake_ < 0) return;
   epoll_event event{};
   event.events = EPOLLIN;
-  event.data.fd = kWakeId;
+  event.data.fd = kWakeSocket;
   if (epoll_ctl(epoll_, EPOLL_CTL_ADD, wake_, &event) != 0) return;
   thread_ = std::thread([this] { Run(); });
 }
@@ -211,7 +212,7 @@ void IdleConnections::Run() {
     for (int i = 0; i < count; ++i) {
       // epoll_event is packed on x86-64: copy the descriptor out, never bind a reference.
       const int socket = events[i].data.fd;
-      if (socket == kWakeId) {
+      if (socket == kWakeSocket) {
         std::uint64_t value;
         [[maybe_unused]] const ssize_t got = ::read(wake_, &value, sizeof(value));
         continue;
