@@ -582,13 +582,17 @@ TEST_P(GateFaultsTest, AnUnwritableStateAfterDispatchIsStillIndeterminate) {
   EXPECT_EQ(CallsLogged(), 1);
 }
 
-// The same rule over Streamable HTTP, in both eras: the notice travels on a stream apart
-// from the responses (the GET stream, or subscriptions/listen), so where it lands is up
-// to timing: during the second call's listing or before its dispatch (refused), during
-// its call (indeterminate, and the probe stops), or after it (the third call's reuse is
-// refused; or, when the pool's idle watch recorded the invalidation before the third call
-// began, its first step refuses the manifest). In every case the binding ends for good and
-// nothing is dispatched after it.
+// The same rule over Streamable HTTP, in both eras. The demo server sends one notice, right
+// after it answers the second listing (the second call's); it travels on a stream apart from
+// the responses (the GET stream, or subscriptions/listen), so where it lands is up to
+// timing (contract 7.5): during the second call's listing or before its dispatch (refused),
+// during a call (indeterminate), while the connection sits idle (the next call refused),
+// after the third call (recorded when the pool closes the connection), or, on a loaded
+// machine, not before the probe closed the connection at all: then the probe never saw it
+// (the documented HTTP window) and all three calls went ahead. What is guaranteed: the first
+// call goes ahead; every call the server saw is one the probe reports as dispatched; once a
+// call saw the notice, no later call is dispatched; and a notice the probe saw is recorded,
+// so the binding ends for good and the next call is refused before it reaches the server.
 TEST_P(GateFaultsTest, AProbeOverHttpOnAReusedConnectionEndsTheBindingAfterAChange) {
   HttpDemo server({"--fault", "list-changed-after-list@after-first-list=1", "--log-requests",
                    dir_.File("requests.jsonl")});
@@ -604,22 +608,33 @@ TEST_P(GateFaultsTest, AProbeOverHttpOnAReusedConnectionEndsTheBindingAfterAChan
         options.env["UDON_MCP_STATE_DIR"] = dir_.File("state");
         return options;
       }());
-  ASSERT_TRUE(result.exit_code == 3 || result.exit_code == 5) << result.out << result.err;
-  json::Value report = json::Parse(result.out).value();
-  const json::Value& outcomes = report["outcomes"];
-  EXPECT_TRUE(outcomes.contains("binding.invalidated") || outcomes.contains("call.indeterminate") ||
-              outcomes.contains("manifest.invalidated"))
-      << outcomes.dump();
-  // The notice recorded while idle, the third call refused at its first step: only after
-  // the two calls before it were dispatched and done.
-  if (!outcomes.contains("binding.invalidated") && !outcomes.contains("call.indeterminate")) {
-    EXPECT_EQ(outcomes.value("ok", 0), 2) << outcomes.dump();
-    EXPECT_EQ(CallsLogged(), 2);
+  ASSERT_TRUE(result.exit_code == 0 || result.exit_code == 3 || result.exit_code == 5) << result.out << result.err;
+  const json::Value calls = json::Parse(result.out).value()["calls"];
+  ASSERT_FALSE(calls.empty()) << result.out;
+  EXPECT_EQ(calls[0]["code"], "ok") << "the notice is sent only after the second listing: " << calls.dump();
+  int dispatched = 0;
+  std::string ended;  // the outcome of the call that saw the notice
+  for (const json::Value& call : calls) {
+    const std::string code = call["code"].get<std::string>();
+    const bool sent = code == "ok" || code == "call.indeterminate";
+    dispatched += sent ? 1 : 0;
+    EXPECT_FALSE(sent && !ended.empty()) << "dispatched after the notice ended the binding (" << ended
+                                         << "): " << calls.dump();
+    if (code == "ok") continue;
+    EXPECT_TRUE(code == "binding.invalidated" || code == "manifest.invalidated" || code == "call.indeterminate")
+        << calls.dump();
+    if (ended.empty()) ended = code;
   }
-  EXPECT_LE(CallsLogged(), 2);
-  EXPECT_GE(CallsLogged(), 1);
+  EXPECT_EQ(CallsLogged(), dispatched) << "the server saw a call the probe did not dispatch: " << calls.dump();
+  const bool recorded = std::filesystem::exists(dir_.File("state/invalidated")) &&
+                        !std::filesystem::is_empty(dir_.File("state/invalidated"));
+  EXPECT_TRUE(recorded || ended.empty()) << "a notice the probe saw was not recorded: " << calls.dump();
   dir_.Write("requests.jsonl", "");
-  EXPECT_EQ(Call(3)["code"], "manifest.invalidated");
+  if (!recorded) {
+    EXPECT_EQ(result.exit_code, 0) << calls.dump();
+    GTEST_SKIP() << "the notice was still in flight when the probe closed its connection (contract 7.5)";
+  }
+  EXPECT_EQ(Call(3)["code"], "manifest.invalidated") << "the probe's outcomes: " << calls.dump();
   EXPECT_EQ(CallsLogged(), 0);
 }
 
