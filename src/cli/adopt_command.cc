@@ -5,6 +5,7 @@
 // starts each adopted entry as its host would. The work is the adopt component's.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 #include <map>
@@ -50,7 +51,72 @@ struct AdoptCommandOptions {
   bool no_browser = false;  // print the login URL instead of opening a browser
   std::optional<std::string> protocol_version;  // the capture's and its logins' revision
   CommonOptions common;
+  std::vector<std::string> given;  // the options on the command line, by name ("--login")
 };
+
+// adopt's modes, as bits: most options mean something in some of them only.
+enum AdoptMode : unsigned { kList = 1, kCapture = 2, kApply = 4, kUndo = 8, kCheck = 16 };
+
+// An option and the modes it means something in; given in another, it would be silently
+// dropped, so it is a usage error instead (contract 7.21). --json means something in all.
+struct ModeOption {
+  const char* name;
+  unsigned modes;
+  const char* why;  // what it does, the reason it means nothing elsewhere
+};
+
+constexpr ModeOption kModeOptions[] = {
+    {"--host", kCapture, "it selects the entries a capture takes"},
+    {"--server", kCapture, "it selects the entries a capture takes"},
+    {"--project", kList | kCapture, "it names project directories to read host files from"},
+    {"--dir", kCapture | kApply | kUndo | kCheck, "--list reads no adoption directory"},
+    {"--review", kCapture, "it says how the captured tools are reviewed"},
+    {"--sandbox", kCapture, "it decides how a captured entry is started"},
+    {"--no-sandbox", kCapture, "it decides how a captured entry is started"},
+    {"--expires-in", kCapture, "it sets the expiry of the captured manifests"},
+    {"--login", kCapture, "logins happen only while capturing"},
+    {"--no-browser", kCapture, "logins happen only while capturing"},
+    {"--protocol-version", kCapture | kCheck, "--list, --apply and --undo open no server"},
+    {"--policy", kCapture, "a capture records it in D, and the gateway entries use the recorded one"},
+};
+
+AdoptMode ModeOf(const AdoptCommandOptions& o) {
+  if (o.list) return kList;
+  if (o.apply) return kApply;
+  if (o.undo) return kUndo;
+  if (o.check) return kCheck;
+  return kCapture;
+}
+
+std::string ModeNames(unsigned modes) {
+  static constexpr std::pair<AdoptMode, const char*> kNames[] = {
+      {kList, "--list"}, {kCapture, "a capture"}, {kApply, "--apply"}, {kUndo, "--undo"}, {kCheck, "--check"}};
+  std::vector<const char*> names;
+  for (const auto& [mode, name] : kNames) {
+    if ((modes & mode) != 0) names.push_back(name);
+  }
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    out += i == 0 ? "" : (i + 1 == names.size() ? " or " : ", ");
+    out += names[i];
+  }
+  return out;
+}
+
+// The first option given that means nothing in this mode, as a usage error naming it and
+// why (nothing is read or written before). Errors: usage.invalid.
+Status CheckOptionsForMode(const AdoptCommandOptions& o) {
+  const AdoptMode mode = ModeOf(o);
+  for (const ModeOption& option : kModeOptions) {
+    const bool given = std::find(o.given.begin(), o.given.end(), option.name) != o.given.end();
+    if (!given || (option.modes & mode) != 0) continue;
+    Error error = MakeError("usage.invalid", std::string(option.name) + " is for " + ModeNames(option.modes) +
+                                                 ", not " + ModeNames(mode) + ": " + option.why);
+    error.details["option"] = option.name;
+    return error;
+  }
+  return OkStatus();
+}
 
 // Only the projects named with --project: a project file is the repository's, and the
 // current directory may be a clone no one looked at (issue 38).
@@ -411,10 +477,8 @@ int RunAdopt(const AdoptCommandOptions& o) {
     return ReportError(MakeError("usage.invalid", "--list, --apply, --undo and --check exclude each other"),
                        o.common.json, kExitInvalidInput);
   }
-  if (o.protocol_version && (o.list || o.apply || o.undo)) {
-    return ReportError(MakeError("usage.invalid", "--protocol-version is for a capture or --check: --list, --apply "
-                                                  "and --undo open no server"),
-                       o.common.json, kExitInvalidInput);
+  if (Status meaningful = CheckOptionsForMode(o); !meaningful.ok()) {
+    return ReportError(meaningful.error(), o.common.json, kExitInvalidInput);
   }
   if (Status version = CheckProtocolVersionOption(o.protocol_version); !version.ok()) {
     return ReportError(version.error(), o.common.json, kExitInvalidInput);
@@ -470,7 +534,12 @@ void RegisterAdoptCommand(CLI::App& app) {
   command->add_flag("--check", o->check, "Start each adopted entry as its host would and say what it offers");
   command->add_option("--policy", o->common.policy, "Local policy file (JSON or YAML)");
   command->add_flag("--json", o->common.json, "Machine output on stdout");
-  SetAction(command, &o->common.json, [o] { return RunAdopt(*o); });
+  SetAction(command, &o->common.json, [o, command] {
+    for (const CLI::Option* option : command->get_options()) {
+      if (option->count() > 0) o->given.push_back(option->get_name());
+    }
+    return RunAdopt(*o);
+  });
 }
 
 }  // namespace udon::cli

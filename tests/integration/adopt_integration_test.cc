@@ -320,6 +320,53 @@ TEST_F(AdoptRealHost, ProtocolVersionReachesTheCheckAndIsRefusedWhereNoServerIsO
   EXPECT_EQ(dir_.Read("home/.cursor/mcp.json"), original);
 }
 
+// An option that means nothing in the mode given was silently dropped (--login or --review
+// with --apply, --dir with --list): each such combination is a usage error naming the
+// option and why, and nothing is read or written (no D is made, the host file stays).
+TEST_F(AdoptRealHost, AnOptionThatMeansNothingInTheModeGivenIsAUsageError) {
+  Home();
+  fs::create_directories(dir_.File("home/.cursor"));
+  dir_.Write("home/.cursor/mcp.json", Json{{"mcpServers", {{"demo", {{"command", DemoServerBinary()}}}}}}.dump(2));
+  const std::string original = dir_.Read("home/.cursor/mcp.json");
+  dir_.Write("policy.json", "{}");
+  using Words = std::vector<std::string>;
+  // Options that mean something in a capture only.
+  const std::vector<Words> capture_only = {
+      {"--host", "cursor"}, {"--server", "demo"},     {"--review", "cli"}, {"--review", "workbench"},
+      {"--sandbox"},        {"--no-sandbox"},         {"--expires-in", "3"}, {"--login"},
+      {"--no-browser"},     {"--policy", dir_.File("policy.json")}};
+  struct Family {
+    Words mode;
+    std::vector<Words> refused;  // beside capture_only
+  };
+  const std::vector<Family> families = {
+      {{"--list"}, {{"--dir", Adopted()}, {"--protocol-version", "2025-06-18"}}},
+      {{"--dir", Adopted(), "--apply"}, {{"--project", "."}, {"--protocol-version", "2025-06-18"}}},
+      {{"--dir", Adopted(), "--undo"}, {{"--project", "."}, {"--protocol-version", "2025-06-18"}}},
+      {{"--dir", Adopted(), "--check"}, {{"--project", "."}}},
+  };
+  for (const Family& family : families) {
+    std::vector<Words> options = capture_only;
+    options.insert(options.end(), family.refused.begin(), family.refused.end());
+    for (const Words& option : options) {
+      Words args = {"adopt"};
+      args.insert(args.end(), family.mode.begin(), family.mode.end());
+      args.insert(args.end(), option.begin(), option.end());
+      args.push_back("--json");
+      SCOPED_TRACE(family.mode.back() + " " + option.front());
+      ProcessResult refused = Udon(args);
+      EXPECT_EQ(refused.exit_code, 2) << refused.out << refused.err;
+      auto error = json::Parse(refused.out);
+      ASSERT_TRUE(error.ok()) << refused.out << refused.err;
+      EXPECT_EQ((*error)["code"], "usage.invalid") << refused.out;
+      EXPECT_EQ((*error)["details"]["option"], option.front()) << refused.out;
+      EXPECT_EQ((*error)["message"].get<std::string>().rfind(option.front() + " is for ", 0), 0u) << refused.out;
+    }
+  }
+  EXPECT_FALSE(fs::exists(Adopted()));
+  EXPECT_EQ(dir_.Read("home/.cursor/mcp.json"), original);
+}
+
 // Issue 38 item 1, from the attacker's side: the current directory is a clone whose
 // .mcp.json runs a command. Without --project adopt reads no project file; with it, the
 // .mcp.json server the user never approved in Claude Code is not started, and another
