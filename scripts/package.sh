@@ -3,20 +3,24 @@
 # then checks it: its dependencies are Debian's runtime library packages only, lintian
 # reports no error and no warning, and the package passes tests/package/check_installed.py
 # (modes, --version, man pages, completion, demo, serve). Contract section 7.22.
-# Usage: scripts/package.sh [--build-dir DIR] [--no-build] [--out DIR]
+# Usage: scripts/package.sh [--build-dir DIR] [--no-build] [--out DIR] [--modes-only]
 #   --build-dir DIR  the build tree (default: build/release, configured Release here; two
 #                    levels deep like bench/run.sh's build/bench, so ccache shares objects)
 #   --no-build       package DIR as it is built (the package_deb test packages build/)
 #   --out DIR        where the .deb goes (default: the current directory)
+#   --modes-only     check the Depends and the entries' modes and owners only, compressed
+#                    with gzip: for a second package of the same build under another umask,
+#                    whose files are those of a package checked in full (package_deb_umask_000)
 set -euo pipefail
 source_dir="$(cd "$(dirname "$0")/.." && pwd)"
-build_dir="build/release" build=1 out_dir="$PWD"
+build_dir="build/release" build=1 out_dir="$PWD" modes_only=0
 while (($#)); do
   case "$1" in
     --build-dir) build_dir="$2"; shift 2 ;;
     --no-build) build=0; shift ;;
     --out) out_dir="$2"; shift 2 ;;
-    *) echo "usage: scripts/package.sh [--build-dir DIR] [--no-build] [--out DIR]" >&2; exit 2 ;;
+    --modes-only) modes_only=1; shift ;;
+    *) echo "usage: scripts/package.sh [--build-dir DIR] [--no-build] [--out DIR] [--modes-only]" >&2; exit 2 ;;
   esac
 done
 build_dir="$(cd "$source_dir" && mkdir -p "$build_dir" && cd "$build_dir" && pwd)"
@@ -42,7 +46,10 @@ fi
 # CPack installs the tree under /usr, strips it and asks dpkg-shlibdeps for Depends.
 staging="$(mktemp -d)"
 trap 'rm -rf "$staging"' EXIT
-cpack -G DEB --config "$build_dir/CPackConfig.cmake" -B "$staging" >/dev/null
+# xz (the package's) takes most of cpack's time; the modes do not depend on it.
+compression=()
+((modes_only)) && compression=(-D CPACK_DEBIAN_COMPRESSION_TYPE=gzip)
+cpack -G DEB --config "$build_dir/CPackConfig.cmake" -B "$staging" "${compression[@]}" >/dev/null
 debs=("$staging"/udon-mcp_*.deb)
 if ((${#debs[@]} != 1)) || [[ ! -f "${debs[0]}" ]]; then
   echo "package.sh: cpack made no single udon-mcp_*.deb" >&2
@@ -71,7 +78,9 @@ done
 
 # lintian, Debian's package checker: no error and no warning (see below); its notes (I:)
 # are shown, not counted. Overrides, each with its reason, are in packaging/debian/.
-if ! command -v lintian >/dev/null; then
+if ((modes_only)); then
+  :  # lintian's permission tags are what check_installed.py --modes-only checks exactly
+elif ! command -v lintian >/dev/null; then
   echo "package.sh: lintian is not installed (scripts/install-deps.sh installs it)" >&2
   status=1
 elif ! lintian --fail-on error,warning --display-info --tag-display-limit 0 "$deb"; then
@@ -80,7 +89,9 @@ elif ! lintian --fail-on error,warning --display-info --tag-display-limit 0 "$de
 fi
 
 # On failure the unpacked tree stays in the output folder for a look.
-python3 "$source_dir/tests/package/check_installed.py" --deb "$deb" --work "$out_dir" || status=1
+checks=()
+((modes_only)) && checks=(--modes-only)
+python3 "$source_dir/tests/package/check_installed.py" --deb "$deb" --work "$out_dir" "${checks[@]}" || status=1
 if ((status == 0)); then
   echo "package.sh: $deb"
 fi

@@ -281,7 +281,15 @@ def main():
     source.add_argument("--deb", help="a udon-mcp .deb to unpack with dpkg -x")
     parser.add_argument("--prefix", default="/usr/local", help="install prefix (a .deb's is /usr)")
     parser.add_argument("--work", help="the throwaway root's parent (default: a new temporary folder)")
+    parser.add_argument("--modes-only", action="store_true",
+                        help="with --deb: the modes and owners only (the files are those of a package checked in full)")
     args = parser.parse_args()
+    if args.modes_only:
+        if not args.deb:
+            parser.error("--modes-only goes with --deb")
+        check_modes(args.deb)
+        print("check_installed: ok (modes only)" if not failures else f"check_installed: {len(failures)} failures")
+        return 1 if failures else 0
     if args.deb:
         args.prefix = "/usr"
     work = Path(tempfile.mkdtemp(prefix="udon-installed-", dir=args.work)).resolve()
