@@ -211,11 +211,14 @@ TEST_P(PostgresRunnersTest, ALockLostDuringTheCallMakesItIndeterminate) {
 
 // Four runners (separate processes, their own state directories and configuration files,
 // only the database shared) call one serialized tool of one HTTP server, whose ledger
-// says whether two calls ever met inside it.
+// says whether two calls ever met inside it. Each call stays 20 ms inside the ledger, about
+// a fifth of a runner's cycle (a process start, the gate, the call), so without the shared
+// lock about every second call meets another one: 50 calls a runner leave no chance of
+// missing it (checked by giving each runner a store of its own: over a hundred overlaps).
 TEST_P(PostgresRunnersTest, FourRunnersNeverRunASerializedToolTwiceAtOnce) {
-  int calls = 200;
+  int calls = 50;
   if (const char* n = std::getenv("UDON_PG_RUNNER_CALLS")) calls = std::atoi(n);
-  testing::HttpDemoServer server({"--log-requests", dir_.File("http-requests.jsonl"), "--ledger-delay-ms", "2"});
+  testing::HttpDemoServer server({"--log-requests", dir_.File("http-requests.jsonl"), "--ledger-delay-ms", "20"});
   ASSERT_FALSE(HttpUrl(server).empty()) << "the server did not report its port";
   std::atomic<int> ok{0}, overlapped{0}, failed{0};
   std::vector<std::thread> runners;
