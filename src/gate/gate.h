@@ -106,6 +106,9 @@ struct GateEnvironment {
   // Test seam: runs when a coalesced call starts to wait for the server's shared
   // connection that another call is opening, under the lane's lock (the same rules).
   std::function<void()> on_open_awaited;
+  // Test seam: runs when a coalesced call waiting for its verification (to be done, or
+  // for every member's comparison) was woken and must wait on, under the lane's lock.
+  std::function<void()> on_lane_stray_wakeup;
   // Test seam: runs when the gate compiles a reviewed Tool's schemas (not when it reuses
   // them), with the tool's name.
   std::function<void(const std::string& tool)> on_schema_compile;

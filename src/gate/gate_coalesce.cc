@@ -148,9 +148,12 @@ std::shared_ptr<Gate::Verification> Gate::JoinVerification(Run& run) {
   std::shared_ptr<Verification> mine = lane.next;
   ++mine->unsettled;
   mine->checked_through = std::min(mine->checked_through, run.checked_through);
+  bool woken = false;
   while (!mine->done) {
     if (lane.in_flight) {
-      lane.changed.wait(lock);
+      if (woken && env_.on_lane_stray_wakeup) env_.on_lane_stray_wakeup();
+      mine->changed.wait(lock);
+      woken = true;
       continue;
     }
     lane.in_flight = mine;
@@ -165,7 +168,8 @@ std::shared_ptr<Gate::Verification> Gate::JoinVerification(Run& run) {
     if (!mine->error && !connection.listed_through) connection.listed_through = mine->facts.checked_through;
     mine->done = true;
     lane.in_flight.reset();
-    lane.changed.notify_all();
+    mine->changed.notify_all();
+    if (lane.next) lane.next->changed.notify_one();  // one member of the next group leads it
   }
   return mine;
 }
@@ -197,8 +201,13 @@ Status Gate::Settle(Run& run, Status compared) {
   Verification& verification = *run.verification;
   std::unique_lock<std::mutex> lock(lane.mutex);
   if (!compared.ok() && !verification.catalog_failure) verification.catalog_failure = compared.error();
-  if (--verification.unsettled == 0) lane.changed.notify_all();
-  lane.changed.wait(lock, [&] { return verification.unsettled == 0; });
+  if (--verification.unsettled == 0) verification.changed.notify_all();
+  bool woken = false;
+  while (verification.unsettled != 0) {
+    if (woken && env_.on_lane_stray_wakeup) env_.on_lane_stray_wakeup();
+    verification.changed.wait(lock);
+    woken = true;
+  }
   if (!compared.ok() || !verification.catalog_failure) return compared;
   Error error = Refuse(verification.catalog_failure->code.c_str(),
                        "the shared re-list that was to verify this call found another call's Tool changed or missing");

@@ -39,6 +39,10 @@ struct Gate::Verification {
   // The first catalog refusal a member's own comparison found (drift, a missing or
   // duplicated tool): it refuses every member, none of which dispatches before all compared.
   std::optional<Error> catalog_failure;
+  // Its members wait here (under the lane's mutex), not on the lane's: for it to be done,
+  // for the flight before it to end (one of them then leads it), and in Settle. So the
+  // other group's start, end or settling wakes none of them (issue 41).
+  std::condition_variable changed;
 };
 
 // A server's shared connection and its verifications. Guarded by `mutex`: which connection
@@ -46,7 +50,7 @@ struct Gate::Verification {
 // shared connection's bound_since and retired flag.
 struct Gate::Lane {
   std::mutex mutex;
-  std::condition_variable changed;
+  std::condition_variable changed;  // an open ended, or the next verification started
   std::shared_ptr<PooledConnection> connection;
   std::string opened_for;  // the manifest digest `connection` was opened (or taken) for
   // One open at a time: the calls that arrive meanwhile wait for it (a burst's start

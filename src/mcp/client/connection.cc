@@ -114,8 +114,12 @@ Result<Response> Connection::Exchange(const std::string& method, json::Value par
   }
 
   std::unique_lock lock(mutex_);
-  const bool done = changed_.wait_for(lock, timeout, [&] {
-    return pending->response.has_value() || pending->failure.has_value();
+  bool first_check = true;
+  const bool done = pending->settled.wait_for(lock, timeout, [&] {
+    const bool settled = pending->response.has_value() || pending->failure.has_value();
+    if (!settled && !first_check) ++stray_wakeups_;
+    first_check = false;
+    return settled;
   });
   pending_.erase(id);
   if (pending->response) {
@@ -170,15 +174,15 @@ Status Connection::Notify(const std::string& method, json::Value params) {
 }
 
 void Connection::OnMessage(Message message) {
-  bool answered = false;
+  std::shared_ptr<Pending> answered;
   std::optional<Message> reply = Record(std::move(message), answered);
   // Outside the lock: the woken caller finds the mutex free instead of blocking on it again.
-  if (answered) changed_.notify_all();
+  if (answered) answered->settled.notify_one();
   NotifyObservers();
   if (reply) (void)transport_->Send(*reply);
 }
 
-std::optional<Message> Connection::Record(Message message, bool& answered) {
+std::optional<Message> Connection::Record(Message message, std::shared_ptr<Pending>& answered) {
   std::optional<Message> reply;
   {
     std::lock_guard lock(mutex_);
@@ -209,7 +213,7 @@ std::optional<Message> Connection::Record(Message message, bool& answered) {
       }
       it->second->sequence_at_response = last_sequence_;
       it->second->response = std::move(message);
-      answered = true;
+      answered = it->second;
       return std::nullopt;
     }
     Event event;
@@ -246,7 +250,7 @@ void Connection::OnRequestFailed(const json::Value& id, Error error) {
     auto it = our ? pending_.find(*our) : pending_.end();
     if (it != pending_.end() && !it->second->response && !it->second->failure) {
       it->second->failure = std::move(error);
-      changed_.notify_all();
+      it->second->settled.notify_one();
     }
   }
   NotifyObservers();
@@ -270,9 +274,11 @@ void Connection::OnClosed(Error error) {
 
 void Connection::FailAllLocked(const Error& error) {
   for (auto& [id, pending] : pending_) {
-    if (!pending->response && !pending->failure) pending->failure = error;
+    if (!pending->response && !pending->failure) {
+      pending->failure = error;
+      pending->settled.notify_one();
+    }
   }
-  changed_.notify_all();
 }
 
 void Connection::AppendEventLocked(Event event) {
@@ -336,6 +342,11 @@ bool Connection::WaitForEventAfter(std::uint64_t after, std::chrono::millisecond
 std::size_t Connection::ignored_responses() const {
   std::lock_guard lock(mutex_);
   return ignored_responses_;
+}
+
+std::size_t Connection::stray_wakeups() const {
+  std::lock_guard lock(mutex_);
+  return stray_wakeups_;
 }
 
 bool Connection::connected() const {

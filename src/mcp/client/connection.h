@@ -105,6 +105,9 @@ class Connection {
   // Waits until an event with sequence > after exists or the timeout passes; true if one does.
   bool WaitForEventAfter(std::uint64_t after, std::chrono::milliseconds timeout) const;
   std::size_t ignored_responses() const;
+  // Times a request's waiter woke and found its request still unsettled. Each waiter is
+  // woken by its own answer only, so this stays near zero however many requests wait.
+  std::size_t stray_wakeups() const;
   bool connected() const;
 
   // Observers hear of every event as it is logged, in order, on the thread that received
@@ -124,6 +127,8 @@ class Connection {
     std::optional<Message> response;
     std::optional<Error> failure;
     std::uint64_t sequence_at_response = 0;
+    // Its own: an answer wakes its one waiter, not every pending request's (issue 41).
+    std::condition_variable settled;
   };
 
   Result<Response> Exchange(const std::string& method, json::Value params, std::chrono::milliseconds timeout,
@@ -131,9 +136,9 @@ class Connection {
   // A fresh request id, or mcp.disconnected once the connection is closed.
   Result<std::int64_t> NextIdLocked();
   void OnMessage(Message message);
-  // Logs a received message (or settles the request it answers: `answered`, the waiter is
-  // then to be woken); the reply it needs, if any.
-  std::optional<Message> Record(Message message, bool& answered);
+  // Logs a received message (or settles the request it answers: `answered`, whose waiter
+  // is then to be woken); the reply it needs, if any.
+  std::optional<Message> Record(Message message, std::shared_ptr<Pending>& answered);
   void OnRequestFailed(const json::Value& id, Error error);
   void OnClosed(Error error);
   void AppendEventLocked(Event event);
@@ -144,7 +149,7 @@ class Connection {
   std::unique_ptr<Transport> transport_;
   ConnectionOptions options_;
   mutable std::mutex mutex_;
-  mutable std::condition_variable changed_;
+  mutable std::condition_variable changed_;  // an event was logged
   std::int64_t next_id_ = 1;
   std::map<std::int64_t, std::shared_ptr<Pending>> pending_;
   std::atomic<int> lean_pending_{0};  // pending RequestToolList calls: frames are read lean
@@ -155,6 +160,7 @@ class Connection {
   std::vector<Event> unobserved_;  // logged, not yet handed to the observers
   std::uint64_t last_sequence_ = 0;
   std::size_t ignored_responses_ = 0;
+  std::size_t stray_wakeups_ = 0;
   std::optional<Error> closed_;
   bool started_ = false;
 };

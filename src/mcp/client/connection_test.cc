@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "mcp/testing/memory_transport.h"
 
@@ -340,6 +341,39 @@ TEST(ConnectionTest, AnAnswerReadLeanForAnotherRequestIsCompletedBeforeItIsDeliv
   ASSERT_TRUE(lean.has_value() && lean->ok());
   ASSERT_NE((*lean)->message.lean_tools, nullptr);
   EXPECT_EQ((*lean)->message.lean_tools->tools[0].name, "listed");
+}
+
+// Under load many requests wait on one connection (serve's shared upstream connection at
+// 256 sessions). An answer must wake its own waiter only: when every answer woke every
+// waiter, each re-checked and slept again, and the wake-ups per answer grew with the
+// number of requests waiting (issue 41).
+TEST(ConnectionTest, AnAnswerWakesOnlyItsOwnWaiter) {
+  constexpr std::size_t kWaiters = 16;
+  Harness h([](const Message& in, MemoryPeer& peer) {
+    if (in.method == "test/release") peer.Send(MakeResult(in.params["id"], json::Value::object()));
+  });
+  std::atomic<std::size_t> answered{0};
+  std::atomic<std::size_t> failed{0};
+  std::vector<std::thread> waiters;
+  for (std::size_t i = 0; i < kWaiters; ++i) {
+    waiters.emplace_back([&] {
+      if (!h.connection->Request("held", nullptr, milliseconds(60'000)).ok()) ++failed;
+      ++answered;
+    });
+  }
+  while (SentWithMethod(*h.transport, "held").size() < kWaiters) std::this_thread::yield();
+  // One answer at a time, each once the one before has returned, while the rest wait.
+  std::size_t released = 0;
+  for (const Message& request : SentWithMethod(*h.transport, "held")) {
+    ASSERT_TRUE(h.connection->Notify("test/release", {{"id", request.id}}).ok());
+    ++released;
+    while (answered < released) std::this_thread::yield();
+  }
+  for (std::thread& waiter : waiters) waiter.join();
+  EXPECT_EQ(failed, 0u);
+  // All woken by every answer: about kWaiters * (kWaiters - 1) / 2 (120). A stray wake-up
+  // the thread library makes is allowed; one per answer per waiter is not.
+  EXPECT_LT(h.connection->stray_wakeups(), kWaiters);
 }
 
 }  // namespace
