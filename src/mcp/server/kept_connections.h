@@ -65,6 +65,9 @@ class ConnectionStream final : public httplib::Stream {
 
   // A response begins: its first write is held (see above).
   void BeginResponse();
+  // Sends what is held now, for a response whose next write is far off (the client reads
+  // the header block meanwhile); false when the socket failed or timed out.
+  bool SendHeld() { return Release(); }
   // Holds every later write of this response until it ends.
   void HoldUntilResponseEnds() { hold_all_ = true; }
   // Sends what is held; false when the socket failed or timed out.
