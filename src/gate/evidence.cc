@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -11,10 +12,41 @@
 
 namespace udon::gate {
 
+namespace {
+
+int OpenForAppend(const std::string& path) {
+  return open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+}
+
+}  // namespace
+
 Result<std::unique_ptr<EvidenceWriter>> EvidenceWriter::Open(const std::string& path) {
-  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  const int fd = OpenForAppend(path);
   if (fd < 0) return MakeError("evidence.write_failed", "cannot open the evidence file");
-  return std::unique_ptr<EvidenceWriter>(new EvidenceWriter(fd));
+  std::unique_ptr<EvidenceWriter> writer(new EvidenceWriter(path, fd));
+  writer->Identify();
+  return writer;
+}
+
+// One stat per append: the open file is still the one the path names, else the path is
+// opened again (a rotation renamed or removed it; another process may have created the new
+// one already). A line written by another process meanwhile went where the path then led.
+Status EvidenceWriter::FollowPath() {
+  struct stat named {};
+  if (::stat(path_.c_str(), &named) == 0 && named.st_dev == device_ && named.st_ino == inode_) return OkStatus();
+  const int fd = OpenForAppend(path_);
+  if (fd < 0) return MakeError("evidence.write_failed", "cannot open the evidence file again after it moved");
+  close(fd_);
+  fd_ = fd;
+  Identify();
+  return OkStatus();
+}
+
+void EvidenceWriter::Identify() {
+  struct stat opened {};
+  if (fstat(fd_, &opened) != 0) return;  // unknown: the next append opens the path again
+  device_ = opened.st_dev;
+  inode_ = opened.st_ino;
 }
 
 EvidenceWriter::~EvidenceWriter() {
@@ -28,6 +60,10 @@ std::string EvidenceLine(const json::Value& record) {
 Status EvidenceWriter::Append(const json::Value& record) {
   const std::string line = EvidenceLine(record) + "\n";
   std::lock_guard<std::mutex> guard(mutex_);
+  UDON_RETURN_IF_ERROR(FollowPath());
+  // The lock stays although one O_APPEND write already lands whole on a local file system:
+  // a short write (a full disk, a signal) is continued below, and the rest must follow its
+  // beginning before another process's line.
   while (flock(fd_, LOCK_EX) != 0) {
     if (errno != EINTR) return MakeError("evidence.write_failed", "cannot lock the evidence file");
   }

@@ -3,6 +3,7 @@
 // result values, credentials or server error text.
 #pragma once
 
+#include <cstdint>
 #include <mutex>
 #include <string>
 
@@ -21,15 +22,22 @@ class EvidenceWriter {
 
   // One line, written with a single write under an exclusive file lock so concurrent
   // writers (threads or processes) never interleave. Other sinks (the PostgreSQL table,
-  // src/state_pg/) override it and store the same line.
+  // src/state_pg/) override it and store the same line. The file stays open across
+  // appends; when the path names another file (rotated: renamed, or removed), the path is
+  // opened again, so later lines go where the path points. Errors: evidence.write_failed.
   virtual Status Append(const json::Value& record);
 
  protected:
   EvidenceWriter() = default;
 
  private:
-  explicit EvidenceWriter(int fd) : fd_(fd) {}
+  EvidenceWriter(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  Status FollowPath();  // under mutex_
+  void Identify();      // the open file's device and inode
+  std::string path_;
   int fd_ = -1;
+  std::uint64_t device_ = 0;
+  std::uint64_t inode_ = 0;
   std::mutex mutex_;
 };
 

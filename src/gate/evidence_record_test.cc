@@ -2,7 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "gate/evidence.h"
 #include "json/json.h"
+#include "test_support.h"
 
 namespace udon::gate {
 namespace {
@@ -86,6 +93,47 @@ TEST(EvidenceRecord, DecisionExitFollowsTheGatesClasses) {
   EXPECT_EQ(DecisionExit(MakeError("config.server_unknown", "x")), 2);
   EXPECT_EQ(DecisionExit(MakeError("state.write_failed", "x")), 1);
   EXPECT_EQ(DecisionExit(MakeError("mcp.closed", "x")), 1);
+}
+
+// Issue 41: the evidence file stays open across calls. Two writers (as two serve
+// processes: each its own open file) append concurrently; the file is rotated (renamed)
+// between two bursts. Every line stays whole, none is lost, and the lines written after
+// the rotation are in the file the path names now, not in the renamed one.
+TEST(EvidenceWriter, TwoWritersLinesStayWholeAndFollowThePathThroughARotation) {
+  udon::testing::TempDir dir;
+  const std::string path = dir.File("evidence.jsonl");
+  auto first = EvidenceWriter::Open(path);
+  auto second = EvidenceWriter::Open(path);
+  ASSERT_TRUE(first.ok() && second.ok());
+  const std::string pad(3000, 'x');  // lines longer than a pipe's atomic write
+  const auto burst = [&](int from, int to) {
+    const auto write = [&](EvidenceWriter& writer, const char* who) {
+      for (int n = from; n < to; ++n) ASSERT_TRUE(writer.Append({{"writer", who}, {"n", n}, {"pad", pad}}).ok());
+    };
+    std::thread a([&] { write(**first, "a"); });
+    std::thread b([&] { write(**second, "b"); });
+    a.join();
+    b.join();
+  };
+  burst(0, 100);
+  ASSERT_EQ(std::rename(path.c_str(), (path + ".1").c_str()), 0);
+  burst(100, 200);
+  const auto lines = [](const std::string& file, int& count, bool rotated) {
+    std::ifstream in(file);
+    std::string line;
+    while (std::getline(in, line)) {
+      auto record = json::Parse(line);
+      ASSERT_TRUE(record.ok()) << "a torn line in " << file;
+      EXPECT_EQ((*record)["n"].get<int>() >= 100, !rotated) << file;
+      ++count;
+    }
+  };
+  int before = 0;
+  int after = 0;
+  lines(path + ".1", before, true);
+  lines(path, after, false);
+  EXPECT_EQ(before, 200);
+  EXPECT_EQ(after, 200);
 }
 
 }  // namespace

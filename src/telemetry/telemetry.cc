@@ -106,16 +106,21 @@ CallTrace Telemetry::Begin(CallOrigin origin) {
   ++in_flight_;
   CallTrace trace;
   trace.start = std::chrono::system_clock::now();
-  if (auto parent = ParseTraceParent(origin.traceparent)) {
+  std::optional<TraceParent> parent = ParseTraceParent(origin.traceparent);
+  if (parent) {
     trace.trace_id = parent->trace_id;
     trace.parent_span_id = parent->span_id;
     trace.sampled = parent->sampled;
     if (IsPassableTraceState(origin.tracestate)) trace.trace_state = origin.tracestate;
-  } else {
-    trace.trace_id = NewTraceId();
   }
-  trace.span_id = NewSpanId();
-  trace.dispatch_span_id = NewSpanId();
+  // Drawn only where read, in one draw: the upstream's traceparent names the trace and the
+  // dispatch span; the SERVER span's id only an export reads.
+  const bool exported = exporter_ != nullptr && trace.sampled;
+  std::vector<std::string> ids = parent ? (exported ? NewIds({8, 8}) : NewIds({8}))
+                                        : (exported ? NewIds({8, 8, 16}) : NewIds({8, 16}));
+  trace.dispatch_span_id = std::move(ids[0]);
+  if (exported) trace.span_id = std::move(ids[1]);
+  if (!parent) trace.trace_id = std::move(ids.back());
   trace.origin = std::move(origin);
   return trace;
 }

@@ -36,7 +36,7 @@ struct CallOrigin {
 // One call's trace: its ids, and the context its upstream call carries.
 struct CallTrace {
   std::string trace_id;
-  std::string span_id;         // the SERVER span
+  std::string span_id;         // the SERVER span; empty when no export reads it
   std::string parent_span_id;  // the host's span, when it sent a traceparent
   std::string trace_state;
   std::string dispatch_span_id;  // the CLIENT span: the upstream's parent

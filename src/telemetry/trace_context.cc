@@ -61,4 +61,19 @@ bool IsPassableTraceState(std::string_view text) {
 std::string NewTraceId() { return RandomId(16); }
 std::string NewSpanId() { return RandomId(8); }
 
+// One getrandom for a call's ids, not one per id; an all-zero piece is drawn again alone.
+std::vector<std::string> NewIds(std::initializer_list<std::size_t> sizes) {
+  std::size_t total = 0;
+  for (std::size_t size : sizes) total += size;
+  auto hex = base::RandomHex(total);
+  std::vector<std::string> ids;
+  std::size_t at = 0;
+  for (std::size_t size : sizes) {
+    std::string id = hex.ok() ? hex->substr(at, size * 2) : std::string();
+    ids.push_back(IsLowerHex(id, size * 2) ? std::move(id) : RandomId(size));
+    at += size * 2;
+  }
+  return ids;
+}
+
 }  // namespace udon::telemetry

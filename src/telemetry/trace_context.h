@@ -2,9 +2,11 @@
 // HTTP headers of the same names) and written for the upstream call in the same places.
 #pragma once
 
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace udon::telemetry {
 
@@ -25,5 +27,7 @@ bool IsPassableTraceState(std::string_view text);
 // Fresh ids from the system's CSPRNG (base/random.h); all-zero ids are never returned.
 std::string NewTraceId();
 std::string NewSpanId();
+// Fresh ids of these sizes in bytes (16: a trace id, 8: a span id), from one draw.
+std::vector<std::string> NewIds(std::initializer_list<std::size_t> sizes);
 
 }  // namespace udon::telemetry

@@ -133,7 +133,10 @@ struct HttpTransport::Transfer {
 
   // Delivers one frame; false stops the transfer.
   bool Deliver(std::string_view frame) {
-    auto message = ParseFrame(frame, owner->options_.max_message_bytes, owner->callbacks_);
+    std::unique_lock memo(owner->memo_mutex_, std::try_to_lock);
+    auto message = ParseFrame(frame, owner->options_.max_message_bytes, owner->callbacks_,
+                              memo.owns_lock() ? &owner->tool_list_memo_ : nullptr);
+    if (memo.owns_lock()) memo.unlock();
     if (!message.ok()) {
       failure = std::move(message).error();
       return false;
@@ -275,6 +278,11 @@ Status HttpTransport::Start(TransportCallbacks callbacks) {
   GlobalInit();
   callbacks_ = std::move(callbacks);
   return OkStatus();
+}
+
+std::size_t HttpTransport::tool_lists_reused() const {
+  std::lock_guard lock(memo_mutex_);
+  return tool_list_memo_.reused();
 }
 
 std::string HttpTransport::session_id() const {

@@ -69,6 +69,9 @@ class HttpTransport : public Transport {
   bool streamable_http() const override { return true; }
 
   std::string session_id() const;
+  // How many re-listed pages held the last page's tools array byte for byte, which was then
+  // not checked again (json::ElementsMemo).
+  std::size_t tool_lists_reused() const;
 
   struct Transfer;  // one HTTP exchange (internal)
 
@@ -122,6 +125,10 @@ class HttpTransport : public Transport {
   std::condition_variable stream_settled_;
   void SettleStream(NotificationStream state);
   std::vector<Handle> idle_handles_;  // kept for connection reuse
+  // The last tools/list page's array, as the stdio reader keeps it. One frame at a time
+  // uses it; a frame parsed while another holds it is parsed without.
+  mutable std::mutex memo_mutex_;
+  json::ElementsMemo tool_list_memo_;
 };
 
 }  // namespace udon::mcp

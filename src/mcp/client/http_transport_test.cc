@@ -4,6 +4,7 @@
 #include <httplib.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -244,6 +245,52 @@ TEST(HttpTransportTest, SequentialRequestsReuseAWorkerThread) {
   std::set<std::string> all;
   for (const auto& ids : seen) all.insert(ids.begin(), ids.end());
   EXPECT_LT(all.size() - seen.front().size(), 3u) << "a new thread per request";
+}
+
+// Issue 41: serve re-lists before every call, and the page rarely changes. The HTTP
+// reader keeps the last tools array as the stdio reader does: a page whose array is the
+// same bytes is not checked again, a changed one is read whole, and what is delivered is
+// the same either way.
+TEST(HttpTransportTest, ARelistedPageEqualToTheLastOneIsNotCheckedAgain) {
+  std::atomic<int> version{1};
+  const auto tools = [&] {
+    return json::Value::array({{{"name", "t" + std::to_string(version.load())}, {"inputSchema", {{"type", "object"}}}},
+                               {{"name", "other"}, {"inputSchema", {{"type", "object"}}}}});
+  };
+  FakeHttpServer server([&](const Message& in, httplib::Response& res) {
+    if (in.method == "tools/list") Stream(res, Sse(SerializeMessage(MakeResult(in.id, {{"tools", tools()}})), "e1"));
+  });
+  HttpTransport transport(Config(server.url()));
+  std::mutex mutex;
+  std::condition_variable arrived;
+  std::vector<Message> received;
+  TransportCallbacks callbacks;
+  callbacks.on_message = [&](Message message) {
+    std::lock_guard lock(mutex);
+    received.push_back(std::move(message));
+    arrived.notify_all();
+  };
+  callbacks.on_request_failed = [](const json::Value&, Error) {};
+  callbacks.on_closed = [](Error) {};
+  callbacks.lean_tool_lists = [] { return true; };
+  ASSERT_TRUE(transport.Start(callbacks).ok());
+  const auto list = [&](int id) -> std::string {
+    EXPECT_TRUE(transport.SendRequest(MakeRequest(id, "tools/list", json::Value::object()), {}).ok());
+    std::unique_lock lock(mutex);
+    EXPECT_TRUE(arrived.wait_for(lock, std::chrono::seconds(60), [&] { return received.size() == std::size_t(id); }));
+    if (received.size() != std::size_t(id) || received.back().lean_tools == nullptr) return "";
+    const LeanToolList& lean = *received.back().lean_tools;
+    return std::string(lean.Bytes(lean.tools.at(0))) + "|" + std::to_string(lean.tools.size());
+  };
+  const std::string first = list(1);
+  EXPECT_EQ(first, list(2));
+  EXPECT_EQ(first, list(3));
+  EXPECT_EQ(transport.tool_lists_reused(), 2u);
+  version = 2;  // the page changed: read whole, and its new bytes delivered
+  const std::string changed = list(4);
+  EXPECT_NE(changed.find("\"t2\""), std::string::npos) << changed;
+  EXPECT_EQ(transport.tool_lists_reused(), 2u);
+  transport.Close();
 }
 
 // The drain after a response is bounded: a server that holds the stream open after the

@@ -1,6 +1,7 @@
 // Keep-alive connections (mcp/server/kept_connections.h): reused by the clients hosts run,
 // served again after they idled without holding a thread meanwhile, and closed when a body
 // was left unread.
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -159,6 +160,78 @@ TEST_F(IdleConnectionsTest, CloseEndsEveryParkedSocketAndRefusesMore) {
   const Pair late = MakePair();
   EXPECT_FALSE(idle.Park(late.parked, 1));
   ::close(late.parked);
+}
+
+// ConnectionStream's gathered writes, on a socket pair: what the client could read when.
+class ConnectionStreamTest : public IdleConnectionsTest {
+ protected:
+  static bool PeerHasBytes(int peer) {
+    pollfd fd{peer, POLLIN, 0};
+    return ::poll(&fd, 1, 0) > 0;
+  }
+  static std::string ReadAll(int peer) {
+    std::string out;
+    char buffer[256];
+    while (PeerHasBytes(peer)) {
+      const ssize_t got = ::recv(peer, buffer, sizeof(buffer), 0);
+      if (got <= 0) break;
+      out.append(buffer, static_cast<std::size_t>(got));
+    }
+    return out;
+  }
+  static ssize_t Write(ConnectionStream& stream, const std::string& text) {
+    return stream.write(text.data(), text.size());
+  }
+};
+
+// The header block waits for the body, so the client is woken once, not twice.
+TEST_F(ConnectionStreamTest, AResponsesHeaderBlockLeavesWithWhatFollowsIt) {
+  const Pair pair = MakePair();
+  ConnectionStream stream(pair.parked, std::chrono::seconds(5), std::chrono::seconds(5));
+  stream.BeginResponse();
+  ASSERT_EQ(Write(stream, "HTTP/1.1 200 OK\r\n\r\n"), 19);
+  EXPECT_FALSE(PeerHasBytes(pair.peer));
+  ASSERT_EQ(Write(stream, "body"), 4);
+  EXPECT_EQ(ReadAll(pair.peer), "HTTP/1.1 200 OK\r\n\r\nbody");
+  // A stream's later writes go out as they come.
+  ASSERT_EQ(Write(stream, "event"), 5);
+  EXPECT_EQ(ReadAll(pair.peer), "event");
+  EXPECT_TRUE(stream.EndResponse());
+  ::close(pair.parked);
+}
+
+// An answer's last message, the chunked terminator and (here) the header block: one send
+// when the response ends.
+TEST_F(ConnectionStreamTest, HeldUntilTheResponseEndsEverythingLeavesTogether) {
+  const Pair pair = MakePair();
+  ConnectionStream stream(pair.parked, std::chrono::seconds(5), std::chrono::seconds(5));
+  stream.BeginResponse();
+  stream.HoldUntilResponseEnds();
+  for (const char* piece : {"head|", "chunk|", "0\r\n", "\r\n"}) ASSERT_GT(Write(stream, piece), 0);
+  EXPECT_FALSE(PeerHasBytes(pair.peer));
+  EXPECT_TRUE(stream.EndResponse());
+  EXPECT_EQ(ReadAll(pair.peer), "head|chunk|0\r\n\r\n");
+  // The next response holds only its own header block again.
+  stream.BeginResponse();
+  ASSERT_GT(Write(stream, "head2|"), 0);
+  ASSERT_GT(Write(stream, "body2"), 0);
+  EXPECT_EQ(ReadAll(pair.peer), "head2|body2");
+  ::close(pair.parked);
+}
+
+// A client that waits for "100 Continue" before it sends the body is never left waiting:
+// what is held goes out before the stream reads.
+TEST_F(ConnectionStreamTest, HeldBytesLeaveBeforeTheStreamWaitsForInput) {
+  const Pair pair = MakePair();
+  ConnectionStream stream(pair.parked, std::chrono::seconds(5), std::chrono::seconds(5));
+  stream.BeginResponse();
+  ASSERT_GT(Write(stream, "HTTP/1.1 100 Continue\r\n\r\n"), 0);
+  ASSERT_EQ(::send(pair.peer, "x", 1, MSG_NOSIGNAL), 1);
+  char byte = 0;
+  ASSERT_EQ(stream.read(&byte, 1), 1);
+  EXPECT_EQ(ReadAll(pair.peer), "HTTP/1.1 100 Continue\r\n\r\n");
+  EXPECT_TRUE(stream.EndResponse());
+  ::close(pair.parked);
 }
 
 }  // namespace

@@ -57,6 +57,12 @@ void HttpServer::Impl::AnswerWithSse(std::shared_ptr<HttpSession> session, Messa
   response.set_chunked_content_provider(
       "text/event-stream",
       [session, pending, retry_ms, handle_options](std::size_t, httplib::DataSink& sink) {
+        // The header block goes before the call runs: the client reads it meanwhile (held
+        // until the answer, it measured slower). The answer and the stream's end leave
+        // together (PostStream).
+        if (ConnectionStream* connection = ServingStream(); connection != nullptr && !connection->SendHeld()) {
+          return false;
+        }
         const std::string prefix = std::to_string(session->next_stream++) + "-";
         auto stream = std::make_shared<PostStream>(&sink, prefix);
         stream->Prime(retry_ms);

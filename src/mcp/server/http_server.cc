@@ -71,11 +71,13 @@ void Listener::ServeConnection(int socket, std::size_t remaining) {
   const auto micros = [](time_t sec, time_t usec) { return std::chrono::microseconds(sec * 1000000 + usec); };
   ConnectionStream stream(socket, micros(read_timeout_sec_, read_timeout_usec_),
                           micros(write_timeout_sec_, write_timeout_usec_));
-  const ServingScope serving(socket);
+  const ServingScope serving(socket, &stream);
   while (remaining > 0 && svr_sock_ != INVALID_SOCKET) {
     bool closed = false;
+    stream.BeginResponse();
     // The last request of the budget is answered with "Connection: close".
-    const bool served = process_request(stream, remaining == 1, closed, nullptr);
+    const bool answered = process_request(stream, remaining == 1, closed, nullptr);
+    const bool served = stream.EndResponse() && answered;  // what was held goes out either way
     if (TakeCloseAfterResponse() || !served || closed || --remaining == 0 || stream.ReadAhead()) {
       break;
     }

@@ -19,6 +19,7 @@ namespace {
 // The epoll data of the wake-up eventfd: never a socket descriptor.
 constexpr int kWakeSocket = -1;
 thread_local int serving_socket = -1;
+thread_local ConnectionStream* serving_stream = nullptr;
 thread_local bool close_after_response = false;
 
 // poll() for one event, restarted after a signal; true when it came within `timeout`.
@@ -35,6 +36,17 @@ bool PollFor(int socket, short events, std::chrono::microseconds timeout) {
 void CloseSocket(int socket) {
   ::shutdown(socket, SHUT_RDWR);
   ::close(socket);
+}
+
+// Sent at once when the socket has room (the common case: no poll before each write);
+// else waited for, up to the write timeout. Returns the bytes sent, or -1.
+ssize_t SendSome(int socket, const char* ptr, size_t size, std::chrono::microseconds timeout) {
+  for (;;) {
+    const ssize_t sent = ::send(socket, ptr, size, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (sent >= 0) return sent;
+    if (errno == EINTR) continue;
+    if ((errno != EAGAIN && errno != EWOULDBLOCK) || !PollFor(socket, POLLOUT, timeout)) return -1;
+  }
 }
 
 }  // namespace
@@ -57,7 +69,9 @@ bool SocketAddress(int socket, bool peer, std::string& host, int& port) {
   return true;
 }
 
-bool ConnectionStream::is_readable() const { return buffered_ > 0 || PollFor(socket_, POLLIN, read_timeout_); }
+bool ConnectionStream::is_readable() const {
+  return buffered_ > 0 || (Release() && PollFor(socket_, POLLIN, read_timeout_));
+}
 
 // As httplib's own stream: writable, and the peer has not closed its end meanwhile.
 bool ConnectionStream::is_writable() const {
@@ -70,7 +84,7 @@ bool ConnectionStream::is_writable() const {
 
 ssize_t ConnectionStream::read(char* ptr, size_t size) {
   if (buffered_ == 0) {
-    if (!PollFor(socket_, POLLIN, read_timeout_)) return -1;
+    if (!Release() || !PollFor(socket_, POLLIN, read_timeout_)) return -1;
     ssize_t got;
     do {
       got = ::recv(socket_, buffer_, sizeof(buffer_), 0);
@@ -86,15 +100,41 @@ ssize_t ConnectionStream::read(char* ptr, size_t size) {
   return static_cast<ssize_t>(n);
 }
 
-// Sent at once when the socket has room (the common case: no poll before each write);
-// else waited for, up to the write timeout.
+// Held (see the header), else sent together with what was held, in one send when it fits.
 ssize_t ConnectionStream::write(const char* ptr, size_t size) {
-  for (;;) {
-    const ssize_t sent = ::send(socket_, ptr, size, MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (sent >= 0) return sent;
-    if (errno == EINTR) continue;
-    if ((errno != EAGAIN && errno != EWOULDBLOCK) || !PollFor(socket_, POLLOUT, write_timeout_)) return -1;
+  if (hold_next_ || hold_all_) {
+    hold_next_ = false;
+    held_.append(ptr, size);
+    return static_cast<ssize_t>(size);
   }
+  if (!held_.empty()) {
+    held_.append(ptr, size);
+    return Release() ? static_cast<ssize_t>(size) : -1;
+  }
+  return SendSome(socket_, ptr, size, write_timeout_);
+}
+
+bool ConnectionStream::Release() const {
+  std::size_t sent = 0;
+  while (sent < held_.size()) {
+    const ssize_t n = SendSome(socket_, held_.data() + sent, held_.size() - sent, write_timeout_);
+    if (n <= 0) break;
+    sent += static_cast<std::size_t>(n);
+  }
+  const bool complete = sent == held_.size();
+  held_.clear();
+  return complete;
+}
+
+void ConnectionStream::BeginResponse() {
+  hold_next_ = true;
+  hold_all_ = false;
+}
+
+bool ConnectionStream::EndResponse() {
+  hold_next_ = false;
+  hold_all_ = false;
+  return Release();
 }
 
 void ConnectionStream::get_remote_ip_and_port(std::string& ip, int& port) const {
@@ -116,9 +156,18 @@ void CloseAfterResponse() { close_after_response = true; }
 
 bool TakeCloseAfterResponse() { return std::exchange(close_after_response, false); }
 
-ServingScope::ServingScope(int socket) : previous_(serving_socket) { serving_socket = socket; }
+ConnectionStream* ServingStream() { return serving_stream; }
 
-ServingScope::~ServingScope() { serving_socket = previous_; }
+ServingScope::ServingScope(int socket, ConnectionStream* stream)
+    : previous_(serving_socket), previous_stream_(serving_stream) {
+  serving_socket = socket;
+  serving_stream = stream;
+}
+
+ServingScope::~ServingScope() {
+  serving_socket = previous_;
+  serving_stream = previous_stream_;
+}
 
 IdleConnections::IdleConnections(std::chrono::milliseconds idle_timeout, std::size_t capacity, Resume resume)
     : idle_timeout_(idle_timeout), capacity_(std::max<std::size_t>(capacity, 1)), resume_(std::move(resume)) {

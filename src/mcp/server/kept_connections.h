@@ -35,6 +35,13 @@ namespace udon::mcp {
 // A connected socket as httplib reads and writes it: buffered reads (httplib reads request
 // lines a byte at a time), each read and write bounded by its timeout. It owns nothing:
 // the socket stays open when it goes.
+//
+// Writes are gathered so that an answer leaves in one send (one segment, one wake-up of
+// the client) where httplib writes it in pieces (header block, body or SSE chunk, the
+// chunked terminator): a response's first write (its header block) is held and goes out
+// with the next one; after HoldUntilResponseEnds() every write is held. Held bytes are
+// sent before any read (a client waiting for "100 Continue" is never left waiting) and
+// when the response ends (EndResponse). A stream's later writes are never held unasked.
 class ConnectionStream final : public httplib::Stream {
  public:
   ConnectionStream(int socket, std::chrono::microseconds read_timeout, std::chrono::microseconds write_timeout)
@@ -56,13 +63,29 @@ class ConnectionStream final : public httplib::Stream {
   // without parking.
   bool HasInput() const;
 
+  // A response begins: its first write is held (see above).
+  void BeginResponse();
+  // Sends what is held now, for a response whose next write is far off (the client reads
+  // the header block meanwhile); false when the socket failed or timed out.
+  bool SendHeld() { return Release(); }
+  // Holds every later write of this response until it ends.
+  void HoldUntilResponseEnds() { hold_all_ = true; }
+  // Sends what is held; false when the socket failed or timed out.
+  bool EndResponse();
+
  private:
   int socket_;
   std::chrono::microseconds read_timeout_;
   std::chrono::microseconds write_timeout_;
+  bool SendAll(const char* ptr, size_t size);
+  bool Release() const;  // sends held_ (const: reads are const in httplib's Stream)
+
   char buffer_[4096];
   std::size_t buffered_ = 0;  // bytes in buffer_ from offset_
   std::size_t offset_ = 0;
+  mutable std::string held_;  // written, not yet sent
+  bool hold_next_ = false;    // the response's first write is still to come
+  bool hold_all_ = false;     // HoldUntilResponseEnds
 };
 
 // A TCP socket's own (peer: false) or peer's numeric host and port, as httplib prints them
@@ -73,6 +96,10 @@ bool SocketAddress(int socket, bool peer, std::string& host, int& port);
 // handler's thread outside ServeConnections, or a test).
 int ServingSocket();
 
+// The stream of the connection whose response this thread is writing (ServingScope);
+// null outside ServeConnections.
+ConnectionStream* ServingStream();
+
 // Asks that the connection this thread serves be closed once the current response is
 // written (a request answered before its body was read: the body's bytes must never be read
 // as the next request). Taken (and reset) by the connection's loop.
@@ -81,13 +108,14 @@ bool TakeCloseAfterResponse();
 
 class ServingScope {
  public:
-  explicit ServingScope(int socket);
+  ServingScope(int socket, ConnectionStream* stream);
   ~ServingScope();
   ServingScope(const ServingScope&) = delete;
   ServingScope& operator=(const ServingScope&) = delete;
 
  private:
   int previous_;
+  ConnectionStream* previous_stream_;
 };
 
 class IdleConnections {

@@ -20,6 +20,7 @@
 
 #include "mcp/protocol/jsonrpc.h"
 #include "mcp/protocol/sse.h"
+#include "mcp/server/kept_connections.h"
 #include "mcp/server/server.h"
 
 namespace udon::mcp {
@@ -108,7 +109,14 @@ class PostStream : public MessageSink {
  public:
   PostStream(httplib::DataSink* sink, std::string id_prefix)
       : sink_(sink), id_prefix_(std::move(id_prefix)) {}
-  void Send(const Message& message) override { SendRaw(SerializeMessage(message)); }
+  // The answer is the stream's last message: it, and the stream's end, go out with the
+  // response in one send (ConnectionStream), when sent from the thread writing the response.
+  void Send(const Message& message) override {
+    if (message.IsResponse() && connection_ != nullptr && ServingStream() == connection_) {
+      connection_->HoldUntilResponseEnds();
+    }
+    SendRaw(SerializeMessage(message));
+  }
   void SendRaw(const std::string& frame) override {
     std::lock_guard lock(mutex_);
     if (sink_ == nullptr) return;
@@ -135,6 +143,7 @@ class PostStream : public MessageSink {
   std::string NextId() { return id_prefix_ + std::to_string(next_++); }
   std::mutex mutex_;
   httplib::DataSink* sink_;
+  ConnectionStream* const connection_ = ServingStream();  // the response's, if on a kept connection
   std::string id_prefix_;
   std::string priming_;
   std::uint64_t next_ = 0;
