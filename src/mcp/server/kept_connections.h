@@ -77,7 +77,6 @@ class ConnectionStream final : public httplib::Stream {
   int socket_;
   std::chrono::microseconds read_timeout_;
   std::chrono::microseconds write_timeout_;
-  bool SendAll(const char* ptr, size_t size);
   bool Release() const;  // sends held_ (const: reads are const in httplib's Stream)
 
   char buffer_[4096];
