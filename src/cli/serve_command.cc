@@ -288,6 +288,7 @@ int ServeHttp(const ServeOptions& o, const ListenAddress& listen, Credentials cr
   http.bearer_token = credentials.token;
   http.unauthorized_message = kServeUnauthorizedMessage;
   http.max_in_flight_per_client = kMaxInFlightPerClient;
+  http.json_single_answers = true;  // contract 7.16, "HTTP": a client parses JSON for less than SSE
   http.session_idle = session_idle;
   http.allowed_hosts = o.allowed_hosts;
   if (!mcp::IsLoopbackName(listen.host) && listen.host != "0.0.0.0" && listen.host != "::") {

@@ -1,8 +1,12 @@
 // 2025-03-26 to 2025-11-25 over Streamable HTTP: requests within a session, answered as
 // JSON or as an SSE stream of their own; a modern-only server's refusal of them.
+#include <chrono>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "mcp/server/internal/http_impl.h"
+#include "mcp/server/internal/server_common.h"
 
 namespace udon::mcp {
 
@@ -28,12 +32,40 @@ void HttpServer::Impl::ServeLegacy(const httplib::Request& request, Message mess
   if (options.json_responses) {
     auto collector = std::make_shared<JsonCollector>(session->stream);
     session->core->Handle(std::move(message), collector, nullptr, handle_options);
-    const std::string body = collector->body();
+    std::string body = collector->body();
     response.status = body.empty() ? 202 : 200;  // empty: the request was cancelled
-    if (!body.empty()) response.set_content(body, "application/json");
+    if (!body.empty()) SetJsonBody(response, std::move(body));
+    return;
+  }
+  if (options.json_single_answers && internal::ProgressToken(message) == nullptr) {
+    AnswerCollected(*session, std::move(message), handle_options, response);
     return;
   }
   AnswerWithSse(std::move(session), std::move(message), std::move(handle_options), response);
+}
+
+// A request that cannot report progress, handled before its answer is written: its
+// response alone comes back as JSON; with anything sent before it (logs, server requests),
+// or nothing (cancelled), the same SSE stream AnswerWithSse would have sent, all at once.
+void HttpServer::Impl::AnswerCollected(HttpSession& session, Message message, const HandleOptions& handle_options,
+                                       httplib::Response& response) {
+  auto collected = std::make_shared<RequestChannel>();
+  session.core->Handle(std::move(message), collected, nullptr, handle_options);
+  collected->Finish();
+  bool finished = false;
+  std::vector<RequestChannel::Frame> frames = collected->Take(std::chrono::milliseconds(0), finished);
+  if (frames.size() == 1 && frames.front().response) {
+    SetJsonBody(response, std::move(frames.front().data));
+    return;
+  }
+  const std::string prefix = std::to_string(session.next_stream++) + "-";
+  std::size_t next = 0;
+  std::string body = FormatSseEvent("", prefix + std::to_string(next++), {}, options.retry_ms);
+  for (const RequestChannel::Frame& frame : frames) {
+    if (!frame.keep_alive) body += FormatSseEvent(frame.data, prefix + std::to_string(next++), "message");
+  }
+  response.set_header("Cache-Control", "no-cache");
+  response.set_content(body, "text/event-stream");  // httplib never compresses an event stream
 }
 
 // A modern-only server answers a legacy request (initialize) with the core's refusal.
@@ -46,7 +78,7 @@ void HttpServer::Impl::RefuseLegacy(Message message, httplib::Response& response
   auto collector = std::make_shared<JsonCollector>(std::make_shared<NullSink>());
   session->Handle(std::move(message), collector);
   response.status = 400;
-  response.set_content(collector->body(), "application/json");
+  SetJsonBody(response, collector->body());
 }
 
 void HttpServer::Impl::AnswerWithSse(std::shared_ptr<HttpSession> session, Message message,

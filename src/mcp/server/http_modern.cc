@@ -43,7 +43,7 @@ bool HttpServer::Impl::CheckModernHeaders(const httplib::Request& request, const
   std::optional<Message> rejected = ValidateModernRequest(server, message);
   if (rejected && rejected->error["code"] == kInvalidParams) {
     response.status = 400;
-    response.set_content(SerializeMessage(*rejected), "application/json");
+    SetJsonBody(response, SerializeMessage(*rejected));
     return false;
   }
   const std::string requested =
@@ -55,7 +55,7 @@ bool HttpServer::Impl::CheckModernHeaders(const httplib::Request& request, const
   }
   if (rejected) {
     response.status = 400;
-    response.set_content(SerializeMessage(*rejected), "application/json");
+    SetJsonBody(response, SerializeMessage(*rejected));
     return false;
   }
   if (HeaderValue(request, http_header::kMethod) != message.method) {
@@ -185,7 +185,7 @@ void HttpServer::Impl::ServeModern(const httplib::Request& http_request, Message
   session->Handle(std::move(message), channel, runner, handle_options);
   if (refused) {
     response.status = 503;
-    response.set_content(SerializeMessage(MakeError(id, kInternalError, "server busy")), "application/json");
+    SetJsonBody(response, SerializeMessage(MakeError(id, kInternalError, "server busy")));
     return;
   }
   if (!deferred) channel->Finish();  // answered on this thread
@@ -197,8 +197,8 @@ void HttpServer::Impl::ServeModern(const httplib::Request& http_request, Message
                response);
 }
 
-// A modern request answered by one message: JSON, or (SSE mode, success) one event; the
-// status its error needs. Nothing at all: the request was cancelled (202).
+// A modern request answered by one message: JSON, or (SSE mode without json_single_answers,
+// success) one event; the status its error needs. Nothing at all: the request was cancelled (202).
 void HttpServer::Impl::AnswerModernOnce(RequestChannel& channel, httplib::Response& response) {
   bool finished = false;
   auto frames = channel.Take(std::chrono::milliseconds(0), finished);
@@ -206,11 +206,11 @@ void HttpServer::Impl::AnswerModernOnce(RequestChannel& channel, httplib::Respon
     response.status = 202;  // cancelled: never answered
     return;
   }
-  const std::string& body = frames.back().data;
+  std::string& body = frames.back().data;
   const int status = frames.back().error_code ? ModernErrorStatus(*frames.back().error_code) : 200;
   response.status = status;
-  if (options.json_responses || status != 200) {
-    response.set_content(body, "application/json");
+  if (options.json_responses || options.json_single_answers || status != 200) {
+    SetJsonBody(response, std::move(body));
   } else {
     response.set_header("Cache-Control", "no-cache");
     response.set_content(FormatSseEvent(body, {}, "message"), "text/event-stream");

@@ -47,6 +47,11 @@ struct HttpServerOptions {
   // Answer requests with application/json instead of SSE. Modern requests that stream
   // (progress, logs, listen) are answered as SSE regardless.
   bool json_responses = false;
+  // Without json_responses: a request whose work produced its response alone is answered
+  // with it as application/json, and one that sent more (logs, server requests) as SSE, as
+  // before. A legacy request carrying a progress token streams as SSE while it runs. The
+  // client must accept both (it listed both in Accept); parsing an SSE stream costs it more.
+  bool json_single_answers = false;
   long retry_ms = 1000;         // the retry: field of each stream's priming event
   std::size_t max_body_bytes = kDefaultMaxMessageBytes;
   // Legacy sessions held at once. A full table forgets the least recently used idle session

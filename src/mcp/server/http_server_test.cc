@@ -47,6 +47,75 @@ TEST_F(HttpServerTest, JsonModeAnswersWithOneObject) {
   EXPECT_EQ((*body)["result"]["nextCursor"], Server::EncodeCursor(1));
 }
 
+// Whatever httplib does for a client that accepts gzip (Node's fetch does), a JSON answer
+// goes as it is: compressing a few hundred bytes costs both sides more than it saves.
+TEST_F(HttpServerTest, JsonAnswersAreNeverCompressed) {
+  HttpServerOptions options;
+  options.json_responses = true;
+  Start(options);
+  const std::string session = Initialize();
+  httplib::Headers headers = Headers(session);
+  headers.emplace("Accept-Encoding", "gzip, deflate");
+  auto result = client_->Post("/mcp", headers, SerializeMessage(MakeRequest(2, "tools/list")), "application/json");
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->status, 200);
+  EXPECT_FALSE(result->has_header("Content-Encoding"));
+  EXPECT_TRUE(json::Parse(result->body).ok()) << result->body.size() << " bytes";
+}
+
+// serve's answers (json_single_answers): a call that sent nothing but its response is one
+// JSON object, the same message the SSE stream ends with; with a progress token the call
+// still streams its progress as SSE.
+TEST_F(HttpServerTest, SingleAnswersComeAsJsonAndProgressStillStreams) {
+  HttpServerOptions options;
+  options.json_single_answers = true;
+  Start(options);
+  const std::string session = Initialize();
+  auto streamed = Post(MakeRequest(2, "tools/call", {{"name", "t1"}, {"_meta", {{"progressToken", 5}}}}), session);
+  ASSERT_TRUE(streamed);
+  EXPECT_NE(streamed->get_header_value("Content-Type").find("text/event-stream"), std::string::npos);
+  EXPECT_EQ(streamed->body.rfind("id: ", 0), 0u);  // the priming event first
+  auto events = Events(streamed->body);
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0]["method"], "notifications/progress");
+  httplib::Headers headers = Headers(session);
+  headers.emplace("Accept-Encoding", "gzip, deflate");
+  auto single = client_->Post("/mcp", headers, SerializeMessage(MakeRequest(2, "tools/call", {{"name", "t1"}})),
+                              "application/json");
+  ASSERT_TRUE(single);
+  EXPECT_EQ(single->status, 200);
+  EXPECT_EQ(single->get_header_value("Content-Type"), "application/json");
+  EXPECT_FALSE(single->has_header("Content-Encoding"));
+  auto body = json::Parse(single->body);
+  ASSERT_TRUE(body.ok()) << single->body.size() << " bytes";
+  EXPECT_EQ(*body, events[1]);
+  EXPECT_EQ(StatusIn(session), 200);  // tools/list: JSON as well
+}
+
+// A request without a progress token that sends more than its response (a log here) is
+// answered as the SSE stream it always was: priming event, the log, the response.
+TEST_F(HttpServerTest, SingleAnswersModeKeepsSseForMoreThanOneMessage) {
+  server_->AddTool({{"name", "logs"}, {"description", "d"}, {"inputSchema", {{"type", "object"}}}},
+                   [](const Value&, ToolContext& context) {
+                     context.Log("info", "working");
+                     return ToolOutcome{{{"content", Value::array()}}, {}};
+                   });
+  HttpServerOptions options;
+  options.json_single_answers = true;
+  Start(options);
+  const std::string session = Initialize();
+  auto result = Post(MakeRequest(3, "tools/call", {{"name", "logs"}}), session);
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->status, 200);
+  EXPECT_NE(result->get_header_value("Content-Type").find("text/event-stream"), std::string::npos);
+  EXPECT_EQ(result->body.rfind("id: ", 0), 0u);
+  EXPECT_NE(result->body.find("retry: 1000\n"), std::string::npos);
+  auto events = Events(result->body);
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0]["method"], "notifications/message");
+  EXPECT_EQ(events[1]["id"], 3);
+}
+
 TEST_F(HttpServerTest, SessionRulesAndDelete) {
   Start();
   auto without = Post(MakeRequest(2, "ping"));
@@ -282,6 +351,28 @@ TEST_F(HttpModernTest, ProgressStreamsEvenInJsonMode) {
   auto plain = PostModern(ModernHeaders("tools/list"), MakeRequest(6, "tools/list", ModernParams()));
   ASSERT_TRUE(plain);
   EXPECT_EQ(plain->get_header_value("Content-Type"), "application/json");
+}
+
+TEST_F(HttpModernTest, SingleAnswersComeAsJsonAndProgressStillStreams) {
+  HttpServerOptions options;
+  options.json_single_answers = true;
+  Start(options);
+  httplib::Headers headers = ModernHeaders("tools/list");
+  headers.emplace("Accept-Encoding", "gzip, deflate");
+  auto plain = PostModern(headers, MakeRequest(6, "tools/list", ModernParams()));
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->status, 200);
+  EXPECT_EQ(plain->get_header_value("Content-Type"), "application/json");
+  EXPECT_FALSE(plain->has_header("Content-Encoding"));
+  auto body = json::Parse(plain->body);
+  ASSERT_TRUE(body.ok()) << plain->body.size() << " bytes";
+  EXPECT_EQ((*body)["id"], 6);
+  Value params = ModernParams({{"name", "t1"}});
+  params["_meta"]["progressToken"] = 3;
+  auto streamed = PostModern(ModernHeaders("tools/call", "t1"), MakeRequest(5, "tools/call", params));
+  ASSERT_TRUE(streamed);
+  EXPECT_NE(streamed->get_header_value("Content-Type").find("text/event-stream"), std::string::npos);
+  EXPECT_EQ(Events(streamed->body).size(), 2u);
 }
 
 TEST_F(HttpModernTest, GetAndDeleteAreForLegacySessionsOnly) {

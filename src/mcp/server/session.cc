@@ -115,15 +115,9 @@ void ServerSession::CancelAll() {
 
 std::shared_ptr<ToolContext> ServerSession::NewContext(const Message& request, Era era,
                                                        const std::shared_ptr<MessageSink>& related) {
-  json::Value token;
+  const json::Value* token = internal::ProgressToken(request);
   const json::Value* meta = RequestMeta(request);
-  if (meta != nullptr) {
-    if (auto it = meta->find("progressToken");
-        it != meta->end() && (it->is_string() || it->is_number_integer())) {
-      token = *it;
-    }
-  }
-  auto context = std::make_shared<ToolContext>(related, std::move(token));
+  auto context = std::make_shared<ToolContext>(related, token != nullptr ? *token : json::Value());
   context->era_ = era;
   if (meta != nullptr) {
     for (auto [name, field] : {std::pair{"traceparent", &TraceContext::traceparent},

@@ -1,6 +1,8 @@
 #include "mcp/server/internal/http_common.h"
 
 #include <cctype>
+#include <memory>
+#include <utility>
 
 #include "mcp/protocol/jsonrpc.h"
 #include "mcp/protocol/protocol.h"
@@ -63,9 +65,23 @@ bool HeaderHas(const httplib::Request& request, const char* header, std::string_
   return request.get_header_value(header).find(token) != std::string::npos;
 }
 
+void SetJsonBody(httplib::Response& response, std::string body) {
+  if (body.empty()) {  // httplib asks a provider for at least one byte
+    response.set_content(body, "application/json");
+    return;
+  }
+  // A provider of known length is never compressed; the header block and the body still
+  // leave in one send (ConnectionStream).
+  auto shared = std::make_shared<const std::string>(std::move(body));
+  response.set_content_provider(shared->size(), "application/json",
+                                [shared](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
+                                  return sink.write(shared->data() + offset, length);
+                                });
+}
+
 void SetJsonRpcError(httplib::Response& response, int status, int code, const char* message) {
   response.status = status;
-  response.set_content(SerializeMessage(MakeError(nullptr, code, message)), "application/json");
+  SetJsonBody(response, SerializeMessage(MakeError(nullptr, code, message)));
 }
 
 bool IsLegacyHttpVersion(std::string_view version) {
@@ -96,8 +112,7 @@ int ModernErrorStatus(int code) {
 void SetModernError(httplib::Response& response, const json::Value& id, int code, const char* message,
                     json::Value data) {
   response.status = ModernErrorStatus(code);
-  response.set_content(SerializeMessage(MakeError(id, code, message, std::move(data))),
-                       "application/json");
+  SetJsonBody(response, SerializeMessage(MakeError(id, code, message, std::move(data))));
 }
 
 }  // namespace udon::mcp

@@ -28,6 +28,11 @@ std::optional<std::string> OriginHost(std::string_view origin);
 // Whether the header's value contains `token`.
 bool HeaderHas(const httplib::Request& request, const char* header, std::string_view token);
 
+// `body` as the answer, application/json, sent as it is: a body given to httplib's
+// set_content is gzipped for any client that accepts gzip (Node's fetch does), which costs
+// both sides more CPU than a few hundred bytes on the wire are worth.
+void SetJsonBody(httplib::Response& response, std::string body);
+
 // A JSON-RPC error answer without an id, with the HTTP status.
 void SetJsonRpcError(httplib::Response& response, int status, int code, const char* message);
 

@@ -129,6 +129,8 @@ struct HttpServer::Impl {
   void Delete(const httplib::Request& request, httplib::Response& response, RequestHold& hold);
   void AnswerWithSse(std::shared_ptr<HttpSession> session, Message message, HandleOptions handle_options,
                      httplib::Response& response);
+  void AnswerCollected(HttpSession& session, Message message, const HandleOptions& handle_options,
+                       httplib::Response& response);
   bool Authorized(const httplib::Request& request, httplib::Response& response) const;
   bool AuthenticateCaller(const httplib::Request& request, httplib::Response& response) const;
   httplib::Server::HandlerResponse PreRoute(const httplib::Request& request, httplib::Response& response);

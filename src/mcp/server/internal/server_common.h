@@ -1,4 +1,5 @@
-// Private to the server framework's sources (server.cc, session.cc, tool_registry.cc):
+// Private to the server framework's sources (server.cc, session.cc, tool_registry.cc,
+// http_legacy.cc):
 // request helpers both the server and its sessions use, and one open listen stream.
 #ifndef UDON_MCP_SERVER_INTERNAL_SERVER_COMMON_H_
 #define UDON_MCP_SERVER_INTERNAL_SERVER_COMMON_H_
@@ -32,6 +33,16 @@ inline const json::Value* RequestMeta(const Message& request) {
   if (!request.params.is_object()) return nullptr;
   auto it = request.params.find("_meta");
   if (it == request.params.end() || !it->is_object()) return nullptr;
+  return &*it;
+}
+
+// The request's progress token (params._meta.progressToken, a string or an integer), or
+// null: progress is reported only under one.
+inline const json::Value* ProgressToken(const Message& request) {
+  const json::Value* meta = RequestMeta(request);
+  if (meta == nullptr) return nullptr;
+  auto it = meta->find("progressToken");
+  if (it == meta->end() || !(it->is_string() || it->is_number_integer())) return nullptr;
   return &*it;
 }
 
