@@ -797,20 +797,22 @@ TEST(HttpTransportTest, TheConnectionFailingEndsACallersTransfer) {
   exchange.connection.Close();
 }
 
-// A server's ping inside the answer's stream is answered, and the answer still arrives,
-// although this server takes the reply only once the call is over: the reply is posted by
-// a worker, never on the caller's thread (nor on the thread reading the stream).
+// A server's ping inside the answer's stream is answered, and the answer arrives while
+// this server still holds the reply's POST: the reply is posted by a worker, never on the
+// caller's thread (nor on the thread reading the stream), which it would have stalled
+// until the server gave up waiting for the call to end.
 TEST(HttpTransportTest, APingInsideTheAnswerIsAnsweredOffTheCallersThread) {
   std::mutex mutex;
   std::condition_variable changed;
   bool replied = false;
   bool call_over = false;
+  bool reply_held_to_its_bound = false;
   FakeHttpServer server([&](const Message& in, httplib::Response& res) {
     if (in.IsResponse()) {  // the reply to the ping: taken once the call is over
       std::unique_lock lock(mutex);
       replied = true;
       changed.notify_all();
-      changed.wait_for(lock, std::chrono::seconds(20), [&] { return call_over; });
+      reply_held_to_its_bound = !changed.wait_for(lock, std::chrono::seconds(5), [&] { return call_over; });
       res.status = 202;
       return;
     }
@@ -829,18 +831,19 @@ TEST(HttpTransportTest, APingInsideTheAnswerIsAnsweredOffTheCallersThread) {
     });
   });
   CallerExchange exchange(server.url());
-  auto response = exchange.connection.Request("tools/list", json::Value::object(), milliseconds(10'000));
+  auto response = exchange.connection.Request("tools/list", json::Value::object(), milliseconds(20'000));
   {
     std::lock_guard lock(mutex);
     call_over = true;
     changed.notify_all();
   }
   ASSERT_TRUE(response.ok()) << response.error().Describe();
+  exchange.connection.Close();  // the worker posting the reply is done
+  EXPECT_FALSE(reply_held_to_its_bound) << "the reply stalled the call";
   const auto events = exchange.connection.EventsSince(response->sequence_at_send);
   ASSERT_FALSE(events.empty());
   EXPECT_EQ(events.front().kind, EventKind::kPing);
   EXPECT_LE(events.front().sequence, response->sequence_at_response);
-  exchange.connection.Close();
 }
 
 }  // namespace
