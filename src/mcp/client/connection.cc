@@ -106,7 +106,9 @@ Result<Response> Connection::Exchange(const std::string& method, json::Value par
       if (count != nullptr) count->fetch_sub(1, std::memory_order_acq_rel);
     }
   } lean_scope{lean ? &lean_pending_ : nullptr};
-  Status sent = transport_->SendRequest(MakeRequest(id, method, std::move(params)), headers);
+  // HTTP runs the exchange here, on this thread, since it waits anyway (transport.h).
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  Status sent = transport_->ExchangeNow(MakeRequest(id, method, std::move(params)), headers, deadline);
   if (!sent.ok()) {
     std::lock_guard lock(mutex_);
     pending_.erase(id);
@@ -115,7 +117,7 @@ Result<Response> Connection::Exchange(const std::string& method, json::Value par
 
   std::unique_lock lock(mutex_);
   bool first_check = true;
-  const bool done = pending->settled.wait_for(lock, timeout, [&] {
+  const bool done = pending->settled.wait_until(lock, deadline, [&] {
     const bool settled = pending->response.has_value() || pending->failure.has_value();
     if (!settled && !first_check) ++stray_wakeups_;
     first_check = false;

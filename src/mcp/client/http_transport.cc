@@ -6,6 +6,7 @@
 #include <cctype>
 #include <chrono>
 #include <cstdlib>
+#include <limits>
 #include <utility>
 
 #include "base/ascii.h"
@@ -69,6 +70,13 @@ RequestHeaders MirroredHeaders(const Message& message, const std::string& versio
   return headers;
 }
 
+// RunMulti's answer when a caller's transfer was handed to a worker to drain (not a CURLcode).
+constexpr int kDrainHandedOff = -1;
+
+// The transport whose exchange this thread runs for its caller (ExchangeNow), if any: a
+// reply to a server's request delivered meanwhile is posted by a worker instead.
+thread_local const HttpTransport* exchanging_on = nullptr;
+
 void GlobalInit() {
   static std::once_flag once;
   std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
@@ -103,6 +111,10 @@ struct HttpTransport::Transfer {
   RequestHeaders headers;       // sent besides the transport's own
   bool ignore_body = false;     // a POSTed notification or response: any answer body is moot
   bool notification_stream = false;  // the GET stream: settles the owner's stream state
+  // A caller's exchange (ExchangeNow): runs until this, then ends silently; the connection
+  // failing ends it too, since its caller was already told.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  bool on_caller = false;
   // Recorded as soon as the headers arrive: an SSE body delivers the initialize response
   // before the transfer ends, and the next request must already carry the session.
   void AdoptSession(std::string_view id) {
@@ -119,7 +131,13 @@ struct HttpTransport::Transfer {
   }
 
   bool ShouldStop() const {
-    return abort.load() || (!outlives_close && owner->closing_.load());
+    return abort.load() || (!outlives_close && owner->closing_.load()) || (on_caller && owner->failed_.load());
+  }
+
+  // The caller's deadline passed: the transfer is abandoned as Abandon would.
+  bool Expired() {
+    if (deadline && std::chrono::steady_clock::now() >= *deadline) abort = true;
+    return abort.load();
   }
 
   void Reset() {
@@ -378,12 +396,18 @@ void HttpTransport::Perform(Transfer& transfer, const char* method, const std::s
     curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
     curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.connect_timeout.count()));
   }
-  transfer.code = static_cast<CURLcode>(RunMulti(multi, curl, transfer));
+  const int code = RunMulti(multi, curl, transfer);
   long status = 0;
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
   if (status != 0) transfer.status = status;
-  curl_slist_free_all(headers);
-  ReleaseHandle(handle);
+  if (code == kDrainHandedOff) {
+    transfer.code = CURLE_OK;
+    HandOffDrain(handle, headers, transfer);
+  } else {
+    transfer.code = static_cast<CURLcode>(code);
+    curl_slist_free_all(headers);
+    ReleaseHandle(handle);
+  }
   // A JSON body arrives whole: deliver it now.
   if (transfer.code == CURLE_OK && transfer.is_json && !transfer.ignore_body &&
       !transfer.failure) {
@@ -399,7 +423,24 @@ int HttpTransport::RunMulti(void* multi_handle, void* easy_handle, Transfer& tra
     std::lock_guard lock(mutex_);
     transfer.multi = multi;
   }
-  CURLcode code = CURLE_OK;
+  const int code = DriveMulti(multi, transfer);
+  if (code != kDrainHandedOff) EndMulti(multi, easy, transfer);
+  return code;
+}
+
+namespace {
+
+// Milliseconds to `until`, rounded up (0 once it passed), at most `cap`.
+int MillisecondsUntil(std::chrono::steady_clock::time_point until, int cap) {
+  const auto left = std::chrono::ceil<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+  return static_cast<int>(std::clamp<long long>(left.count(), 0, cap));
+}
+
+}  // namespace
+
+int HttpTransport::DriveMulti(void* multi_handle, Transfer& transfer) {
+  CURLM* multi = static_cast<CURLM*>(multi_handle);
+  int code = CURLE_OK;
   int running = 1;
   while (true) {
     if (curl_multi_perform(multi, &running) != CURLM_OK) {
@@ -407,19 +448,20 @@ int HttpTransport::RunMulti(void* multi_handle, void* easy_handle, Transfer& tra
       break;
     }
     if (running == 0) break;
-    if (transfer.ShouldStop()) {
+    if (transfer.ShouldStop() || transfer.Expired()) {
       code = CURLE_ABORTED_BY_CALLBACK;
       break;
     }
+    // The caller has its answer: what is left of the stream is not its to wait for.
+    if (transfer.got_response && transfer.on_caller) return kDrainHandedOff;
     int wait_ms = 1000;
+    if (transfer.deadline) wait_ms = MillisecondsUntil(*transfer.deadline, wait_ms);
     if (transfer.got_response) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-          transfer.drain_until - std::chrono::steady_clock::now());
-      if (left.count() <= 0) {
+      if (std::chrono::steady_clock::now() >= transfer.drain_until) {
         code = CURLE_ABORTED_BY_CALLBACK;  // the stream outlived its response: cut it
         break;
       }
-      wait_ms = static_cast<int>(std::min<long long>(wait_ms, left.count() + 1));
+      wait_ms = std::min(wait_ms, MillisecondsUntil(transfer.drain_until, wait_ms) + 1);
     }
     curl_multi_poll(multi, nullptr, 0, wait_ms, nullptr);
   }
@@ -427,12 +469,43 @@ int HttpTransport::RunMulti(void* multi_handle, void* easy_handle, Transfer& tra
   while (CURLMsg* msg = curl_multi_info_read(multi, &queued)) {
     if (msg->msg == CURLMSG_DONE && running == 0) code = msg->data.result;
   }
+  return code;
+}
+
+void HttpTransport::EndMulti(void* multi, void* easy, Transfer& transfer) {
   {
     std::lock_guard lock(mutex_);
     transfer.multi = nullptr;
   }
-  curl_multi_remove_handle(multi, easy);
-  return code;
+  curl_multi_remove_handle(static_cast<CURLM*>(multi), static_cast<CURL*>(easy));
+}
+
+void HttpTransport::HandOffDrain(Handle handle, void* header_list, Transfer& transfer) {
+  auto drain = std::make_shared<Transfer>();
+  drain->owner = this;
+  drain->status = transfer.status;
+  drain->decided = drain->is_sse = drain->got_response = true;
+  drain->drain_until = transfer.drain_until;
+  drain->drained = transfer.drained;
+  CURL* easy = static_cast<CURL*>(handle.easy);
+  curl_easy_setopt(easy, CURLOPT_WRITEDATA, drain.get());
+  curl_easy_setopt(easy, CURLOPT_HEADERDATA, drain.get());
+  auto finish = [this, handle, header_list, drain] {
+    if (!drain->ShouldStop()) (void)DriveMulti(handle.multi, *drain);
+    EndMulti(handle.multi, handle.easy, *drain);
+    curl_slist_free_all(static_cast<curl_slist*>(header_list));
+    ReleaseHandle(handle);
+  };
+  {
+    std::lock_guard lock(mutex_);
+    transfer.multi = nullptr;
+    if (!closing_) {
+      drain->multi = handle.multi;
+      EnqueueLocked(std::move(finish));
+      return;
+    }
+  }
+  finish();  // closing: cut here, nobody is left to drain it
 }
 
 void HttpTransport::WakeLocked(Transfer& transfer) {
@@ -461,6 +534,17 @@ bool HttpTransport::SessionGone(const Transfer& transfer) const {
 void HttpTransport::CloseWith(Error error) {
   if (closing_ || failed_.exchange(true)) return;
   callbacks_.on_closed(std::move(error));
+  AbortCallerTransfers();
+}
+
+void HttpTransport::AbortCallerTransfers() {
+  std::lock_guard lock(mutex_);
+  for (auto& [id, transfer] : active_) {
+    if (!transfer->on_caller) continue;
+    transfer->abort = true;
+    WakeLocked(*transfer);
+  }
+  closing_cv_.notify_all();
 }
 
 bool HttpTransport::SleepUnlessClosing(std::chrono::milliseconds duration,
@@ -477,22 +561,56 @@ Status HttpTransport::Send(const Message& message) { return SendRequest(message,
 
 Status HttpTransport::SendRequest(const Message& message, const RequestHeaders& headers) {
   if (closing_ || failed_) return udon::MakeError("mcp.send_failed", "the connection is closed");
-  if (message.kind == MessageKind::kRequest) {
+  // A request, or a reply to a server's request that arrived on a caller's exchange: a
+  // server that is slow to take the reply must not hold that caller past its deadline.
+  const bool reply_on_caller = exchanging_on == this && message.IsResponse();
+  if (message.kind == MessageKind::kRequest || reply_on_caller) {
     std::lock_guard lock(mutex_);
     // Close() may have run since the check above; it joins only the workers it saw.
     if (closing_) return udon::MakeError("mcp.send_failed", "the connection is closed");
-    ReapWorkers();
-    queued_.emplace_back(message, headers);
-    // Every queued request needs a worker of its own now (a long call must not hold up
-    // the next request): an idle one, else a new one.
-    if (queued_.size() <= idle_workers_) {
-      work_ready_.notify_one();
-      return OkStatus();
+    if (reply_on_caller) {
+      EnqueueLocked([this, message] { (void)PostMessage(message); });
+    } else {
+      EnqueueLocked([this, message, headers] { RunRequest(message, headers, std::nullopt); });
     }
-    auto done = std::make_shared<std::atomic<bool>>(false);
-    workers_.push_back(Worker{std::thread([this, done] { RunWorker(done); }), done});
     return OkStatus();
   }
+  return PostMessage(message);
+}
+
+void HttpTransport::EnqueueLocked(std::function<void()> job) {
+  ReapWorkers();
+  queued_.push_back(std::move(job));
+  // Every queued job needs a worker of its own now (a long call must not hold up the next
+  // request): an idle one, else a new one.
+  if (queued_.size() <= idle_workers_) {
+    work_ready_.notify_one();
+    return;
+  }
+  auto done = std::make_shared<std::atomic<bool>>(false);
+  workers_.push_back(Worker{std::thread([this, done] { RunWorker(done); }), done});
+}
+
+Status HttpTransport::ExchangeNow(const Message& request, const RequestHeaders& headers,
+                                  std::chrono::steady_clock::time_point deadline) {
+  if (request.kind != MessageKind::kRequest) return SendRequest(request, headers);
+  const std::thread::id self = std::this_thread::get_id();
+  {
+    std::lock_guard lock(mutex_);
+    if (closing_ || failed_) return udon::MakeError("mcp.send_failed", "the connection is closed");
+    caller_threads_.insert(self);
+  }
+  const HttpTransport* outer = exchanging_on;
+  exchanging_on = this;
+  RunRequest(request, headers, deadline);
+  exchanging_on = outer;
+  std::lock_guard lock(mutex_);
+  caller_threads_.erase(caller_threads_.find(self));
+  caller_exchange_ended_.notify_all();
+  return OkStatus();
+}
+
+Status HttpTransport::PostMessage(const Message& message) {
   Transfer transfer;
   transfer.owner = this;
   // Some servers answer a notification with 200 and a body (the conformance mocks do).
@@ -518,10 +636,12 @@ Status HttpTransport::SendRequest(const Message& message, const RequestHeaders& 
   return HttpStatusError(transfer.status, transfer.www_authenticate, "the server answered with an HTTP error");
 }
 
-void HttpTransport::RunRequest(Message message, RequestHeaders headers) {
+void HttpTransport::RunRequest(const Message& message, const RequestHeaders& headers, Deadline deadline) {
   Transfer transfer;
   transfer.owner = this;
   transfer.request_id = message.id;
+  transfer.deadline = deadline;
+  transfer.on_caller = deadline.has_value();
   if (const std::string version = ModernVersionOf(message); !version.empty()) {
     transfer.modern = true;
     transfer.headers = MirroredHeaders(message, version);
@@ -575,9 +695,9 @@ void HttpTransport::RunRequest(Message message, RequestHeaders headers) {
       break;
     }
     ++attempts;
-    const auto wait = transfer.retry_ms ? std::chrono::milliseconds(*transfer.retry_ms)
-                                        : options_.default_retry;
-    if (!SleepUnlessClosing(wait, &transfer)) break;
+    auto wait = transfer.retry_ms ? std::chrono::milliseconds(*transfer.retry_ms) : options_.default_retry;
+    if (deadline) wait = std::min(wait, std::chrono::milliseconds(MillisecondsUntil(*deadline, std::numeric_limits<int>::max())));
+    if (!SleepUnlessClosing(wait, &transfer) || transfer.Expired()) break;
     const std::string resume_from = transfer.last_event_id;
     Perform(transfer, "GET", nullptr, resume_from);
     if (transfer.last_event_id.empty()) transfer.last_event_id = resume_from;
@@ -671,10 +791,11 @@ void HttpTransport::RunWorker(std::shared_ptr<std::atomic<bool>> done) {
       --idle_workers_;
       continue;
     }
-    auto [message, headers] = std::move(queued_.front());
+    std::function<void()> job = std::move(queued_.front());
     queued_.pop_front();
     lock.unlock();
-    RunRequest(std::move(message), std::move(headers));
+    job();
+    job = nullptr;  // what it holds goes before the lock is taken again
     lock.lock();
   }
   *done = true;
@@ -709,6 +830,14 @@ void HttpTransport::Close() {
   }
   for (auto& worker : workers) worker.thread.join();
   if (stream.joinable()) stream.join();
+  {
+    // Aborted above; once they are out, nothing runs a transfer of this transport.
+    std::unique_lock lock(mutex_);
+    const std::thread::id self = std::this_thread::get_id();
+    caller_exchange_ended_.wait(lock, [&] {
+      return std::all_of(caller_threads_.begin(), caller_threads_.end(), [&](auto id) { return id == self; });
+    });
+  }
   if (!session_id().empty()) {
     Transfer transfer;
     transfer.owner = this;

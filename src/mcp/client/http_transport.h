@@ -1,9 +1,12 @@
 // Streamable HTTP transport (MCP 2025-11-25, basic/transports) over libcurl.
 //
-// - Every request is POSTed on its own worker thread with Accept: application/json,
-//   text/event-stream; the answer may be one JSON body or an SSE stream (empty priming
-//   events are skipped). Notifications and responses are POSTed synchronously, bounded by
-//   connect_timeout; 202 or 200 (with any body, which is ignored) is success.
+// - A request is POSTed with Accept: application/json, text/event-stream; the answer may
+//   be one JSON body or an SSE stream (empty priming events are skipped). A request its
+//   caller waits for (ExchangeNow) runs on the caller's thread until its answer or the
+//   caller's deadline; others (SendRequest) run on a worker thread. Notifications and
+//   responses are POSTed synchronously, bounded by connect_timeout; 202 or 200 (with any
+//   body, which is ignored) is success. A reply to a server's request that arrives during
+//   a caller's exchange is POSTed by a worker, never on the caller's thread.
 // - Mcp-Session-Id from the server is echoed on every later request; MCP-Protocol-Version
 //   is sent after initialize. 404 (or 400 whose body mentions the session, as the
 //   TypeScript SDK answers) while a session exists means the session ended: the
@@ -33,10 +36,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -62,6 +67,10 @@ class HttpTransport : public Transport {
   Status Start(TransportCallbacks callbacks) override;
   Status Send(const Message& message) override;
   Status SendRequest(const Message& request, const RequestHeaders& headers) override;
+  // mcp.send_failed when the transport is closed or failed; everything else is delivered
+  // through the callbacks. The deadline ends the transfer silently (the caller times out).
+  Status ExchangeNow(const Message& request, const RequestHeaders& headers,
+                     std::chrono::steady_clock::time_point deadline) override;
   void OnInitialized(const std::string& protocol_version) override;
   void Abandon(const json::Value& id) override;
   void Close() override;
@@ -81,15 +90,27 @@ class HttpTransport : public Transport {
     std::shared_ptr<std::atomic<bool>> done;
   };
 
-  void RunRequest(Message message, RequestHeaders headers);
+  using Deadline = std::optional<std::chrono::steady_clock::time_point>;
+  void RunRequest(const Message& message, const RequestHeaders& headers, Deadline deadline);
   void RunWorker(std::shared_ptr<std::atomic<bool>> done);
+  // Queues a job for a worker (an idle one, else a new one). Callers check closing_ first.
+  void EnqueueLocked(std::function<void()> job);
+  // POSTs a notification or response and reads its answer's status.
+  Status PostMessage(const Message& message);
   void RunNotificationStream();
   void RunStreamLoop(Transfer& transfer);
   struct Handle {
     void* multi = nullptr;  // CURLM*
     void* easy = nullptr;   // CURL*
   };
-  int RunMulti(void* multi, void* easy, Transfer& transfer);  // a CURLcode
+  int RunMulti(void* multi, void* easy, Transfer& transfer);  // a CURLcode or kDrainHandedOff
+  int DriveMulti(void* multi, Transfer& transfer);
+  void EndMulti(void* multi, void* easy, Transfer& transfer);
+  // A caller's transfer whose answer is in but whose stream has not ended: a worker reads
+  // the rest (bounded, as any drain) and returns the handle to the idle cache.
+  void HandOffDrain(Handle handle, void* header_list, Transfer& transfer);
+  // Ends the caller-thread transfers at once (the connection failed).
+  void AbortCallerTransfers();
   void WakeLocked(Transfer& transfer);
   // Performs one exchange; fills transfer (status, delivered messages, failure).
   void Perform(Transfer& transfer, const char* method, const std::string* body,
@@ -113,9 +134,14 @@ class HttpTransport : public Transport {
   std::string session_id_;
   std::string protocol_version_;
   std::map<std::int64_t, Transfer*> active_;  // request id -> its transfer, for Abandon
-  // Requests wait here for a worker; a worker that finishes one takes the next, so a
-  // long-lived connection does not start a thread per request. Guarded by mutex_.
-  std::deque<std::pair<Message, RequestHeaders>> queued_;
+  // Jobs (requests nobody waits on here, drains, replies) wait here for a worker; a worker
+  // that finishes one takes the next, so a long-lived connection does not start a thread
+  // per request. Guarded by mutex_.
+  std::deque<std::function<void()>> queued_;
+  // The threads running a caller's exchange now (one entry per exchange): Close waits for
+  // them, except its own thread's.
+  std::multiset<std::thread::id> caller_threads_;
+  std::condition_variable caller_exchange_ended_;
   std::size_t idle_workers_ = 0;
   std::condition_variable work_ready_;
   std::vector<Worker> workers_;

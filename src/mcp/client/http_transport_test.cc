@@ -9,12 +9,14 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "mcp/client/client.h"
+#include "mcp/client/connection.h"
 #include "mcp/client/www_authenticate.h"
 #include "test_support.h"
 
@@ -649,6 +651,199 @@ TEST(HttpTransportTest, AScopeWithAQuoteOrShellCharactersIsNeverPutIntoTheLoginC
     EXPECT_FALSE(error.details.contains("scope"));
   }
   EXPECT_EQ(LoginCommand("remote", "mcp:tools mcp:admin"), "udon-mcp login remote --scope 'mcp:tools mcp:admin'");
+}
+
+
+// Issue 41: a request its caller waits for runs its HTTP exchange on the caller's thread.
+// A Connection over an HttpTransport, without the handshake (the fake server needs none).
+struct CallerExchange {
+  explicit CallerExchange(const std::string& url)
+      : connection(std::make_unique<HttpTransport>(Config(url), HttpOptions{})) {
+    EXPECT_TRUE(connection.Start().ok());
+  }
+  Connection connection;
+};
+
+std::size_t ThreadCount() { return ThreadIds().size(); }
+
+// A stream that sends `first` and then holds the request open until the client leaves it,
+// or `bound` passes (then *expired): what a hanging server does.
+void HangingStream(httplib::Response& res, std::string first, std::shared_ptr<std::atomic<bool>> departed,
+                   std::shared_ptr<std::atomic<bool>> expired, milliseconds bound = milliseconds(30'000)) {
+  res.set_chunked_content_provider("text/event-stream", [=](std::size_t, httplib::DataSink& sink) {
+    sink.write(first.data(), first.size());
+    const auto until = std::chrono::steady_clock::now() + bound;
+    while (sink.is_writable() && std::chrono::steady_clock::now() < until) {
+      sink.write(": keep-alive\n\n", 14);
+      std::this_thread::sleep_for(milliseconds(5));
+    }
+    *departed = !sink.is_writable();
+    *expired = !*departed;
+    sink.done();
+    return true;
+  });
+}
+
+// The notification ahead of the answer is delivered before it, on the caller's own thread
+// (no hand-off to a worker and back), and no thread is started for any exchange.
+TEST(HttpTransportTest, AWaitedRequestRunsOnItsCallersThreadWithItsNotificationsInOrder) {
+  FakeHttpServer server([](const Message& in, httplib::Response& res) {
+    const Message progress = MakeNotification("notifications/progress", {{"progressToken", 1}, {"progress", 1}});
+    Stream(res, Sse(SerializeMessage(progress), "e1") + Sse(SerializeMessage(MakeResult(in.id, ListResult())), "e2"));
+  });
+  httplib::Client probe("127.0.0.1", std::stoi(server.url().substr(17, 5)));
+  ASSERT_TRUE(probe.Get("/mcp"));  // the server's threads are all up
+  const std::size_t threads_before = ThreadCount();
+  CallerExchange exchange(server.url());
+  std::mutex mutex;
+  std::set<std::thread::id> delivered_on;
+  exchange.connection.AddEventObserver([&](const Event&) {
+    std::lock_guard lock(mutex);
+    delivered_on.insert(std::this_thread::get_id());
+  });
+  for (int i = 0; i < 5; ++i) {
+    auto response = exchange.connection.Request("tools/list", json::Value::object(), milliseconds(20'000));
+    ASSERT_TRUE(response.ok()) << response.error().Describe();
+    EXPECT_EQ(response->sequence_at_response, response->sequence_at_send + 1) << "the notification came first";
+  }
+  EXPECT_EQ(ThreadCount(), threads_before) << "a thread was started for an exchange";
+  std::lock_guard lock(mutex);
+  EXPECT_EQ(delivered_on, std::set<std::thread::id>{std::this_thread::get_id()});
+}
+
+// A hanging server: the caller's deadline ends the transfer (the server sees it leave), the
+// cause is mcp.timeout as before, and the connection serves the next request.
+TEST(HttpTransportTest, AHangingAnswerEndsAtTheCallersDeadlineAndTheConnectionStaysUsable) {
+  auto departed = std::make_shared<std::atomic<bool>>(false);
+  auto expired = std::make_shared<std::atomic<bool>>(false);
+  std::atomic<int> calls{0};
+  std::atomic<int> cancelled{0};
+  FakeHttpServer server([&](const Message& in, httplib::Response& res) {
+    if (in.method == "notifications/cancelled") {
+      ++cancelled;
+      res.status = 202;
+    } else if (calls++ == 0) {
+      HangingStream(res, Sse("", "p0"), departed, expired);
+    } else {
+      Json(res, MakeResult(in.id, ListResult()));
+    }
+  });
+  CallerExchange exchange(server.url());
+  auto hung = exchange.connection.Request("tools/list", json::Value::object(), milliseconds(300));
+  ASSERT_FALSE(hung.ok());
+  EXPECT_EQ(hung.error().code, "mcp.timeout");
+  EXPECT_EQ(cancelled.load(), 1);
+  auto next = exchange.connection.Request("tools/list", json::Value::object(), milliseconds(20'000));
+  EXPECT_TRUE(next.ok()) << next.error().Describe();
+  for (int i = 0; i < 2000 && !*departed && !*expired; ++i) std::this_thread::sleep_for(milliseconds(5));
+  EXPECT_TRUE(*departed) << "the hanging transfer was not ended";
+}
+
+// Close from another thread ends a caller's transfer at once: the caller gets mcp.closed
+// long before its own deadline, and the server sees the client leave.
+TEST(HttpTransportTest, CloseFromAnotherThreadEndsACallersTransfer) {
+  auto departed = std::make_shared<std::atomic<bool>>(false);
+  auto expired = std::make_shared<std::atomic<bool>>(false);
+  std::atomic<bool> streaming{false};
+  FakeHttpServer server([&](const Message&, httplib::Response& res) {
+    streaming = true;
+    HangingStream(res, Sse("", "p0"), departed, expired);
+  });
+  CallerExchange exchange(server.url());
+  std::optional<Result<Response>> result;
+  std::thread caller([&] {
+    result = exchange.connection.Request("tools/list", json::Value::object(), milliseconds(60'000));
+  });
+  for (int i = 0; i < 4000 && !streaming; ++i) std::this_thread::sleep_for(milliseconds(5));
+  exchange.connection.Close();
+  caller.join();
+  ASSERT_TRUE(result.has_value());
+  ASSERT_FALSE(result->ok());
+  EXPECT_EQ(result->error().code, "mcp.closed");
+  for (int i = 0; i < 2000 && !*departed && !*expired; ++i) std::this_thread::sleep_for(milliseconds(5));
+  EXPECT_TRUE(*departed);
+  EXPECT_FALSE(*expired);
+}
+
+// The connection failing (another request finds the session ended) ends a caller's
+// transfer at once with mcp.disconnected, not at its deadline.
+TEST(HttpTransportTest, TheConnectionFailingEndsACallersTransfer) {
+  auto departed = std::make_shared<std::atomic<bool>>(false);
+  auto expired = std::make_shared<std::atomic<bool>>(false);
+  std::atomic<bool> streaming{false};
+  FakeHttpServer server([&](const Message& in, httplib::Response& res) {
+    if (in.method == "initialize") {
+      Json(res, InitResult(in.id), "sess-1");
+    } else if (in.method == "tools/call") {
+      streaming = true;
+      HangingStream(res, Sse("", "p0"), departed, expired, milliseconds(15'000));
+    } else {
+      res.status = 404;  // the session is gone
+    }
+  });
+  CallerExchange exchange(server.url());
+  ASSERT_TRUE(exchange.connection.Request("initialize", json::Value::object()).ok());
+  std::optional<Result<Response>> result;
+  std::thread caller([&] {
+    result = exchange.connection.Request("tools/call", json::Value::object(), milliseconds(60'000));
+  });
+  for (int i = 0; i < 4000 && !streaming; ++i) std::this_thread::sleep_for(milliseconds(5));
+  EXPECT_FALSE(exchange.connection.Request("tools/list", json::Value::object()).ok());
+  caller.join();
+  ASSERT_TRUE(result.has_value());
+  ASSERT_FALSE(result->ok());
+  EXPECT_EQ(result->error().code, "mcp.disconnected");
+  EXPECT_FALSE(*expired) << "the caller's transfer ran on after the connection failed";
+  exchange.connection.Close();
+}
+
+// A server's ping inside the answer's stream is answered, and the answer arrives while
+// this server still holds the reply's POST: the reply is posted by a worker, never on the
+// caller's thread (nor on the thread reading the stream), which it would have stalled
+// until the server gave up waiting for the call to end.
+TEST(HttpTransportTest, APingInsideTheAnswerIsAnsweredOffTheCallersThread) {
+  std::mutex mutex;
+  std::condition_variable changed;
+  bool replied = false;
+  bool call_over = false;
+  bool reply_held_to_its_bound = false;
+  FakeHttpServer server([&](const Message& in, httplib::Response& res) {
+    if (in.IsResponse()) {  // the reply to the ping: taken once the call is over
+      std::unique_lock lock(mutex);
+      replied = true;
+      changed.notify_all();
+      reply_held_to_its_bound = !changed.wait_for(lock, std::chrono::seconds(5), [&] { return call_over; });
+      res.status = 202;
+      return;
+    }
+    const json::Value id = in.id;
+    res.set_chunked_content_provider("text/event-stream", [&, id](std::size_t, httplib::DataSink& sink) {
+      const std::string ping = Sse(SerializeMessage(MakeRequest(7, "ping", nullptr)), "e1");
+      sink.write(ping.data(), ping.size());
+      {
+        std::unique_lock lock(mutex);
+        changed.wait_for(lock, std::chrono::seconds(20), [&] { return replied; });
+      }
+      const std::string answer = Sse(SerializeMessage(MakeResult(id, ListResult())), "e2");
+      sink.write(answer.data(), answer.size());
+      sink.done();
+      return true;
+    });
+  });
+  CallerExchange exchange(server.url());
+  auto response = exchange.connection.Request("tools/list", json::Value::object(), milliseconds(20'000));
+  {
+    std::lock_guard lock(mutex);
+    call_over = true;
+    changed.notify_all();
+  }
+  ASSERT_TRUE(response.ok()) << response.error().Describe();
+  exchange.connection.Close();  // the worker posting the reply is done
+  EXPECT_FALSE(reply_held_to_its_bound) << "the reply stalled the call";
+  const auto events = exchange.connection.EventsSince(response->sequence_at_send);
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.front().kind, EventKind::kPing);
+  EXPECT_LE(events.front().sequence, response->sequence_at_response);
 }
 
 }  // namespace

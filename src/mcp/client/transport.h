@@ -66,6 +66,15 @@ class Transport {
     (void)headers;
     return Send(request);
   }
+  // Sends a request its caller is about to wait for, until `deadline`. HTTP runs the whole
+  // exchange on the calling thread and returns once the answer was delivered (on_message or
+  // on_request_failed), the deadline passed or the transfer was aborted (Abandon, Close,
+  // the connection failing): no hand-off to a worker and back. Others send as SendRequest.
+  virtual Status ExchangeNow(const Message& request, const RequestHeaders& headers,
+                             std::chrono::steady_clock::time_point deadline) {
+    (void)deadline;
+    return SendRequest(request, headers);
+  }
   // The handshake completed at this protocol version (HTTP adds the version header to
   // every later request and may open its server-notification stream).
   virtual void OnInitialized(const std::string& /*protocol_version*/) {}
