@@ -267,6 +267,13 @@ class Gate {
   Result<std::shared_ptr<const CompiledTool>> CompiledSchemas(Run& run);
   std::mutex schemas_mutex_;
   std::map<std::string, std::shared_ptr<const CompiledTool>> schemas_;
+  // What steps 2 and 3 take from the manifest alone (the bound tool, its validated review,
+  // the recorded serverInfo's digest), by manifest digest, server and tool, used only for
+  // the very manifest object it came from (gate_static.cc).
+  struct BoundFacts;
+  Result<std::shared_ptr<const BoundFacts>> BoundFactsFor(const Run& run);
+  std::mutex bound_mutex_;
+  std::map<std::string, std::shared_ptr<const BoundFacts>> bound_;
   std::mutex key_mutex_;
   bool key_loaded_ = false;
   std::optional<EvidenceKey> key_;

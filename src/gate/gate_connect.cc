@@ -10,7 +10,6 @@
 #include "gate/internal/details.h"
 #include "gate/internal/run.h"
 #include "gate/state_store.h"
-#include "json/canonical.h"
 #include "mcp/client/www_authenticate.h"
 
 
@@ -20,16 +19,6 @@ using internal::DriftDetails;
 using internal::Refuse;
 using internal::ServerInfoDifferences;
 using internal::WarnTo;
-
-namespace {
-
-// Digest of a value for evidence; never the value itself.
-std::string DigestOrEmpty(const json::Value& value) {
-  auto digest = json::CanonicalSha256(value);
-  return digest.ok() ? *digest : std::string();
-}
-
-}  // namespace
 
 // A list_changed that reached a bound connection while it sat idle is still a change of
 // the bound catalog: recorded when the pool lets the connection go, so the next process
@@ -261,7 +250,8 @@ Status Gate::StepConnect(Run& run) {
   if (!server_config.ok()) return std::move(server_config).error();
   run.server_config = *server_config;
   const json::Value& recorded_info = *run.manifest->server_info(run.binding.server);
-  const RecordedServer recorded{*run.manifest->protocol_version(), &recorded_info, DigestOrEmpty(recorded_info)};
+  const RecordedServer recorded{*run.manifest->protocol_version(), &recorded_info,
+                                run.bound_facts->server_info_sha256};
   if (Coalesced(run)) return ConnectThroughLane(run, recorded, *server_config);
   return ConnectOwn(run, recorded, *server_config);
 }

@@ -59,6 +59,30 @@ Result<std::shared_ptr<const Gate::CompiledTool>> Gate::CompiledSchemas(Run& run
   return compiled;
 }
 
+// Only a selection that succeeded is kept: a refusal repeats on every call. An entry
+// serves only the manifest object it was made from; any other (another digest, or the
+// same bytes parsed again) is selected and validated anew and replaces it.
+Result<std::shared_ptr<const Gate::BoundFacts>> Gate::BoundFactsFor(const Run& run) {
+  constexpr std::size_t kMaxBoundTools = 4096;  // bounded as CompiledSchemas is
+  const std::string key = run.manifest->sha256() + "\n" + run.binding.server + "\n" + run.binding.tool;
+  {
+    std::lock_guard<std::mutex> guard(bound_mutex_);
+    auto it = bound_.find(key);
+    if (it != bound_.end() && it->second->bound.manifest == run.manifest) return it->second;
+  }
+  UDON_ASSIGN_OR_RETURN(manifest::BoundTool bound, manifest::SelectBoundTool(run.manifest, run.binding, env_.policy));
+  std::string server_info_sha256;
+  if (const json::Value* info = run.manifest->server_info(run.binding.server)) {
+    auto digest = json::CanonicalSha256(*info);
+    if (digest.ok()) server_info_sha256 = std::move(digest).value();
+  }
+  auto facts = std::make_shared<const BoundFacts>(BoundFacts{std::move(bound), std::move(server_info_sha256)});
+  std::lock_guard<std::mutex> guard(bound_mutex_);
+  if (bound_.size() >= kMaxBoundTools) bound_.clear();
+  bound_[key] = facts;
+  return facts;
+}
+
 Status Gate::StepDigest(Run& run) {
   if (!base::IsSha256Hex(run.binding.manifest_sha256)) {
     return Refuse("usage.invalid", "the pinned manifestSha256 must be 64 lowercase hex digits");
@@ -93,9 +117,9 @@ Status Gate::StepStatic(Run& run) {
     return Refuse("manifest.invalidated",
                   "list_changed was seen for this server at or after this manifest's capture; capture and review again");
   }
-  UDON_ASSIGN_OR_RETURN(manifest::BoundTool bound, manifest::SelectBoundTool(run.manifest, run.binding, env_.policy));
-  run.location = bound.location;
-  run.review = std::move(bound.review);
+  UDON_ASSIGN_OR_RETURN(run.bound_facts, BoundFactsFor(run));
+  run.location = run.bound_facts->bound.location;
+  run.review = run.bound_facts->bound.review;
   const json::Value& tool = *run.location.tool;
   for (const std::string& path : run.options.bound_paths) {
     if (!manifest::ChannelCovers(run.review, path)) {

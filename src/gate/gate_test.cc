@@ -597,6 +597,31 @@ TEST_F(GateTest, APinnedToolsSchemasAreCompiledOncePerManifest) {
   EXPECT_EQ(compiled, 2);
 }
 
+// Issue 41: what steps 2 and 3 take from the manifest alone (the review, the recorded
+// serverInfo's digest) is computed once per manifest; a re-pinned manifest is selected and
+// checked anew, so neither a removed review nor a changed serverInfo is missed.
+TEST_F(GateTest, ARepinnedManifestsReviewAndServerInfoAreTakenAnew) {
+  Gate gate(ReusingEnv());
+  ASSERT_TRUE(gate.Call(binding_, Args(), ExpectOutput()).ok());
+  ASSERT_TRUE(gate.Call(binding_, Args(), ExpectOutput()).ok());
+
+  json::Value unreviewed = Reviewed(false, {});
+  unreviewed["servers"]["blender_farm"]["reviews"] = json::Value::object();
+  WriteManifest(unreviewed);
+  server_.calls = 0;
+  ExpectRefused(gate.Call(binding_, Args(), ExpectOutput()), "review.missing");
+
+  json::Value other_server = Reviewed(false, {});
+  other_server["servers"]["blender_farm"]["serverInfo"]["version"] = "0.8.3";
+  WriteManifest(other_server);
+  // The kept connection spoke to 0.8.2: it is not reused, and a fresh one is refused.
+  ExpectRefused(gate.Call(binding_, Args(), ExpectOutput()), "server.server_info_mismatch");
+
+  WriteManifest(Reviewed(false, {}));
+  GateResult again = gate.Call(binding_, Args(), ExpectOutput());
+  EXPECT_TRUE(again.ok()) << again.error->Describe();
+}
+
 // Issue "Gate correctness II", 1: a reused connection's binding began at its first
 // comparison (here at event sequence 0, which the gate once took for "not bound"), so a
 // list_changed during a later call's listing is a change of the bound catalog, not a

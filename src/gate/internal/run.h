@@ -74,6 +74,14 @@ struct Gate::CompiledTool {
   LiveBytes live_bytes_known_equal;
 };
 
+// Step 2's selection of the bound tool and its review, and the recorded serverInfo's
+// digest step 3 compares: they depend only on the manifest (immutable), the server, the
+// tool and the gate's policy, so a manifest object has them computed once.
+struct Gate::BoundFacts {
+  manifest::BoundTool bound;  // holds its manifest: location points into it
+  std::string server_info_sha256;
+};
+
 // What the manifest recorded for the bound server: a connection must speak exactly this.
 struct Gate::RecordedServer {
   std::string protocol_version;
@@ -113,6 +121,7 @@ struct Gate::Run {
   std::uint64_t bound_sequence = 0;
   std::unique_ptr<StateLock> lock;
   std::shared_ptr<const CompiledTool> compiled;
+  std::shared_ptr<const BoundFacts> bound_facts;  // set by step 2
   // The live Tool as listed: its canonical bytes, and its bytes as sent for a drift report.
   std::string live_tool_canonical;
   std::string live_tool_bytes;
