@@ -23,12 +23,7 @@ TEST_F(HttpServerTest, SseAnswerStartsWithPrimingEventAndRetry) {
   const std::string session = Initialize();
   auto result = Post(MakeRequest(2, "tools/call", {{"name", "t1"}, {"_meta", {{"progressToken", 5}}}}),
                      session);
-  ASSERT_TRUE(result);
-  EXPECT_EQ(result->status, 200);
-  EXPECT_NE(result->get_header_value("Content-Type").find("text/event-stream"), std::string::npos);
-  EXPECT_EQ(result->body.rfind("id: ", 0), 0u);
-  EXPECT_NE(result->body.find("retry: 1000\n"), std::string::npos);
-  auto messages = Events(result->body);
+  auto messages = PrimedSseMessages(result);
   ASSERT_EQ(messages.size(), 2u);
   EXPECT_EQ(messages[0]["method"], "notifications/progress");
   EXPECT_EQ(messages[1]["id"], 2);
@@ -105,12 +100,7 @@ TEST_F(HttpServerTest, SingleAnswersModeKeepsSseForMoreThanOneMessage) {
   Start(options);
   const std::string session = Initialize();
   auto result = Post(MakeRequest(3, "tools/call", {{"name", "logs"}}), session);
-  ASSERT_TRUE(result);
-  EXPECT_EQ(result->status, 200);
-  EXPECT_NE(result->get_header_value("Content-Type").find("text/event-stream"), std::string::npos);
-  EXPECT_EQ(result->body.rfind("id: ", 0), 0u);
-  EXPECT_NE(result->body.find("retry: 1000\n"), std::string::npos);
-  auto events = Events(result->body);
+  auto events = PrimedSseMessages(result);
   ASSERT_EQ(events.size(), 2u);
   EXPECT_EQ(events[0]["method"], "notifications/message");
   EXPECT_EQ(events[1]["id"], 3);

@@ -82,6 +82,17 @@ class HttpServerTest : public ::testing::Test {
     EXPECT_EQ(result->status, 200);
     return result->get_header_value("Mcp-Session-Id");
   }
+  // A legacy request's SSE answer: 200, a priming event with an id and `retry:` first; its
+  // JSON-RPC messages (the priming event skipped).
+  static std::vector<Value> PrimedSseMessages(const httplib::Result& result) {
+    EXPECT_TRUE(result);
+    if (!result) return {};
+    EXPECT_EQ(result->status, 200);
+    EXPECT_NE(result->get_header_value("Content-Type").find("text/event-stream"), std::string::npos);
+    EXPECT_EQ(result->body.rfind("id: ", 0), 0u);
+    EXPECT_NE(result->body.find("retry: 1000\n"), std::string::npos);
+    return Events(result->body);
+  }
   // The JSON-RPC messages of an SSE body (empty priming events skipped).
   static std::vector<Value> Events(const std::string& body) {
     SseParser parser(1 << 20);
