@@ -14,6 +14,7 @@
 #include <strings.h>
 
 #include <cstdio>
+#include <memory>
 #include <mutex>
 #include <string>
 
@@ -93,6 +94,16 @@ class Upstream {
   CURL* curl_;
 };
 
+// As serve's answers: httplib gzips a set_content body for a client that accepts gzip
+// (Node's fetch does), but never a provider of known length.
+void SetUncompressedJson(httplib::Response& response, std::string body) {
+  auto shared = std::make_shared<const std::string>(std::move(body));
+  response.set_content_provider(shared->size(), "application/json",
+                                [shared](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
+                                  return sink.write(shared->data() + offset, length);
+                                });
+}
+
 // One client POST: for a tools/call, first the relay's own awaited tools/list.
 void Forward(Upstream& upstream, const httplib::Request& request, httplib::Response& response) {
   static long id = 1'000'000'000;
@@ -106,7 +117,13 @@ void Forward(Upstream& upstream, const httplib::Request& request, httplib::Respo
   const UpstreamAnswer answer = upstream.Post(request, request.body);
   response.status = answer.status == 0 ? 502 : static_cast<int>(answer.status);
   if (!answer.session_id.empty()) response.set_header("Mcp-Session-Id", answer.session_id);
-  if (answer.status == 200) response.set_content(MessageOf(answer), "application/json");
+  if (answer.status != 200) return;
+  std::string message = MessageOf(answer);
+  if (message.empty()) {
+    response.status = 502;  // no message in the upstream's answer
+    return;
+  }
+  SetUncompressedJson(response, std::move(message));
 }
 
 }  // namespace
