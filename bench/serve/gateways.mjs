@@ -4,10 +4,12 @@
 // two ratio rows: serve over stdio against the client spawning the demo server itself, and
 // serve over HTTP in front of the demo server over HTTP against the client calling it.
 //
-//   node gateways.mjs SDK_DIR BENCH_DIR UDON DEMO DATA_DIR [STDIO_RELAY]
+//   node gateways.mjs SDK_DIR BENCH_DIR UDON DEMO DATA_DIR [STDIO_RELAY [HTTP_RELAY]]
 // DATA_DIR/serve holds tools.json, pin and mcp.json from serve_bench. With STDIO_RELAY, the
 // stdio row also times the client through that minimal relay (stdio_relay.cc) with one
-// upstream exchange per call and with the gate's three: the floor under serve. Environment:
+// upstream exchange per call, with the gate's three, and with the gate's three on the
+// threads the gate's rules keep: the floors under serve. With HTTP_RELAY, the http row also
+// times the client through that relay (http_relay.cc: the gate's two exchanges). Environment:
 //   BENCH_SERVE_CALLS    sequential calls per latency row (2000)
 //   BENCH_SERVE_SECONDS  seconds of closed-loop calls per concurrency level (20)
 //   BENCH_SERVE_LEVELS   concurrent sessions, space-separated ("1 8 64 256")
@@ -21,7 +23,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 import * as bench from './sdk.mjs';
 
-const [sdkDir, benchDir, udon, demo, dataDir, relay] = process.argv.slice(2);
+const [sdkDir, benchDir, udon, demo, dataDir, relay, httpRelay] = process.argv.slice(2);
 const env = process.env;
 const seqCalls = Number(env.BENCH_SERVE_CALLS ?? 2000);
 const seconds = Number(env.BENCH_SERVE_SECONDS ?? 20);
@@ -223,11 +225,13 @@ async function ratioRow(label, connectDirect, connectServe, more = {}) {
   return row;
 }
 
-// With the relay: the floor, one exchange per call (relay) and the gate's three (relay3).
+// With the relay: the floor, one exchange per call (relay), the gate's three (relay3) and
+// the gate's three handed between the threads serve's rules keep (relay3threads).
 async function stdioRow() {
   const more = relay ? {
     relay: () => bench.connectStdio(sdk, relay, ['0', demo, ...demoArgs]),
     relay3: () => bench.connectStdio(sdk, relay, ['2', demo, ...demoArgs]),
+    relay3threads: () => bench.connectStdio(sdk, relay, ['--threads', '2', demo, ...demoArgs]),
   } : {};
   return ratioRow('stdio', () => bench.connectStdio(sdk, demo, demoArgs),
     () => bench.connectStdio(sdk, udon, serveArgs(`${dir}/mcp.json`, 'stdio')), more);
@@ -276,9 +280,11 @@ async function httpRow() {
   const evidence = `${dir}/evidence-http-${stateDirs}.jsonl`;
   const gateway = await start(udon, [...serveArgs(config, 'http'), '--evidence', evidence],
     { pattern: /listening on (http:\S+)/ });
+  const floor = httpRelay ? await start(httpRelay, [upstream.url], { pattern: /listening on (http:\S+)/ }) : null;
   try {
+    const more = floor ? { relay2: () => bench.connectHttp(sdk, floor.url) } : {};
     const row = await ratioRow('http', () => bench.connectHttp(sdk, upstream.url),
-      () => bench.connectHttp(sdk, gateway.url, { token }));
+      () => bench.connectHttp(sdk, gateway.url, { token }), more);
     const session = await bench.connectHttp(sdk, upstream.url);
     await sequentialLists(session.client, 50);
     row.directList = bench.percentile(await sequentialLists(session.client, Math.ceil(seqCalls / 2)), 50);
@@ -293,6 +299,7 @@ async function httpRow() {
       `serve's own time beyond re-list and call ${row.ownBeyondExchanges.toFixed(3)} ms`);
     return row;
   } finally {
+    if (floor) await stop(floor);
     await stop(gateway);
     await stop(upstream);
   }

@@ -10,17 +10,19 @@
 #      server: sequential latency, closed-loop throughput at 1, 8, 64 and 256 sessions each
 #      with its GET stream open, failed calls, the gateway's CPU per call and its memory;
 #      the stdio row also through stdio_relay (the floor: lines moved, the gate's upstream
-#      exchanges made, nothing checked).
+#      exchanges made, nothing checked; and with the threads the gate's rules keep), the http
+#      row also through http_relay (the floor: the gate's two exchanges, nothing checked).
 # BENCH_SERVE_CALLS (2000) sequential calls per row, BENCH_SERVE_SECONDS (20) per level,
 # BENCH_SERVE_LEVELS ("1 8 64 256"), BENCH_SERVE_GATEWAYS, BENCH_SERVE_ROWS, BENCH_SERVE_JSON (a file for
 # the figures). A smoke run: BENCH_SERVE_SECONDS=2 BENCH_SERVE_CALLS=200 bench/run.sh serve
 set -euo pipefail
 build=$(dirname "$BENCH_BIN")/../..
-ninja -C "$build" udon-mcp udon-mcp-demo-server stdio_relay >/dev/null
+ninja -C "$build" udon-mcp udon-mcp-demo-server stdio_relay http_relay >/dev/null
 udon=$build/src/cli/udon-mcp
 demo=$build/src/demo_server/udon-mcp-demo-server
 root=$(cd "$BENCH_DIR/.." && pwd)
 sdk=$root/tests/node_modules/@modelcontextprotocol/sdk
 "$BENCH_BIN" "$udon" "$demo" 10 "${BENCH_SERVE_CALLS:-2000}" "$BENCH_DATA"
 relay=$build/bench/serve/stdio_relay
-"$NODE" --no-warnings "$BENCH_DIR/serve/gateways.mjs" "$sdk" "$BENCH_DIR" "$udon" "$demo" "$BENCH_DATA" "$relay"
+"$NODE" --no-warnings "$BENCH_DIR/serve/gateways.mjs" "$sdk" "$BENCH_DIR" "$udon" "$demo" "$BENCH_DATA" "$relay" \
+  "$build/bench/serve/http_relay"

@@ -23,6 +23,18 @@ function ratioRows(rows) {
       `(re-list, ping, call) ${ms(row.relay3.p50)} ms (${fixed(row.relay3.ratio, 2)}x direct); serve over that ` +
       `floor: ${ms(row.serve.p50 - row.relay3.p50)} ms`);
   }
+  for (const row of rows.filter((r) => r.relay3threads)) {
+    lines.push('', `${row.label}: the floor with the rules' threads (stdio_relay --threads: a front reader hands ` +
+      `each request to a call thread, an upstream reader hands each answer over; the gate's three exchanges), p50: ` +
+      `${ms(row.relay3threads.p50)} ms (${fixed(row.relay3threads.ratio, 2)}x direct); the hand-offs over the ` +
+      `single-threaded relay: ${ms(row.relay3threads.p50 - row.relay3.p50)} ms; serve over this floor: ` +
+      `${ms(row.serve.p50 - row.relay3threads.p50)} ms`);
+  }
+  for (const row of rows.filter((r) => r.relay2)) {
+    lines.push('', `${row.label}: the floor: a relay making the gate's two exchanges (http_relay.cc: re-list, ` +
+      `call; nothing checked), p50: ${ms(row.relay2.p50)} ms (${fixed(row.relay2.ratio, 2)}x direct); serve's own ` +
+      `time over that floor: ${ms(row.serve.p50 - row.relay2.p50)} ms`);
+  }
   for (const row of rows.filter((r) => r.steps)) {
     const steps = Object.entries(row.steps).map(([step, value]) => `${step} ${ms(value)}`).join(', ');
     lines.push('', `${row.label}: serve's step times (p50 ms, from its evidence): ${steps}; outside the steps ` +
