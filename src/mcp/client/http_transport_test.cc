@@ -689,7 +689,10 @@ void HangingStream(httplib::Response& res, std::string first, std::shared_ptr<st
 TEST(HttpTransportTest, AWaitedRequestRunsOnItsCallersThreadWithItsNotificationsInOrder) {
   FakeHttpServer server([](const Message& in, httplib::Response& res) {
     const Message progress = MakeNotification("notifications/progress", {{"progressToken", 1}, {"progress", 1}});
-    Stream(res, Sse(SerializeMessage(progress), "e1") + Sse(SerializeMessage(MakeResult(in.id, ListResult())), "e2"));
+    // Of known length, not chunked: the stream ends with its answer, so no drain is handed
+    // to a worker (a chunked end read after the answer would start one, by timing).
+    res.set_content(Sse(SerializeMessage(progress), "e1") + Sse(SerializeMessage(MakeResult(in.id, ListResult())), "e2"),
+                    "text/event-stream");
   });
   httplib::Client probe("127.0.0.1", std::stoi(server.url().substr(17, 5)));
   ASSERT_TRUE(probe.Get("/mcp"));  // the server's threads are all up
